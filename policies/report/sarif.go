@@ -1,0 +1,186 @@
+package report
+
+import (
+	"net/url"
+	"path/filepath"
+	"slices"
+
+	"github.com/tollgate-dev/tollgate/policies"
+)
+
+// The sarif format is a SARIF 2.1.0 log for code scanning (GitHub's
+// upload-sarif, GitLab, IDE viewers): one run whose tool.driver is tollgate,
+// with one rule per rule id that appears in the results (sorted by id), and
+// one result per violation, in result order. Passing documents produce no
+// SARIF result; an empty "results" array means the run found nothing.
+//
+// A rule's shortDescription comes from Report.RuleDescriptions, falling back
+// to the rule id (GitHub code scanning expects every rule to have one and
+// shows it as the alert's title); its helpUri is the rule's anchor in the project
+// README; its defaultConfiguration.level is "error" when any of its
+// violations is a deny, else "warning". A result's level is "error" for deny
+// and "warning" for warn; its message is "Kind/name: message", with
+// " (app name)" for rendered objects; its location is the file relative to
+// %SRCROOT% (forward slashes, percent-encoded as a URI reference), with a
+// region only when the line is known.
+
+const (
+	sarifSchema  = "https://json.schemastore.org/sarif-2.1.0.json"
+	sarifVersion = "2.1.0"
+	toolName     = "tollgate"
+	toolURI      = "https://github.com/tollgate-dev/tollgate"
+)
+
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool    sarifTool     `json:"tool"`
+	Results []sarifResult `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name           string      `json:"name"`
+	InformationURI string      `json:"informationUri"`
+	Version        string      `json:"version,omitempty"`
+	Rules          []sarifRule `json:"rules"`
+}
+
+type sarifRule struct {
+	ID                   string             `json:"id"`
+	ShortDescription     sarifMessage       `json:"shortDescription"`
+	HelpURI              string             `json:"helpUri"`
+	DefaultConfiguration sarifConfiguration `json:"defaultConfiguration"`
+}
+
+type sarifConfiguration struct {
+	Level string `json:"level"`
+}
+
+type sarifMessage struct {
+	Text string `json:"text"`
+}
+
+type sarifResult struct {
+	RuleID    string          `json:"ruleId"`
+	RuleIndex int             `json:"ruleIndex"`
+	Level     string          `json:"level"`
+	Message   sarifMessage    `json:"message"`
+	Locations []sarifLocation `json:"locations"`
+}
+
+type sarifLocation struct {
+	PhysicalLocation sarifPhysicalLocation `json:"physicalLocation"`
+}
+
+type sarifPhysicalLocation struct {
+	ArtifactLocation sarifArtifactLocation `json:"artifactLocation"`
+	Region           *sarifRegion          `json:"region,omitempty"`
+}
+
+type sarifArtifactLocation struct {
+	URI       string `json:"uri"`
+	URIBaseID string `json:"uriBaseId"`
+}
+
+type sarifRegion struct {
+	StartLine int `json:"startLine"`
+}
+
+// renderSARIF renders the sarif format described above.
+func renderSARIF(r Report) ([]byte, error) {
+	// Collect rule ids and whether any of their violations denies.
+	denies := make(map[string]bool)
+	for _, res := range r.Results {
+		for _, f := range res.Violations {
+			denies[f.Rule] = denies[f.Rule] || f.Severity == policies.SeverityDeny
+		}
+	}
+	ids := make([]string, 0, len(denies))
+	for id := range denies {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+
+	rules := make([]sarifRule, 0, len(ids))
+	index := make(map[string]int, len(ids))
+	for i, id := range ids {
+		index[id] = i
+		rule := sarifRule{
+			ID:                   id,
+			HelpURI:              toolURI + "#" + (&url.URL{Fragment: id}).EscapedFragment(),
+			DefaultConfiguration: sarifConfiguration{Level: "warning"},
+		}
+		if denies[id] {
+			rule.DefaultConfiguration.Level = "error"
+		}
+		desc := r.RuleDescriptions[id]
+		if desc == "" {
+			desc = id
+		}
+		rule.ShortDescription = sarifMessage{Text: desc}
+		rules = append(rules, rule)
+	}
+
+	results := make([]sarifResult, 0)
+	for _, res := range r.Results {
+		for _, f := range res.Violations {
+			results = append(results, sarifResultOf(res, f, index[f.Rule]))
+		}
+	}
+
+	return encodeJSON(sarifLog{
+		Schema:  sarifSchema,
+		Version: sarifVersion,
+		Runs: []sarifRun{{
+			Tool: sarifTool{Driver: sarifDriver{
+				Name:           toolName,
+				InformationURI: toolURI,
+				Version:        r.ToolVersion,
+				Rules:          rules,
+			}},
+			Results: results,
+		}},
+	})
+}
+
+// sarifResultOf converts one violation; ruleIndex is its rule's index in the
+// driver's rules.
+func sarifResultOf(res Result, f Finding, ruleIndex int) sarifResult {
+	level := "warning"
+	if f.Severity == policies.SeverityDeny {
+		level = "error"
+	}
+	text := res.object() + ": " + f.Message
+	if res.Application != "" {
+		text += " (app " + res.Application + ")"
+	}
+	loc := sarifPhysicalLocation{
+		ArtifactLocation: sarifArtifactLocation{URI: artifactURI(res.File), URIBaseID: "%SRCROOT%"},
+	}
+	if line := res.line(f); line > 0 {
+		loc.Region = &sarifRegion{StartLine: line}
+	}
+	return sarifResult{
+		RuleID:    f.Rule,
+		RuleIndex: ruleIndex,
+		Level:     level,
+		Message:   sarifMessage{Text: text},
+		Locations: []sarifLocation{{PhysicalLocation: loc}},
+	}
+}
+
+// artifactURI turns a repo-relative file path into a relative URI reference:
+// forward slashes, reserved characters and spaces percent-encoded, and "./"
+// in front when the first segment holds a colon (so it is not read as a
+// scheme).
+func artifactURI(file string) string {
+	return (&url.URL{Path: filepath.ToSlash(file)}).String()
+}
