@@ -1,0 +1,198 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// ApplicationSource is where an Application's manifests come from: a Git
+// repository path or a Helm chart, and how to render them.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type ApplicationSource struct {
+	// RepoURL is the Git or Helm repository URL.
+	RepoURL string `json:"repoURL"`
+	// Path is the directory in a Git repository.
+	// +optional
+	Path string `json:"path,omitempty"`
+	// TargetRevision is a Git commit, tag or branch (default HEAD), or a Helm
+	// chart version (semver constraint).
+	// +optional
+	TargetRevision string `json:"targetRevision,omitempty"`
+	// Helm holds Helm options.
+	// +optional
+	Helm *ApplicationSourceHelm `json:"helm,omitempty"`
+	// Kustomize holds Kustomize options.
+	// +optional
+	Kustomize *ApplicationSourceKustomize `json:"kustomize,omitempty"`
+	// Directory holds options for a plain directory of manifests.
+	// +optional
+	Directory *ApplicationSourceDirectory `json:"directory,omitempty"`
+	// Plugin holds config management plugin options. tollgate does not run
+	// plugins; it keeps the field as it is.
+	// +optional
+	Plugin *runtime.RawExtension `json:"plugin,omitempty"`
+	// Chart is the Helm chart name, for sources from a Helm repository.
+	// +optional
+	Chart string `json:"chart,omitempty"`
+	// Ref names this source so other sources of the Application can use its
+	// files ("$ref/path" in Helm valueFiles).
+	// +optional
+	Ref string `json:"ref,omitempty"`
+	// Name is the display name of the source.
+	// +optional
+	Name string `json:"name,omitempty"`
+}
+
+// ApplicationSourceHelm holds Helm options for a source.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type ApplicationSourceHelm struct {
+	// ValueFiles are values files, relative to the chart, merged in order.
+	// +optional
+	ValueFiles []string `json:"valueFiles,omitempty"`
+	// Parameters are applied like --set (or --set-string).
+	// +optional
+	Parameters []HelmParameter `json:"parameters,omitempty"`
+	// ReleaseName is the release name; default the Application's name.
+	// +optional
+	ReleaseName string `json:"releaseName,omitempty"`
+	// Values is a values YAML document, merged after ValueFiles.
+	// +optional
+	Values string `json:"values,omitempty"`
+	// FileParameters are applied like --set-file.
+	// +optional
+	FileParameters []HelmFileParameter `json:"fileParameters,omitempty"`
+	// PassCredentials passes repository credentials to all domains.
+	// +optional
+	PassCredentials bool `json:"passCredentials,omitempty"`
+	// IgnoreMissingValueFiles skips value files that do not exist.
+	// +optional
+	IgnoreMissingValueFiles bool `json:"ignoreMissingValueFiles,omitempty"`
+	// SkipCrds leaves out the chart's crds/ directory.
+	// +optional
+	SkipCrds bool `json:"skipCrds,omitempty"`
+	// ValuesObject is a values object, merged after Values.
+	// +optional
+	ValuesObject *runtime.RawExtension `json:"valuesObject,omitempty"`
+	// Namespace is the release namespace; default the destination namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// HelmParameter is one --set name=value.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type HelmParameter struct {
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +optional
+	Value string `json:"value,omitempty"`
+	// ForceString makes it --set-string.
+	// +optional
+	ForceString bool `json:"forceString,omitempty"`
+}
+
+// HelmFileParameter is one --set-file name=path.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type HelmFileParameter struct {
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +optional
+	Path string `json:"path,omitempty"`
+}
+
+// ApplicationSourceKustomize holds Kustomize options for a source, applied
+// to the kustomization like `kustomize edit` does.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type ApplicationSourceKustomize struct {
+	// +optional
+	NamePrefix string `json:"namePrefix,omitempty"`
+	// +optional
+	NameSuffix string `json:"nameSuffix,omitempty"`
+	// Images override images like `kustomize edit set image`.
+	// +optional
+	Images []string `json:"images,omitempty"`
+	// +optional
+	CommonLabels map[string]string `json:"commonLabels,omitempty"`
+	// +optional
+	CommonAnnotations map[string]string `json:"commonAnnotations,omitempty"`
+	// ForceCommonLabels overwrites labels already set.
+	// +optional
+	ForceCommonLabels bool `json:"forceCommonLabels,omitempty"`
+	// ForceCommonAnnotations overwrites annotations already set.
+	// +optional
+	ForceCommonAnnotations bool `json:"forceCommonAnnotations,omitempty"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// +optional
+	Replicas []KustomizeReplica `json:"replicas,omitempty"`
+	// +optional
+	Patches []KustomizePatch `json:"patches,omitempty"`
+	// +optional
+	Components []string `json:"components,omitempty"`
+}
+
+// KustomizeReplica sets the replica count of the named workload.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type KustomizeReplica struct {
+	Name string `json:"name"`
+	// Count is a number, or a string holding one.
+	Count intstr.IntOrString `json:"count"`
+}
+
+// KustomizePatch is a kustomize patch, inline or from a file.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type KustomizePatch struct {
+	// +optional
+	Path string `json:"path,omitempty"`
+	// +optional
+	Patch string `json:"patch,omitempty"`
+	// +optional
+	Target *KustomizeSelector `json:"target,omitempty"`
+	// +optional
+	Options map[string]bool `json:"options,omitempty"`
+}
+
+// KustomizeSelector selects the resources a patch applies to.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type KustomizeSelector struct {
+	// +optional
+	Group string `json:"group,omitempty"`
+	// +optional
+	Version string `json:"version,omitempty"`
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// +optional
+	LabelSelector string `json:"labelSelector,omitempty"`
+	// +optional
+	AnnotationSelector string `json:"annotationSelector,omitempty"`
+}
+
+// ApplicationSourceDirectory holds options for a plain directory source.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type ApplicationSourceDirectory struct {
+	// Recurse reads subdirectories too.
+	// +optional
+	Recurse bool `json:"recurse,omitempty"`
+	// Jsonnet holds Jsonnet options. tollgate does not evaluate Jsonnet; it
+	// keeps the field as it is.
+	// +optional
+	Jsonnet *runtime.RawExtension `json:"jsonnet,omitempty"`
+	// Exclude is a glob of files to leave out.
+	// +optional
+	Exclude string `json:"exclude,omitempty"`
+	// Include is a glob of files to read.
+	// +optional
+	Include string `json:"include,omitempty"`
+}

@@ -1,0 +1,215 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// AppProject groups Applications and restricts what they may deploy, from
+// where and to where, as defined by Argo CD.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=appprojects,singular=appproject,shortName={appproj,appprojs},scope=Namespaced
+type AppProject struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+
+	Spec AppProjectSpec `json:"spec"`
+	// +optional
+	Status AppProjectStatus `json:"status,omitzero"`
+}
+
+// AppProjectList is a list of AppProjects.
+//
+// +kubebuilder:object:root=true
+type AppProjectList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata"`
+	Items           []AppProject `json:"items"`
+}
+
+// AppProjectSpec is what the Applications of a project may do.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type AppProjectSpec struct {
+	// SourceRepos are the repository URLs (globs) Applications may use;
+	// "*" allows any.
+	// +optional
+	SourceRepos []string `json:"sourceRepos,omitempty"`
+	// Destinations are the clusters and namespaces (globs, "!" negates)
+	// Applications may deploy to.
+	// +optional
+	Destinations []ApplicationDestination `json:"destinations,omitempty"`
+	// +optional
+	Description string `json:"description,omitempty"`
+	// Roles are the project's RBAC roles.
+	// +optional
+	Roles []ProjectRole `json:"roles,omitempty"`
+	// ClusterResourceWhitelist lists the cluster-scoped kinds Applications
+	// may deploy; empty allows none.
+	// +optional
+	ClusterResourceWhitelist []ClusterResourceRestrictionItem `json:"clusterResourceWhitelist,omitempty"`
+	// NamespaceResourceBlacklist lists namespaced kinds Applications may not
+	// deploy.
+	// +optional
+	NamespaceResourceBlacklist []metav1.GroupKind `json:"namespaceResourceBlacklist,omitempty"`
+	// OrphanedResources configures monitoring of resources no Application
+	// owns in the project's destination namespaces.
+	// +optional
+	OrphanedResources *OrphanedResourcesMonitorSettings `json:"orphanedResources,omitempty"`
+	// SyncWindows allow or deny syncs by schedule.
+	// +optional
+	SyncWindows []SyncWindow `json:"syncWindows,omitempty"`
+	// NamespaceResourceWhitelist lists the namespaced kinds Applications
+	// may deploy; empty allows all.
+	// +optional
+	NamespaceResourceWhitelist []metav1.GroupKind `json:"namespaceResourceWhitelist,omitempty"`
+	// SignatureKeys are the GnuPG key IDs commits must be signed with.
+	// +optional
+	SignatureKeys []SignatureKey `json:"signatureKeys,omitempty"`
+	// ClusterResourceBlacklist lists cluster-scoped kinds Applications may
+	// not deploy.
+	// +optional
+	ClusterResourceBlacklist []ClusterResourceRestrictionItem `json:"clusterResourceBlacklist,omitempty"`
+	// SourceNamespaces are the namespaces, other than Argo CD's, where
+	// Applications of this project may live.
+	// +optional
+	SourceNamespaces []string `json:"sourceNamespaces,omitempty"`
+	// PermitOnlyProjectScopedClusters restricts destinations to clusters
+	// scoped to this project.
+	// +optional
+	PermitOnlyProjectScopedClusters bool `json:"permitOnlyProjectScopedClusters,omitempty"`
+	// DestinationServiceAccounts are the service accounts syncs impersonate,
+	// per destination.
+	// +optional
+	DestinationServiceAccounts []ApplicationDestinationServiceAccount `json:"destinationServiceAccounts,omitempty"`
+}
+
+// ClusterResourceRestrictionItem is a cluster-scoped kind, optionally
+// restricted to one object name (a glob). Argo CD 3.x added Name; older
+// projects have group and kind only.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type ClusterResourceRestrictionItem struct {
+	Group string `json:"group"`
+	Kind  string `json:"kind"`
+	// +optional
+	Name string `json:"name,omitempty"`
+}
+
+// ProjectRole is a project RBAC role.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type ProjectRole struct {
+	Name string `json:"name"`
+	// +optional
+	Description string `json:"description,omitempty"`
+	// Policies are Casbin policy lines.
+	// +optional
+	Policies []string `json:"policies,omitempty"`
+	// +optional
+	JWTTokens []JWTToken `json:"jwtTokens,omitempty"`
+	// Groups are OIDC group claims bound to the role.
+	// +optional
+	Groups []string `json:"groups,omitempty"`
+}
+
+// JWTToken records a token issued for a project role (never the token).
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type JWTToken struct {
+	IssuedAt int64 `json:"iat"`
+	// +optional
+	ExpiresAt int64 `json:"exp,omitempty"`
+	// +optional
+	ID string `json:"id,omitempty"`
+}
+
+// JWTTokens is the list of tokens of one role.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type JWTTokens struct {
+	// +optional
+	Items []JWTToken `json:"items,omitempty"`
+}
+
+// OrphanedResourcesMonitorSettings configures orphaned resource monitoring.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type OrphanedResourcesMonitorSettings struct {
+	// Warn adds a warning condition to Applications with orphans.
+	// +optional
+	Warn *bool `json:"warn,omitempty"`
+	// Ignore lists resources that are never orphans.
+	// +optional
+	Ignore []OrphanedResourceKey `json:"ignore,omitempty"`
+}
+
+// OrphanedResourceKey selects resources by group, kind and name (globs).
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type OrphanedResourceKey struct {
+	// +optional
+	Group string `json:"group,omitempty"`
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// +optional
+	Name string `json:"name,omitempty"`
+}
+
+// SyncWindow allows or denies syncs during a cron schedule.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type SyncWindow struct {
+	// Kind is "allow" or "deny".
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// Schedule is a cron expression for the window's start.
+	// +optional
+	Schedule string `json:"schedule,omitempty"`
+	// Duration is how long the window is open, e.g. "1h".
+	// +optional
+	Duration string `json:"duration,omitempty"`
+	// +optional
+	Applications []string `json:"applications,omitempty"`
+	// +optional
+	Namespaces []string `json:"namespaces,omitempty"`
+	// +optional
+	Clusters []string `json:"clusters,omitempty"`
+	// ManualSync allows manual syncs while the window denies.
+	// +optional
+	ManualSync bool `json:"manualSync,omitempty"`
+	// +optional
+	TimeZone string `json:"timeZone,omitempty"`
+	// +optional
+	AndOperator bool `json:"andOperator,omitempty"`
+	// +optional
+	Description string `json:"description,omitempty"`
+}
+
+// SignatureKey is a GnuPG key ID.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type SignatureKey struct {
+	KeyID string `json:"keyID"`
+}
+
+// ApplicationDestinationServiceAccount is the service account a sync to a
+// destination impersonates.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type ApplicationDestinationServiceAccount struct {
+	Server string `json:"server"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// DefaultServiceAccount is "name" or "namespace:name".
+	DefaultServiceAccount string `json:"defaultServiceAccount"`
+}
+
+// AppProjectStatus is the observed state of an AppProject.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type AppProjectStatus struct {
+	// JWTTokensByRole are the tokens issued per role.
+	// +optional
+	JWTTokensByRole map[string]JWTTokens `json:"jwtTokensByRole,omitempty"`
+}

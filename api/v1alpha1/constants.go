@@ -1,0 +1,150 @@
+package v1alpha1
+
+// SyncStatusCode is whether live state matches desired state.
+type SyncStatusCode string
+
+// Sync status codes, as in Argo CD.
+const (
+	SyncStatusCodeUnknown   SyncStatusCode = "Unknown"
+	SyncStatusCodeSynced    SyncStatusCode = "Synced"
+	SyncStatusCodeOutOfSync SyncStatusCode = "OutOfSync"
+)
+
+// HealthStatusCode is the health of a resource or an Application.
+type HealthStatusCode string
+
+// Health status codes, as in Argo CD.
+const (
+	HealthStatusHealthy     HealthStatusCode = "Healthy"
+	HealthStatusProgressing HealthStatusCode = "Progressing"
+	HealthStatusDegraded    HealthStatusCode = "Degraded"
+	HealthStatusSuspended   HealthStatusCode = "Suspended"
+	HealthStatusMissing     HealthStatusCode = "Missing"
+	HealthStatusUnknown     HealthStatusCode = "Unknown"
+)
+
+// OperationPhase is the phase of an operation or of a hook.
+type OperationPhase string
+
+// Operation phases, as in Argo CD.
+const (
+	OperationRunning     OperationPhase = "Running"
+	OperationTerminating OperationPhase = "Terminating"
+	OperationFailed      OperationPhase = "Failed"
+	OperationError       OperationPhase = "Error"
+	OperationSucceeded   OperationPhase = "Succeeded"
+)
+
+// Completed reports whether the phase is final.
+func (p OperationPhase) Completed() bool {
+	switch p {
+	case OperationFailed, OperationError, OperationSucceeded:
+		return true
+	}
+	return false
+}
+
+// Successful reports whether the phase is Succeeded.
+func (p OperationPhase) Successful() bool { return p == OperationSucceeded }
+
+// SyncPhase is a phase of a sync: hooks run in PreSync, Sync, PostSync, or
+// SyncFail when the sync failed.
+type SyncPhase string
+
+// Sync phases, as in Argo CD.
+const (
+	SyncPhasePreSync  SyncPhase = "PreSync"
+	SyncPhaseSync     SyncPhase = "Sync"
+	SyncPhasePostSync SyncPhase = "PostSync"
+	SyncPhaseSyncFail SyncPhase = "SyncFail"
+)
+
+// HookType is the value of the argocd.argoproj.io/hook annotation.
+type HookType string
+
+// Hook types, as in Argo CD. HookTypeSkip marks a resource the sync does not
+// apply.
+const (
+	HookTypePreSync    HookType = "PreSync"
+	HookTypeSync       HookType = "Sync"
+	HookTypePostSync   HookType = "PostSync"
+	HookTypeSyncFail   HookType = "SyncFail"
+	HookTypePostDelete HookType = "PostDelete"
+	HookTypeSkip       HookType = "Skip"
+)
+
+// ResultCode is the result of syncing one resource.
+type ResultCode string
+
+// Resource result codes, as in Argo CD.
+const (
+	ResultCodeSynced       ResultCode = "Synced"
+	ResultCodeSyncFailed   ResultCode = "SyncFailed"
+	ResultCodePruned       ResultCode = "Pruned"
+	ResultCodePruneSkipped ResultCode = "PruneSkipped"
+)
+
+// ApplicationSourceType is how a source was rendered.
+type ApplicationSourceType string
+
+// Source types, as in Argo CD.
+const (
+	ApplicationSourceTypeHelm      ApplicationSourceType = "Helm"
+	ApplicationSourceTypeKustomize ApplicationSourceType = "Kustomize"
+	ApplicationSourceTypeDirectory ApplicationSourceType = "Directory"
+	ApplicationSourceTypePlugin    ApplicationSourceType = "Plugin"
+)
+
+// Application condition types. Argo CD's, plus tollgate's PolicyViolation.
+// Types ending in Error are errors; the others are warnings.
+const (
+	ApplicationConditionSyncError               = "SyncError"
+	ApplicationConditionComparisonError         = "ComparisonError"
+	ApplicationConditionInvalidSpecError        = "InvalidSpecError"
+	ApplicationConditionSharedResourceWarning   = "SharedResourceWarning"
+	ApplicationConditionOrphanedResourceWarning = "OrphanedResourceWarning"
+	ApplicationConditionRepeatedResourceWarning = "RepeatedResourceWarning"
+	ApplicationConditionExcludedResourceWarning = "ExcludedResourceWarning"
+	// ApplicationConditionPolicyViolation is set by tollgate's sync engine
+	// when policies deny the desired state; nothing is applied.
+	ApplicationConditionPolicyViolation = "PolicyViolation"
+)
+
+// ResourcesFinalizerName is the finalizer that makes deleting an Application
+// delete (cascade) its resources first.
+const ResourcesFinalizerName = "resources-finalizer.argocd.argoproj.io"
+
+// Annotations and labels Argo CD reads on Applications and on the resources
+// they manage.
+const (
+	// AnnotationKeyRefresh on an Application requests a refresh; the value
+	// is RefreshTypeNormal or RefreshTypeHard. The controller removes it.
+	AnnotationKeyRefresh = "argocd.argoproj.io/refresh"
+	// AnnotationKeySyncWave orders resources: lower waves are synced (and
+	// healthy) first. An integer, default 0.
+	AnnotationKeySyncWave = "argocd.argoproj.io/sync-wave"
+	// AnnotationKeyHook makes a resource a hook; comma-separated HookType
+	// values.
+	AnnotationKeyHook = "argocd.argoproj.io/hook"
+	// AnnotationKeyHookDeletePolicy is when a hook is deleted:
+	// HookSucceeded, HookFailed, BeforeHookCreation (comma-separated).
+	AnnotationKeyHookDeletePolicy = "argocd.argoproj.io/hook-delete-policy"
+	// AnnotationKeySyncOptions holds per-resource sync options, e.g.
+	// "Prune=false,ServerSideApply=true".
+	AnnotationKeySyncOptions = "argocd.argoproj.io/sync-options"
+	// AnnotationKeyTrackingID is annotation-based resource tracking:
+	// "<app>:<group>/<kind>:<namespace>/<name>".
+	AnnotationKeyTrackingID = "argocd.argoproj.io/tracking-id"
+	// AnnotationKeyCompareOptions holds per-resource compare options, e.g.
+	// "IgnoreExtraneous".
+	AnnotationKeyCompareOptions = "argocd.argoproj.io/compare-options"
+	// LabelKeyAppInstance is label-based resource tracking (Argo CD's
+	// default before 3.0): the Application name.
+	LabelKeyAppInstance = "app.kubernetes.io/instance"
+)
+
+// Values of AnnotationKeyRefresh.
+const (
+	RefreshTypeNormal = "normal"
+	RefreshTypeHard   = "hard"
+)

@@ -1,0 +1,311 @@
+// Package config_test checks tollgate's install manifests (config/) against a
+// real API server: `kustomize build config/default` is applied with a
+// server-side dry run, and Argo CD objects round-trip through the generated
+// CRDs without losing fields.
+package config_test
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/test/envtest"
+)
+
+var env *envtest.Env
+
+func TestMain(m *testing.M) {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			fmt.Fprintln(os.Stderr, "build scheme:", err)
+			os.Exit(1)
+		}
+	}
+	opts := envtest.Options{CRDDirectoryPaths: []string{"config/crd/bases"}, Scheme: scheme}
+	os.Exit(envtest.Run(m, opts, func(e *envtest.Env) error {
+		env = e
+		return nil
+	}))
+}
+
+// build runs `kustomize build` on a directory of config/ in process, with
+// kustomize's defaults (plugins off, loads confined to the directory).
+func build(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	rm, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(env.Root, "config", dir))
+	if err != nil {
+		t.Fatalf("kustomize build config/%s: %v", dir, err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, r := range rm.Resources() {
+		// Through JSON, so numbers are int64 or float64 as client-go expects.
+		data, err := r.MarshalJSON()
+		if err != nil {
+			t.Fatalf("config/%s: %s: %v", dir, r.CurId(), err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(data); err != nil {
+			t.Fatalf("config/%s: %s: %v", dir, r.CurId(), err)
+		}
+		objs = append(objs, u)
+	}
+	return objs
+}
+
+func ref(u *unstructured.Unstructured) string {
+	if ns := u.GetNamespace(); ns != "" {
+		return fmt.Sprintf("%s %s/%s", u.GetKind(), ns, u.GetName())
+	}
+	return fmt.Sprintf("%s %s", u.GetKind(), u.GetName())
+}
+
+// applyOrder puts Namespaces first and CRDs second, as kubectl needs them
+// before the objects that live in or use them; the rest keep their order.
+func applyOrder(objs []*unstructured.Unstructured) {
+	rank := func(u *unstructured.Unstructured) int {
+		switch u.GetKind() {
+		case "Namespace":
+			return 0
+		case "CustomResourceDefinition":
+			return 1
+		}
+		return 2
+	}
+	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int { return cmp.Compare(rank(a), rank(b)) })
+}
+
+// TestDefaultServerDryRun is `kubectl apply --server-side --dry-run=server -k
+// config/default` against a real API server: every object must pass the API
+// server's validation and admission. Namespaces and CRDs are applied for real
+// first, because a dry-run namespace does not exist for the objects in it.
+func TestDefaultServerDryRun(t *testing.T) {
+	objs := build(t, "default")
+	applyOrder(objs)
+	for _, u := range objs {
+		opts := []client.ApplyOption{client.ForceOwnership, client.FieldOwner("tollgate")}
+		switch u.GetKind() {
+		case "Namespace", "CustomResourceDefinition":
+		default:
+			opts = append(opts, client.DryRunAll)
+		}
+		if err := env.Client.Apply(t.Context(), client.ApplyConfigurationFromUnstructured(u.DeepCopy()), opts...); err != nil {
+			t.Errorf("apply %s: %v", ref(u), err)
+		}
+	}
+}
+
+// TestDefaultContents pins what config/default installs and the settings the
+// rest of tollgate relies on (names, namespace, ports, failure policies).
+func TestDefaultContents(t *testing.T) {
+	objs := build(t, "default")
+
+	t.Run("objects", func(t *testing.T) {
+		var got []string
+		for _, u := range objs {
+			got = append(got, ref(u))
+		}
+		slices.Sort(got)
+		want := []string{
+			"ClusterRole tollgate-controller",
+			"ClusterRole tollgate-webhook",
+			"ClusterRoleBinding tollgate-controller",
+			"ClusterRoleBinding tollgate-webhook",
+			"CustomResourceDefinition applications.argoproj.io",
+			"CustomResourceDefinition appprojects.argoproj.io",
+			"Deployment tollgate-system/tollgate-controller",
+			"Deployment tollgate-system/tollgate-webhook",
+			"Namespace tollgate-system",
+			"PodDisruptionBudget tollgate-system/tollgate-webhook",
+			"Role tollgate-system/tollgate-controller",
+			"Role tollgate-system/tollgate-webhook",
+			"RoleBinding tollgate-system/tollgate-controller",
+			"RoleBinding tollgate-system/tollgate-webhook",
+			"Service tollgate-system/tollgate-webhook",
+			"ServiceAccount tollgate-system/tollgate-controller",
+			"ServiceAccount tollgate-system/tollgate-webhook",
+			"ValidatingWebhookConfiguration tollgate",
+		}
+		if diff := gocmp.Diff(want, got); diff != "" {
+			t.Errorf("objects (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("crd labels", func(t *testing.T) {
+		for _, u := range objs {
+			if u.GetKind() != "CustomResourceDefinition" {
+				continue
+			}
+			want := map[string]string{"app.kubernetes.io/name": u.GetName(), "app.kubernetes.io/part-of": "argocd"}
+			if diff := gocmp.Diff(want, u.GetLabels()); diff != "" {
+				t.Errorf("%s labels (-want +got):\n%s", ref(u), diff)
+			}
+		}
+	})
+
+	t.Run("webhooks", func(t *testing.T) {
+		var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+		convert(t, find(t, objs, "ValidatingWebhookConfiguration", "tollgate"), &vwc)
+		type hook struct {
+			Name, FailurePolicy, SideEffects, Service, Path string
+			Port, Timeout                                   int32
+			Operations, Groups, Resources, Excluded         []string
+			Scope                                           string
+			CABundle                                        int
+		}
+		var got []hook
+		for _, w := range vwc.Webhooks {
+			h := hook{
+				Name:          w.Name,
+				FailurePolicy: string(*w.FailurePolicy),
+				SideEffects:   string(*w.SideEffects),
+				Service:       w.ClientConfig.Service.Namespace + "/" + w.ClientConfig.Service.Name,
+				Path:          *w.ClientConfig.Service.Path,
+				Port:          *w.ClientConfig.Service.Port,
+				Timeout:       *w.TimeoutSeconds,
+				CABundle:      len(w.ClientConfig.CABundle),
+			}
+			for _, r := range w.Rules {
+				for _, op := range r.Operations {
+					h.Operations = append(h.Operations, string(op))
+				}
+				h.Groups = append(h.Groups, r.APIGroups...)
+				h.Resources = append(h.Resources, r.Resources...)
+				h.Scope = string(*r.Scope)
+			}
+			for _, e := range w.NamespaceSelector.MatchExpressions {
+				h.Excluded = append(h.Excluded, e.Key+" "+string(e.Operator)+" "+fmt.Sprint(e.Values))
+			}
+			got = append(got, h)
+		}
+		excluded := []string{"kubernetes.io/metadata.name NotIn [kube-system kube-public kube-node-lease tollgate-system]"}
+		want := []hook{
+			{
+				Name: "argoproj.tollgate.dev", FailurePolicy: "Fail", SideEffects: "None",
+				Service: "tollgate-system/tollgate-webhook", Path: "/validate", Port: 443, Timeout: 5,
+				Operations: []string{"CREATE", "UPDATE", "DELETE"}, Groups: []string{"argoproj.io"},
+				Resources: []string{"applications", "appprojects"}, Scope: "Namespaced", Excluded: excluded,
+			},
+			{
+				Name: "resources.tollgate.dev", FailurePolicy: "Ignore", SideEffects: "None",
+				Service: "tollgate-system/tollgate-webhook", Path: "/validate", Port: 443, Timeout: 5,
+				Operations: []string{"CREATE", "UPDATE"}, Groups: []string{"*"},
+				Resources: []string{"*"}, Scope: "*", Excluded: excluded,
+			},
+		}
+		if diff := gocmp.Diff(want, got); diff != "" {
+			t.Errorf("webhooks (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("service reaches webhook port", func(t *testing.T) {
+		var svc corev1.Service
+		convert(t, find(t, objs, "Service", "tollgate-webhook"), &svc)
+		var dep appsv1.Deployment
+		convert(t, find(t, objs, "Deployment", "tollgate-webhook"), &dep)
+		if len(svc.Spec.Selector) == 0 {
+			t.Fatal("service has no selector")
+		}
+		for k, v := range svc.Spec.Selector {
+			if got := dep.Spec.Template.Labels[k]; got != v {
+				t.Errorf("service selects %s=%s, pod label is %q", k, v, got)
+			}
+		}
+		port := svc.Spec.Ports[0]
+		var target int32
+		for _, p := range dep.Spec.Template.Spec.Containers[0].Ports {
+			if p.Name == port.TargetPort.String() {
+				target = p.ContainerPort
+			}
+		}
+		if port.Port != 443 || target != 9443 {
+			t.Errorf("service port %d -> container port %d, want 443 -> 9443", port.Port, target)
+		}
+	})
+
+	t.Run("deployments", func(t *testing.T) {
+		type container struct {
+			Replicas                int32
+			ServiceAccount, Image   string
+			Args                    []string
+			Readiness, Liveness     string
+			NonRoot, ReadOnlyRoot   bool
+			DropCaps                []corev1.Capability
+			Seccomp                 corev1.SeccompProfileType
+			NamespaceEnv, HasLimits bool
+		}
+		summarize := func(name string) container {
+			var dep appsv1.Deployment
+			convert(t, find(t, objs, "Deployment", name), &dep)
+			pod := dep.Spec.Template.Spec
+			c := pod.Containers[0]
+			probe := func(p *corev1.Probe) string {
+				return p.HTTPGet.Path + " " + p.HTTPGet.Port.String()
+			}
+			return container{
+				Replicas:       *dep.Spec.Replicas,
+				ServiceAccount: pod.ServiceAccountName,
+				Image:          c.Image,
+				Args:           c.Args,
+				Readiness:      probe(c.ReadinessProbe),
+				Liveness:       probe(c.LivenessProbe),
+				NonRoot:        *pod.SecurityContext.RunAsNonRoot && *c.SecurityContext.RunAsNonRoot,
+				ReadOnlyRoot:   *c.SecurityContext.ReadOnlyRootFilesystem,
+				DropCaps:       c.SecurityContext.Capabilities.Drop,
+				Seccomp:        pod.SecurityContext.SeccompProfile.Type,
+				NamespaceEnv:   len(c.Env) == 1 && c.Env[0].Name == "POD_NAMESPACE" && c.Env[0].ValueFrom.FieldRef.FieldPath == "metadata.namespace",
+				HasLimits:      !c.Resources.Limits.Memory().IsZero() && !c.Resources.Requests.Cpu().IsZero(),
+			}
+		}
+		common := container{
+			Image: "ghcr.io/tollgate-dev/tollgate:v0.1.0", Readiness: "/readyz health", Liveness: "/healthz health",
+			NonRoot: true, ReadOnlyRoot: true, DropCaps: []corev1.Capability{"ALL"}, Seccomp: corev1.SeccompProfileTypeRuntimeDefault,
+			NamespaceEnv: true, HasLimits: true,
+		}
+		wantWebhook, wantController := common, common
+		wantWebhook.Replicas, wantWebhook.ServiceAccount = 2, "tollgate-webhook"
+		wantWebhook.Args = []string{"webhook", "--port", "9443", "--metrics-addr", ":8080"}
+		wantController.Replicas, wantController.ServiceAccount = 1, "tollgate-controller"
+		wantController.Args = []string{"controller", "--namespace", "argocd", "--metrics-addr", ":8080"}
+		if diff := gocmp.Diff(wantWebhook, summarize("tollgate-webhook")); diff != "" {
+			t.Errorf("tollgate-webhook (-want +got):\n%s", diff)
+		}
+		if diff := gocmp.Diff(wantController, summarize("tollgate-controller")); diff != "" {
+			t.Errorf("tollgate-controller (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func find(t *testing.T, objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	t.Helper()
+	for _, u := range objs {
+		if u.GetKind() == kind && u.GetName() == name {
+			return u
+		}
+	}
+	t.Fatalf("no %s %s in the build", kind, name)
+	return nil
+}
+
+func convert(t *testing.T, u *unstructured.Unstructured, into any) {
+	t.Helper()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, into, true); err != nil {
+		t.Fatalf("convert %s: %v", ref(u), err)
+	}
+}
