@@ -1,0 +1,218 @@
+package policies
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// ExemptAnnotation is the default annotation that exempts one object from
+// rules: a comma-separated list of rule ids (spaces allowed), or "*" for all
+// rules, e.g. `tollgate.dev/exempt: "no-latest-tag, hpa-replicas-conflict"`.
+const ExemptAnnotation = "tollgate.dev/exempt"
+
+// DefaultArgoCDNamespace is the namespace Argo CD runs in unless configured.
+const DefaultArgoCDNamespace = "argocd"
+
+// maxConfigBytes bounds the size of a configuration file.
+const maxConfigBytes = 1 << 20
+
+// Config is the policy configuration shared by every enforcement point. The
+// webhook and the engine embed it in their own configuration types.
+type Config struct {
+	// ArgoCDNamespace is the namespace Argo CD runs in; empty means "argocd".
+	// It fills Input.Context.ArgoCDNamespace when the caller left it empty.
+	ArgoCDNamespace string `json:"argocdNamespace,omitempty"`
+	// Rules overrides the severity of built-in and user rules by id. A rule
+	// set to off produces no violations.
+	Rules RuleSeverities `json:"rules,omitempty"`
+	// ExemptAnnotation overrides the name of the per-object exemption
+	// annotation; empty means ExemptAnnotation.
+	ExemptAnnotation string `json:"exemptAnnotation,omitempty"`
+
+	// source is the file the configuration was loaded from, for errors.
+	source string
+}
+
+// RuleSeverities maps rule ids to severities. When decoded from JSON or YAML
+// it accepts only deny, warn and off, and reads a YAML 1.1 boolean false
+// (what an unquoted `off` becomes) as off.
+type RuleSeverities map[string]Severity
+
+// UnmarshalJSON decodes and validates severities.
+func (r *RuleSeverities) UnmarshalJSON(b []byte) error {
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return fmt.Errorf("rules: %w", err)
+	}
+	if raw == nil {
+		*r = nil
+		return nil
+	}
+	out := make(RuleSeverities, len(raw))
+	for id, v := range raw {
+		switch v := v.(type) {
+		case string:
+			out[id] = Severity(v)
+		case bool:
+			if v {
+				return fmt.Errorf("rules: rule %q: invalid severity true (want deny, warn or off)", id)
+			}
+			out[id] = SeverityOff
+		default:
+			return fmt.Errorf("rules: rule %q: invalid severity %v (want deny, warn or off)", id, v)
+		}
+	}
+	if err := out.validate(); err != nil {
+		return fmt.Errorf("rules: %w", err)
+	}
+	*r = out
+	return nil
+}
+
+// ruleIDPattern is what a rule id looks like: the built-in kebab-case ids,
+// Rego package paths (main, kubernetes.security) and ids user policies set.
+var ruleIDPattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._/:-]*[A-Za-z0-9])?$`)
+
+// validate checks rule ids and severities, in id order.
+func (r RuleSeverities) validate() error {
+	ids := make([]string, 0, len(r))
+	for id := range r {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if !ruleIDPattern.MatchString(id) {
+			return fmt.Errorf("rule %q: invalid rule id", id)
+		}
+		switch s := r[id]; s {
+		case SeverityDeny, SeverityWarn, SeverityOff:
+		default:
+			return fmt.Errorf("rule %q: invalid severity %q (want deny, warn or off)", id, s)
+		}
+	}
+	return nil
+}
+
+// dnsLabel is a Kubernetes namespace name.
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
+// annotationName is a Kubernetes annotation key: an optional DNS subdomain
+// prefix and a name.
+var annotationName = regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
+
+// Validate checks the configuration on its own: namespace and annotation
+// syntax, rule id syntax and severities. Whether each rule id exists is
+// checked by New, which knows the user policies.
+func (c Config) Validate() error {
+	if c.ArgoCDNamespace != "" && !dnsLabel.MatchString(c.ArgoCDNamespace) {
+		return fmt.Errorf("argocdNamespace: invalid namespace name %q", c.ArgoCDNamespace)
+	}
+	if c.ExemptAnnotation != "" && !annotationName.MatchString(c.ExemptAnnotation) {
+		return fmt.Errorf("exemptAnnotation: invalid annotation name %q", c.ExemptAnnotation)
+	}
+	if err := c.Rules.validate(); err != nil {
+		return fmt.Errorf("rules: %w", err)
+	}
+	return nil
+}
+
+// LoadConfig reads a YAML configuration file:
+//
+//	argocdNamespace: argocd
+//	rules:
+//	  no-latest-tag: warn
+//	  default-project: off
+//
+// Unknown fields and invalid severities are errors naming the file. Unknown
+// rule ids are reported by New, which also knows the user policies' ids.
+func LoadConfig(path string) (Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("load config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return Config{}, fmt.Errorf("load config %s: %w", path, err)
+	}
+	if len(data) > maxConfigBytes {
+		return Config{}, fmt.Errorf("load config %s: file larger than %d bytes", path, maxConfigBytes)
+	}
+	cfg, err := parseConfig(data)
+	if err != nil {
+		return Config{}, fmt.Errorf("load config %s: %w", path, err)
+	}
+	cfg.source = path
+	return cfg, nil
+}
+
+// parseConfig decodes and validates a YAML configuration document.
+func parseConfig(data []byte) (Config, error) {
+	var cfg Config
+	if len(bytes.TrimSpace(data)) == 0 {
+		return cfg, nil
+	}
+	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+		return Config{}, cleanYAMLError(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// cleanYAMLError strips the decoder's layering prefixes so the message
+// names the offending field plainly.
+func cleanYAMLError(err error) error {
+	msg := err.Error()
+	for _, p := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
+		msg = strings.TrimPrefix(msg, p)
+	}
+	return errors.New(msg)
+}
+
+// argoCDNamespace returns the configured Argo CD namespace or the default.
+func (c Config) argoCDNamespace() string {
+	if c.ArgoCDNamespace == "" {
+		return DefaultArgoCDNamespace
+	}
+	return c.ArgoCDNamespace
+}
+
+// exemptAnnotation returns the configured exemption annotation or the
+// default.
+func (c Config) exemptAnnotation() string {
+	if c.ExemptAnnotation == "" {
+		return ExemptAnnotation
+	}
+	return c.ExemptAnnotation
+}
+
+// checkRuleIDs reports the first configured rule id that is not known.
+func (c Config) checkRuleIDs(known map[string]bool) error {
+	ids := make([]string, 0, len(c.Rules))
+	for id := range c.Rules {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if known[id] {
+			continue
+		}
+		where := "config"
+		if c.source != "" {
+			where = "config " + c.source
+		}
+		return fmt.Errorf("%s: rules: unknown rule id %q (not a built-in rule, a user policy package or rule id, or a declared check rule)", where, id)
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+package policies
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestEvaluateAllOrder(t *testing.T) {
+	dir := writePolicies(t, map[string]string{"main.rego": `package main
+
+deny contains sprintf("deployment %s", [input.metadata.name]) if input.kind == "Deployment"
+
+warn contains sprintf("configmap %s", [input.metadata.name]) if input.kind == "ConfigMap"
+`})
+	var calls atomic.Int64
+	count := func(Input) []Violation {
+		calls.Add(1)
+		return nil
+	}
+	e, err := newEvaluator(t.Context(), Options{PolicyDirs: []string{dir}, Checks: []Check{count}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 300
+	ins := make([]Input, n)
+	want := make([]Decision, n)
+	for i := range ins {
+		name := fmt.Sprintf("obj-%03d", i)
+		if i%3 == 0 {
+			ins[i] = Input{Object: object("v1", "ConfigMap", "shop", name)}
+			want[i] = Decision{Violations: []Violation{{
+				Rule: "main", Severity: SeverityWarn, Message: "configmap " + name,
+				Object: ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: name},
+			}}}
+		} else {
+			ins[i] = Input{Object: deployment(name, "nginx:1", nil)}
+			want[i] = Decision{Violations: []Violation{{
+				Rule: "main", Severity: SeverityDeny, Message: "deployment " + name, Object: deploymentRef(name),
+			}}}
+		}
+	}
+	got, err := e.EvaluateAll(t.Context(), ins)
+	if err != nil {
+		t.Fatalf("EvaluateAll() error = %v", err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("EvaluateAll() mismatch (-want +got):\n%s", diff)
+	}
+	if calls.Load() != n {
+		t.Errorf("checks ran %d times, want %d", calls.Load(), n)
+	}
+
+	empty, err := e.EvaluateAll(t.Context(), nil)
+	if err != nil || len(empty) != 0 {
+		t.Errorf("EvaluateAll(nil) = %v, %v; want no decisions", empty, err)
+	}
+}
+
+func TestEvaluateAllFirstError(t *testing.T) {
+	dir := writePolicies(t, map[string]string{"main.rego": `package main
+
+deny contains {"no": "msg"} if input.metadata.name == "broken"
+`})
+	e, err := newEvaluator(t.Context(), Options{PolicyDirs: []string{dir}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins := make([]Input, 50)
+	for i := range ins {
+		ins[i] = Input{Object: deployment(fmt.Sprintf("ok-%d", i), "nginx:1", nil)}
+	}
+	ins[37] = Input{Object: deployment("broken", "nginx:1", nil)}
+	got, err := e.EvaluateAll(t.Context(), ins)
+	if err == nil {
+		t.Fatalf("EvaluateAll() = %d decisions, want an error", len(got))
+	}
+	if want := "input 37: evaluate policies for Deployment/broken: "; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("EvaluateAll() error = %q, want prefix %q", err, want)
+	}
+}
+
+// TestEvaluatorConcurrentUse shares one Evaluator between goroutines that
+// call Evaluate and EvaluateAll at once; run with -race.
+func TestEvaluatorConcurrentUse(t *testing.T) {
+	dir := writePolicies(t, map[string]string{"main.rego": `package main
+
+deny contains input.metadata.name if true
+`})
+	e, err := newEvaluator(t.Context(), Options{Builtin: true, PolicyDirs: []string{dir}}, fakeLibrary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins := []Input{
+		{Object: deployment("a", "nginx:latest", nil)},
+		{Object: deployment("b", "nginx:1", nil)},
+	}
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for range 20 {
+				if g%2 == 0 {
+					ds, err := e.EvaluateAll(t.Context(), ins)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if len(ds[0].Violations) != 2 || len(ds[1].Violations) != 1 {
+						errs <- fmt.Errorf("EvaluateAll() = %+v", ds)
+						return
+					}
+					continue
+				}
+				d, err := e.Evaluate(t.Context(), ins[1])
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(d.Violations) != 1 || d.Violations[0].Message != "b" {
+					errs <- fmt.Errorf("Evaluate() = %+v", d)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -1,0 +1,217 @@
+package policies
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"maps"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+)
+
+// library holds the built-in Rego rules and their tests; the tests are never
+// compiled into the product policy set.
+//
+//go:embed library/*.rego
+var library embed.FS
+
+// libraryDir is the directory of the built-in rules inside library.
+const libraryDir = "library"
+
+// DefaultTimeout bounds one Evaluate call unless Options.Timeout says
+// otherwise.
+const DefaultTimeout = 2 * time.Second
+
+// builtinQuery collects every built-in violation together with the name of
+// the package that produced it.
+const builtinQuery = "data.tollgate.builtin[pkg].violation[v]"
+
+// Check is a native Go check the caller wires into the Evaluator, e.g. typed
+// SealedSecret validation. Its violations go through the same severity
+// overrides and exemptions as Rego ones; an empty Severity means the
+// default declared in Options.CheckRules or the built-in table, else deny;
+// an empty Object means the Input's object. A Check must be safe for
+// concurrent use and must not modify the Input.
+type Check func(Input) []Violation
+
+// Options configures New.
+type Options struct {
+	// Builtin enables the embedded built-in rules.
+	Builtin bool
+	// PolicyDirs are directories (or single files) of user Rego policies,
+	// read recursively: every *.rego file except *_test.rego.
+	PolicyDirs []string
+	// Namespaces restricts user policies to these packages (e.g. "main",
+	// "kubernetes.security"). Empty means every package that defines deny,
+	// warn or violation rules.
+	Namespaces []string
+	// Config holds severity overrides, the exemption annotation and the
+	// Argo CD namespace.
+	Config Config
+	// Timeout bounds each Evaluate call; zero or negative means
+	// DefaultTimeout.
+	Timeout time.Duration
+	// Checks are native Go checks run on every Input after the Rego rules.
+	Checks []Check
+	// CheckRules declares the rule ids the Checks report, with their
+	// default severities, so Config can override them and a violation with
+	// an empty Severity gets the declared default.
+	CheckRules []RuleInfo
+}
+
+// DefaultOptions returns the options of a stock evaluator: built-in rules
+// on, no user policies, DefaultTimeout.
+func DefaultOptions() Options {
+	return Options{
+		Builtin: true,
+		Timeout: DefaultTimeout,
+	}
+}
+
+// Evaluator judges Inputs against the built-in rules, the user's policies
+// and native checks. It is immutable after New and safe for concurrent use.
+type Evaluator struct {
+	cfg       Config
+	timeout   time.Duration
+	argocdNS  string
+	exemptKey string
+
+	// builtin is the prepared built-in query; nil when disabled.
+	builtin *rego.PreparedEvalQuery
+	// user is the prepared combined query over userRules; nil when there
+	// are no user rules.
+	user      *rego.PreparedEvalQuery
+	userRules []userRule
+
+	checks []Check
+	// checkDefaults are the default severities of Options.CheckRules.
+	checkDefaults map[string]Severity
+}
+
+// New compiles the built-in rules and the user policies once and prepares
+// their queries. A policy that does not parse or compile fails New with an
+// error naming the file and line; so does a Config naming an unknown rule.
+func New(ctx context.Context, opts Options) (*Evaluator, error) {
+	lib, err := fs.Sub(library, libraryDir)
+	if err != nil {
+		return nil, fmt.Errorf("open built-in policies: %w", err)
+	}
+	return newEvaluator(ctx, opts, lib)
+}
+
+// newEvaluator is New with the built-in library read from lib, so tests can
+// exercise the built-in pipeline without the embedded rules.
+func newEvaluator(ctx context.Context, opts Options, lib fs.FS) (*Evaluator, error) {
+	if err := opts.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("validate config: %w", err)
+	}
+	cfg := opts.Config
+	cfg.Rules = maps.Clone(cfg.Rules)
+	e := &Evaluator{
+		cfg:       cfg,
+		timeout:   opts.Timeout,
+		argocdNS:  opts.Config.argoCDNamespace(),
+		exemptKey: opts.Config.exemptAnnotation(),
+		checks:    append([]Check(nil), opts.Checks...),
+	}
+	if e.timeout <= 0 {
+		e.timeout = DefaultTimeout
+	}
+	known := map[string]bool{}
+	for _, r := range builtinRules {
+		known[r.ID] = true
+	}
+	defaults, err := checkRuleDefaults(opts.CheckRules, known)
+	if err != nil {
+		return nil, err
+	}
+	e.checkDefaults = defaults
+
+	if opts.Builtin {
+		pq, err := prepareBuiltin(ctx, lib)
+		if err != nil {
+			return nil, err
+		}
+		e.builtin = pq
+	}
+
+	if len(opts.PolicyDirs) > 0 {
+		up, err := prepareUser(ctx, opts.PolicyDirs, opts.Namespaces)
+		if err != nil {
+			return nil, err
+		}
+		e.user, e.userRules = up.query, up.rules
+		for id := range up.ids {
+			known[id] = true
+		}
+	} else if len(opts.Namespaces) > 0 {
+		return nil, fmt.Errorf("select namespaces %v: no policy directories given", opts.Namespaces)
+	}
+
+	if err := opts.Config.checkRuleIDs(known); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// checkRuleDefaults validates the declared check rules, adds their ids to
+// known and returns their default severities.
+func checkRuleDefaults(rules []RuleInfo, known map[string]bool) (map[string]Severity, error) {
+	defaults := make(map[string]Severity, len(rules))
+	for _, r := range rules {
+		switch r.Severity {
+		case SeverityDeny, SeverityWarn, SeverityOff:
+			defaults[r.ID] = r.Severity
+		case "":
+		default:
+			return nil, fmt.Errorf("declare check rule %q: invalid severity %q", r.ID, r.Severity)
+		}
+		known[r.ID] = true
+	}
+	return defaults, nil
+}
+
+// prepareBuiltin compiles the built-in library and prepares its query.
+func prepareBuiltin(ctx context.Context, lib fs.FS) (*rego.PreparedEvalQuery, error) {
+	modules, err := loadFS(lib)
+	if err != nil {
+		return nil, fmt.Errorf("load built-in policies: %w", err)
+	}
+	compiler, err := compileModules(modules)
+	if err != nil {
+		return nil, fmt.Errorf("compile built-in policies: %w", err)
+	}
+	pq, err := prepare(ctx, compiler, builtinQuery)
+	if err != nil {
+		return nil, fmt.Errorf("prepare built-in policies: %w", err)
+	}
+	return pq, nil
+}
+
+// compileModules compiles parsed modules into a fresh compiler.
+func compileModules(modules map[string]*ast.Module) (*ast.Compiler, error) {
+	compiler := ast.NewCompiler().
+		WithDefaultRegoVersion(ast.RegoV1).
+		WithEnablePrintStatements(false)
+	compiler.Compile(modules)
+	if compiler.Failed() {
+		return nil, compiler.Errors
+	}
+	return compiler, nil
+}
+
+// prepare prepares query against an already compiled policy set.
+func prepare(ctx context.Context, compiler *ast.Compiler, query string) (*rego.PreparedEvalQuery, error) {
+	pq, err := rego.New(
+		rego.Compiler(compiler),
+		rego.Query(query),
+		rego.SetRegoVersion(ast.RegoV1),
+	).PrepareForEval(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &pq, nil
+}

@@ -1,0 +1,207 @@
+package policies
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+)
+
+// Evaluate judges one Input against the built-in rules, the user policies
+// and the native checks, under the evaluator's timeout. Violations are
+// filtered by exemptions and severity overrides and sorted by rule, then
+// message. A policy that fails, or runs past the timeout, yields an error
+// "evaluate policies for <kind>/<name>: ..." (errors.Is
+// context.DeadlineExceeded on timeout).
+func (e *Evaluator) Evaluate(ctx context.Context, in Input) (Decision, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+
+	// A fast evaluation may finish before OPA notices a context that is
+	// already done, so check it first.
+	err := ctx.Err()
+	var vs []Violation
+	if err == nil {
+		vs, err = e.evaluate(ctx, in)
+	}
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			if errors.Is(ctxErr, context.DeadlineExceeded) {
+				err = fmt.Errorf("policy evaluation exceeded %s: %w", e.timeout, ctxErr)
+			} else {
+				err = fmt.Errorf("policy evaluation stopped: %w", ctxErr)
+			}
+		}
+		return Decision{}, fmt.Errorf("evaluate policies for %s: %w", describe(in.Object), err)
+	}
+	vs = e.finish(in, vs)
+	slices.SortFunc(vs, compareViolations)
+	return Decision{Violations: vs}, nil
+}
+
+// evaluate runs the three sources of violations for one Input.
+func (e *Evaluator) evaluate(ctx context.Context, in Input) ([]Violation, error) {
+	var obj ast.Value = ast.NullValue
+	if in.Object != nil {
+		v, err := ast.InterfaceToValue(in.Object)
+		if err != nil {
+			return nil, fmt.Errorf("convert object: %w", err)
+		}
+		obj = v
+	}
+	var vs []Violation
+	if e.builtin != nil {
+		input, err := builtinInput(in, obj, e.argocdNS)
+		if err != nil {
+			return nil, err
+		}
+		rs, err := e.builtin.Eval(ctx, rego.EvalParsedInput(input))
+		if err != nil {
+			return nil, fmt.Errorf("evaluate built-in policies: %w", err)
+		}
+		if vs, err = appendBuiltinResults(vs, rs); err != nil {
+			return nil, err
+		}
+	}
+	if e.user != nil {
+		rs, err := e.user.Eval(ctx, rego.EvalParsedInput(obj))
+		if err != nil {
+			return nil, fmt.Errorf("evaluate user policies: %w", err)
+		}
+		if vs, err = appendUserResults(vs, rs, e.userRules); err != nil {
+			return nil, err
+		}
+	}
+	for i, check := range e.checks {
+		out, err := runCheck(check, in)
+		if err != nil {
+			return nil, fmt.Errorf("run check %d: %w", i, err)
+		}
+		vs = append(vs, out...)
+	}
+	return vs, nil
+}
+
+// runCheck calls a native check, turning a panic into an error so that no
+// panic escapes a request.
+func runCheck(check Check, in Input) (out []Violation, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("check panicked: %v", r)
+		}
+	}()
+	return check(in), nil
+}
+
+// EvaluateAll evaluates ins concurrently with GOMAXPROCS workers and returns
+// the decisions in input order. The first error stops the remaining work and
+// is returned, naming the input's index and object.
+func (e *Evaluator) EvaluateAll(ctx context.Context, ins []Input) ([]Decision, error) {
+	out := make([]Decision, len(ins))
+	if len(ins) == 0 {
+		return out, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var (
+		next     atomic.Int64
+		firstErr error
+		once     sync.Once
+		wg       sync.WaitGroup
+	)
+	workers := min(runtime.GOMAXPROCS(0), len(ins))
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(ins) || ctx.Err() != nil {
+					return
+				}
+				d, err := e.Evaluate(ctx, ins[i])
+				if err != nil {
+					once.Do(func() {
+						firstErr = fmt.Errorf("input %d: %w", i, err)
+						cancel()
+					})
+					return
+				}
+				out[i] = d
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("evaluate inputs: %w", err)
+	}
+	return out, nil
+}
+
+// compareViolations orders violations by rule, message, then path and
+// object, so output is stable.
+func compareViolations(a, b Violation) int {
+	if c := cmp.Or(
+		cmp.Compare(a.Rule, b.Rule),
+		cmp.Compare(a.Message, b.Message),
+	); c != 0 {
+		return c
+	}
+	if c := comparePaths(a.Path, b.Path); c != 0 {
+		return c
+	}
+	return cmp.Or(
+		cmp.Compare(a.Severity, b.Severity),
+		cmp.Compare(a.Object.Namespace, b.Object.Namespace),
+		cmp.Compare(a.Object.Name, b.Object.Name),
+	)
+}
+
+// comparePaths orders JSON paths element by element; ints sort before
+// strings.
+func comparePaths(a, b []any) int {
+	for i := range min(len(a), len(b)) {
+		ai, aIsInt := a[i].(int)
+		bi, bIsInt := b[i].(int)
+		switch {
+		case aIsInt && bIsInt:
+			if c := cmp.Compare(ai, bi); c != 0 {
+				return c
+			}
+		case aIsInt:
+			return -1
+		case bIsInt:
+			return 1
+		default:
+			if c := cmp.Compare(fmt.Sprint(a[i]), fmt.Sprint(b[i])); c != 0 {
+				return c
+			}
+		}
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// describe names an object in errors as <kind>/<name>.
+func describe(obj map[string]any) string {
+	kind, _ := obj["kind"].(string)
+	if kind == "" {
+		kind = "<no kind>"
+	}
+	name := objectName(obj)
+	if name == "" {
+		name, _ = nestedString(obj, "metadata", "generateName")
+		if name == "" {
+			name = "<no name>"
+		}
+	}
+	return kind + "/" + name
+}

@@ -1,0 +1,320 @@
+package policies
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+)
+
+// builtinInput builds the built-in rules' input document, the JSON form of
+// Input, directly as an ast.Value. obj is the already converted in.Object.
+// An empty Context.ArgoCDNamespace is filled with defaultNS.
+func builtinInput(in Input, obj ast.Value, defaultNS string) (ast.Value, error) {
+	kvs := make([][2]*ast.Term, 0, 4)
+	kvs = append(kvs, [2]*ast.Term{ast.InternedTerm("object"), ast.NewTerm(obj)})
+	if len(in.Application) > 0 {
+		app := obj
+		if !sameMap(in.Application, in.Object) {
+			v, err := ast.InterfaceToValue(in.Application)
+			if err != nil {
+				return nil, fmt.Errorf("convert application: %w", err)
+			}
+			app = v
+		}
+		kvs = append(kvs, [2]*ast.Term{ast.InternedTerm("application"), ast.NewTerm(app)})
+	}
+	if len(in.Project) > 0 {
+		v, err := ast.InterfaceToValue(in.Project)
+		if err != nil {
+			return nil, fmt.Errorf("convert project: %w", err)
+		}
+		kvs = append(kvs, [2]*ast.Term{ast.InternedTerm("project"), ast.NewTerm(v)})
+	}
+	c, err := contextValue(in.Context, defaultNS)
+	if err != nil {
+		return nil, err
+	}
+	kvs = append(kvs, [2]*ast.Term{ast.InternedTerm("context"), ast.NewTerm(c)})
+	return ast.NewObject(kvs...), nil
+}
+
+// contextValue is the JSON form of Context as an ast.Value.
+func contextValue(c Context, defaultNS string) (ast.Value, error) {
+	ns := c.ArgoCDNamespace
+	if ns == "" {
+		ns = defaultNS
+	}
+	kvs := make([][2]*ast.Term, 0, 5)
+	kvs = append(kvs,
+		[2]*ast.Term{ast.InternedTerm("enforcementPoint"), ast.StringTerm(string(c.EnforcementPoint))},
+		[2]*ast.Term{ast.InternedTerm("argocdNamespace"), ast.StringTerm(ns)},
+		[2]*ast.Term{ast.InternedTerm("clusterScoped"), ast.InternedTerm(c.ClusterScoped)},
+	)
+	if c.ScaledByHPA {
+		kvs = append(kvs, [2]*ast.Term{ast.InternedTerm("scaledByHPA"), ast.InternedTerm(true)})
+	}
+	if len(c.ExistingApplications) > 0 {
+		apps := make([]*ast.Term, len(c.ExistingApplications))
+		for i, a := range c.ExistingApplications {
+			v, err := ast.InterfaceToValue(a)
+			if err != nil {
+				return nil, fmt.Errorf("convert existing application %d: %w", i, err)
+			}
+			apps[i] = ast.NewTerm(v)
+		}
+		kvs = append(kvs, [2]*ast.Term{ast.InternedTerm("existingApplications"), ast.ArrayTerm(apps...)})
+	}
+	return ast.NewObject(kvs...), nil
+}
+
+// sameMap reports whether a and b are the same map (not merely equal).
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// appendBuiltinResults turns the built-in query's results into violations
+// with their rules' default severities.
+func appendBuiltinResults(vs []Violation, rs rego.ResultSet) ([]Violation, error) {
+	for _, r := range rs {
+		pkg, _ := r.Bindings["pkg"].(string)
+		where := "built-in policy tollgate.builtin." + pkg
+		obj, ok := r.Bindings["v"].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: violation is %s, want an object with rule and msg", where, jsonType(r.Bindings["v"]))
+		}
+		id, ok := obj["rule"].(string)
+		if !ok || id == "" {
+			return nil, fmt.Errorf("%s: violation has no string rule", where)
+		}
+		v, err := resultViolation(obj, id, defaultSeverity(id))
+		if err != nil {
+			return nil, fmt.Errorf("%s: rule %s: %w", where, id, err)
+		}
+		vs = append(vs, v)
+	}
+	return vs, nil
+}
+
+// appendUserResults turns the combined user query's result into violations,
+// following conftest: a string is a message; an object carries msg and
+// optionally rule (or id) and path; booleans and undefined rules pass.
+func appendUserResults(vs []Violation, rs rego.ResultSet, rules []userRule) ([]Violation, error) {
+	if len(rs) != 1 {
+		return nil, fmt.Errorf("user policy query returned %d results, want 1", len(rs))
+	}
+	out, ok := rs[0].Bindings["out"].([]any)
+	if !ok || len(out) != len(rules) {
+		return nil, fmt.Errorf("user policy query returned %s, want %d rule values", jsonType(rs[0].Bindings["out"]), len(rules))
+	}
+	for i, r := range rules {
+		vals, _ := out[i].([]any)
+		if len(vals) == 0 {
+			continue
+		}
+		var err error
+		switch val := vals[0].(type) {
+		case []any:
+			for _, elem := range val {
+				if vs, err = appendUserResult(vs, r, elem); err != nil {
+					return nil, err
+				}
+			}
+		case string, map[string]any:
+			if vs, err = appendUserResult(vs, r, val); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return vs, nil
+}
+
+// appendUserResult adds the violation for one result of a user rule.
+func appendUserResult(vs []Violation, r userRule, result any) ([]Violation, error) {
+	switch res := result.(type) {
+	case string:
+		return append(vs, Violation{Rule: r.pkg, Severity: r.severity, Message: res}), nil
+	case map[string]any:
+		id := r.pkg
+		if s, ok := res["rule"].(string); ok && s != "" {
+			id = s
+		} else if s, ok := res["id"].(string); ok && s != "" {
+			id = s
+		}
+		v, err := resultViolation(res, id, r.severity)
+		if err != nil {
+			return nil, fmt.Errorf("policy %s.%s: %w", r.pkg, r.name, err)
+		}
+		return append(vs, v), nil
+	default:
+		return nil, fmt.Errorf("policy %s.%s: result is %s, want a string or an object with msg", r.pkg, r.name, jsonType(result))
+	}
+}
+
+// resultViolation builds a violation from a result object with msg and an
+// optional path.
+func resultViolation(obj map[string]any, id string, sev Severity) (Violation, error) {
+	msg, ok := obj["msg"].(string)
+	if !ok {
+		return Violation{}, fmt.Errorf("result has no string msg")
+	}
+	path, err := toPath(obj["path"])
+	if err != nil {
+		return Violation{}, err
+	}
+	return Violation{Rule: id, Severity: sev, Message: msg, Path: path}, nil
+}
+
+// toPath converts a result's path to string keys and int indexes.
+func toPath(v any) ([]any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("path is %s, want an array", jsonType(v))
+	}
+	if len(arr) == 0 {
+		return nil, nil
+	}
+	out := make([]any, len(arr))
+	for i, e := range arr {
+		switch e := e.(type) {
+		case string:
+			out[i] = e
+		case json.Number:
+			n, err := e.Int64()
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("path[%d]: %s is not an index", i, e)
+			}
+			out[i] = int(n)
+		case float64:
+			if e != math.Trunc(e) || e < 0 {
+				return nil, fmt.Errorf("path[%d]: %v is not an index", i, e)
+			}
+			out[i] = int(e)
+		default:
+			return nil, fmt.Errorf("path[%d] is %s, want a string or an index", i, jsonType(e))
+		}
+	}
+	return out, nil
+}
+
+// jsonType names the JSON type of a decoded value for error messages.
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case json.Number, float64, int, int64:
+		return "a number"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// defaultSeverity is the default severity of a rule id: the built-in
+// table's, else deny.
+func defaultSeverity(id string) Severity {
+	if r, ok := builtinRule(id); ok {
+		return r.Severity
+	}
+	return SeverityDeny
+}
+
+// exemptions is the parsed exemption annotation of one object.
+type exemptions struct {
+	all   bool
+	rules []string
+}
+
+// covers reports whether rule is exempted.
+func (x exemptions) covers(rule string) bool {
+	if x.all {
+		return true
+	}
+	for _, r := range x.rules {
+		if r == rule {
+			return true
+		}
+	}
+	return false
+}
+
+// parseExemptions reads the exemption annotation key of obj: a
+// comma-separated list of rule ids, or "*" for all rules.
+func parseExemptions(obj map[string]any, key string) exemptions {
+	anns, ok := nestedMap(obj, "metadata", "annotations")
+	if !ok {
+		return exemptions{}
+	}
+	val, ok := anns[key].(string)
+	if !ok {
+		return exemptions{}
+	}
+	var x exemptions
+	for part := range strings.SplitSeq(val, ",") {
+		part = strings.TrimSpace(part)
+		switch part {
+		case "":
+		case "*":
+			x.all = true
+		default:
+			x.rules = append(x.rules, part)
+		}
+	}
+	return x
+}
+
+// objectRef identifies obj for violations.
+func objectRef(obj map[string]any) ObjectRef {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	return ObjectRef{
+		APIVersion: apiVersion,
+		Kind:       kind,
+		Namespace:  objectNamespace(obj),
+		Name:       objectName(obj),
+	}
+}
+
+// finish applies exemptions and severity overrides, drops rules that are
+// off, and fills in each violation's object.
+func (e *Evaluator) finish(in Input, vs []Violation) []Violation {
+	exempt := parseExemptions(in.Object, e.exemptKey)
+	ref := objectRef(in.Object)
+	out := make([]Violation, 0, len(vs))
+	for _, v := range vs {
+		if exempt.covers(v.Rule) {
+			continue
+		}
+		if s, ok := e.cfg.Rules[v.Rule]; ok {
+			v.Severity = s
+		}
+		if v.Severity == "" {
+			if s, ok := e.checkDefaults[v.Rule]; ok {
+				v.Severity = s
+			} else {
+				v.Severity = defaultSeverity(v.Rule)
+			}
+		}
+		if v.Severity == SeverityOff {
+			continue
+		}
+		if v.Object == (ObjectRef{}) {
+			v.Object = ref
+		}
+		out = append(out, v)
+	}
+	return out
+}

@@ -1,0 +1,38 @@
+package tollgate.lib_test
+
+import data.tollgate.lib
+
+test_pod_spec_path[note] if {
+	some note, c in {
+		"Pod": {"obj": {"apiVersion": "v1", "kind": "Pod"}, "want": ["spec"]},
+		"PodTemplate": {"obj": {"apiVersion": "v1", "kind": "PodTemplate"}, "want": ["template", "spec"]},
+		"ReplicationController": {"obj": {"apiVersion": "v1", "kind": "ReplicationController"}, "want": ["spec", "template", "spec"]},
+		"Deployment": {"obj": {"apiVersion": "apps/v1", "kind": "Deployment"}, "want": ["spec", "template", "spec"]},
+		"Deployment extensions": {"obj": {"apiVersion": "extensions/v1beta1", "kind": "Deployment"}, "want": ["spec", "template", "spec"]},
+		"StatefulSet": {"obj": {"apiVersion": "apps/v1", "kind": "StatefulSet"}, "want": ["spec", "template", "spec"]},
+		"DaemonSet": {"obj": {"apiVersion": "apps/v1", "kind": "DaemonSet"}, "want": ["spec", "template", "spec"]},
+		"ReplicaSet": {"obj": {"apiVersion": "apps/v1", "kind": "ReplicaSet"}, "want": ["spec", "template", "spec"]},
+		"Job": {"obj": {"apiVersion": "batch/v1", "kind": "Job"}, "want": ["spec", "template", "spec"]},
+		"CronJob": {"obj": {"apiVersion": "batch/v1", "kind": "CronJob"}, "want": ["spec", "jobTemplate", "spec", "template", "spec"]},
+	}
+	lib.pod_spec_path == c.want with input as {"object": c.obj}
+}
+
+test_pod_spec_path_undefined[note] if {
+	some note, obj in {
+		"ConfigMap": {"apiVersion": "v1", "kind": "ConfigMap"},
+		"foreign Deployment": {"apiVersion": "example.com/v1", "kind": "Deployment"},
+		"StatefulSet in extensions": {"apiVersion": "extensions/v1beta1", "kind": "StatefulSet"},
+		"no kind": {"apiVersion": "v1"},
+		"no apiVersion": {"kind": "Pod"},
+		"kind not a string": {"apiVersion": "v1", "kind": ["Pod"]},
+	}
+	not lib.pod_spec_path with input as {"object": obj}
+}
+
+test_container_label if {
+	lib.container_label("containers", {"name": "web"}, 0) == `container "web"`
+	lib.container_label("initContainers", {"image": "a"}, 2) == "init container initContainers[2]"
+	lib.container_label("ephemeralContainers", {"name": "debug"}, 0) == `ephemeral container "debug"`
+	lib.container_label("containers", {"name": ""}, 1) == "container containers[1]"
+}

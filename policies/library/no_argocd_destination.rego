@@ -1,0 +1,104 @@
+# no-argocd-destination: workloads stay out of the Argo CD namespace.
+#
+# What: (a) an Application whose spec.destination.namespace is the Argo CD
+# namespace; (b) an AppProject whose spec.destinations permit the Argo CD
+# namespace (an entry whose namespace pattern matches it, such as "*",
+# "argo*" or "argocd", or a "!" entry for some other namespace, with no "!"
+# entry rejecting it); (c) a namespaced object rendered by an Application
+# that lands in the Argo CD namespace (its metadata.namespace or, when empty,
+# the Application's destination namespace). Applications, ApplicationSets and
+# AppProjects themselves belong in that namespace and are not checked by (c);
+# cluster-scoped objects never are.
+# Why: whatever runs in the Argo CD namespace can read its repository and
+# cluster credentials and rewrite its configuration: one Application would
+# own every cluster Argo CD manages.
+# Fix: deploy into a namespace of the team; in AppProjects, add
+# {server: "*", namespace: "!argocd"} to spec.destinations or narrow the
+# namespace patterns.
+package tollgate.builtin.no_argocd_destination
+
+import data.tollgate.lib
+
+# (a) Applications deploying into the Argo CD namespace.
+
+violation contains v if {
+	input.object.kind == "Application"
+	lib.object_group == "argoproj.io"
+	dest := lib.destination_of(input.object)
+	dest.namespace == lib.argocd_namespace
+	v := {
+		"rule": "no-argocd-destination",
+		"msg": sprintf(
+			"Application %q deploys into namespace %q, where Argo CD runs with its repository and cluster credentials; set spec.destination.namespace to a namespace of the team",
+			[lib.display_name(input.object), dest.namespace],
+		),
+		"path": ["spec", "destination", "namespace"],
+	}
+}
+
+# (b) AppProjects permitting the Argo CD namespace.
+
+violation contains v if {
+	input.object.kind == "AppProject"
+	lib.object_group == "argoproj.io"
+	ns := lib.argocd_namespace
+	not namespace_rejected(ns)
+	some i in permitting_entries(ns)
+	pattern := lib.str(input.object.spec.destinations[i], "namespace")
+	v := {
+		"rule": "no-argocd-destination",
+		"msg": sprintf(
+			"AppProject %q permits the Argo CD namespace %q through spec.destinations[%d] (namespace %q); add {server: \"*\", namespace: \"!%s\"} to spec.destinations or narrow the namespace pattern",
+			[lib.display_name(input.object), ns, i, pattern, ns],
+		),
+		"path": ["spec", "destinations", i, "namespace"],
+	}
+}
+
+# permitting_entries returns the indexes of the spec.destinations entries
+# whose namespace pattern matches ns; if none does, those whose "!" pattern
+# (such as "!kube-system") lets ns through.
+permitting_entries(ns) := matching if {
+	matching := {i |
+		some i, entry in lib.project_list(input.object, "destinations")
+		pattern := lib.str(entry, "namespace")
+		not lib.is_deny_pattern(pattern)
+		lib.argo_match(pattern, ns, lib.no_delimiters)
+	}
+	count(matching) > 0
+} else := {i |
+	some i, entry in lib.project_list(input.object, "destinations")
+	pattern := lib.str(entry, "namespace")
+	lib.is_deny_pattern(pattern)
+	lib.argo_match(pattern, ns, lib.no_delimiters)
+}
+
+# namespace_rejected holds when a "!" entry of the AppProject under review
+# rejects namespace ns on every cluster.
+namespace_rejected(ns) if {
+	some entry in lib.project_list(input.object, "destinations")
+	pattern := lib.str(entry, "namespace")
+	lib.is_deny_pattern(pattern)
+	not lib.argo_match(pattern, ns, lib.no_delimiters)
+}
+
+# (c) Rendered objects landing in the Argo CD namespace.
+
+violation contains v if {
+	input.application.kind == "Application"
+	lib.rendered
+	not input.context.clusterScoped
+	not lib.object_is_argocd_kind
+	[ns, path] := lib.rendered_namespace
+	ns == lib.argocd_namespace
+	v := object.union(
+		{
+			"rule": "no-argocd-destination",
+			"msg": sprintf(
+				"%s of Application %q lands in namespace %q, where Argo CD runs with its repository and cluster credentials; deploy it into a namespace of the team",
+				[lib.describe(input.object), lib.application_name, ns],
+			),
+		},
+		path,
+	)
+}

@@ -1,0 +1,64 @@
+# project-destination-denied: an Application and what it renders must stay
+# within the destinations its AppProject permits.
+#
+# What: (a) an Application whose spec.destination is not permitted by its
+# AppProject's spec.destinations; (b) a namespaced object rendered by an
+# Application whose namespace (metadata.namespace, defaulted to the
+# Application's destination namespace) is not permitted on the Application's
+# destination cluster. Argo CD's rules apply: an entry matches when its
+# server pattern matches the destination server (if set) or its name pattern
+# matches the destination name (if set), and its namespace pattern matches;
+# at least one entry must match and no entry with a "!" pattern may reject
+# the destination.
+# Why: Argo CD refuses to sync the Application ("application destination
+# ... is not permitted in project ...") or the object ("namespace ... is
+# not permitted in project ..."); catching it in review saves a broken sync,
+# and destinations are how a platform team keeps a team in its namespaces.
+# Fix: deploy into a namespace the project permits, or add the destination
+# to the project's spec.destinations.
+#
+# Skipped when the AppProject is unknown (see project-not-found).
+package tollgate.builtin.project_destination_denied
+
+import data.tollgate.lib
+
+# (a) The Application's destination.
+
+violation contains v if {
+	input.object.kind == "Application"
+	lib.reviewed_application
+	lib.has_project
+	dest := lib.destination_of(input.object)
+	not lib.destination_permitted(lib.project_destinations, dest)
+	v := {
+		"rule": "project-destination-denied",
+		"msg": sprintf(
+			"Application %q has destination (%s), which AppProject %q does not permit; deploy to a destination listed in the project's spec.destinations or add this one there",
+			[lib.display_name(input.object), lib.describe_destination(dest), lib.project_name],
+		),
+		"path": ["spec", "destination"],
+	}
+}
+
+# (b) Rendered namespaced objects.
+
+violation contains v if {
+	input.application.kind == "Application"
+	lib.rendered
+	lib.has_project
+	not input.context.clusterScoped
+	[ns, path] := lib.rendered_namespace
+	ns != ""
+	dest := object.union(lib.app_destination, {"namespace": ns})
+	not lib.destination_permitted(lib.project_destinations, dest)
+	v := object.union(
+		{
+			"rule": "project-destination-denied",
+			"msg": sprintf(
+				"%s of Application %q has destination (%s), which AppProject %q does not permit; deploy it into a namespace the project's spec.destinations list or add this one there",
+				[lib.describe(input.object), lib.application_name, lib.describe_destination(dest), lib.project_name],
+			),
+		},
+		path,
+	)
+}

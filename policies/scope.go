@@ -1,0 +1,125 @@
+package policies
+
+import "strings"
+
+// groupKind keys the scope table.
+type groupKind struct {
+	group string
+	kind  string
+}
+
+// clusterScopedKinds lists the cluster-scoped kinds served by a stock
+// kube-apiserver (k8s.io/api, apiextensions and kube-aggregator), including
+// removed ones that still appear in old manifests. Every other built-in kind
+// is namespaced.
+var clusterScopedKinds = map[groupKind]bool{
+	{"", "ComponentStatus"}:  true,
+	{"", "Namespace"}:        true,
+	{"", "Node"}:             true,
+	{"", "PersistentVolume"}: true,
+
+	{"admissionregistration.k8s.io", "MutatingAdmissionPolicy"}:          true,
+	{"admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"}:   true,
+	{"admissionregistration.k8s.io", "MutatingWebhookConfiguration"}:     true,
+	{"admissionregistration.k8s.io", "ValidatingAdmissionPolicy"}:        true,
+	{"admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"}: true,
+	{"admissionregistration.k8s.io", "ValidatingWebhookConfiguration"}:   true,
+
+	{"apiextensions.k8s.io", "CustomResourceDefinition"}: true,
+	{"apiregistration.k8s.io", "APIService"}:             true,
+
+	{"authentication.k8s.io", "SelfSubjectReview"}:       true,
+	{"authentication.k8s.io", "TokenReview"}:             true,
+	{"authorization.k8s.io", "SelfSubjectAccessReview"}:  true,
+	{"authorization.k8s.io", "SelfSubjectRulesReview"}:   true,
+	{"authorization.k8s.io", "SubjectAccessReview"}:      true,
+	{"certificates.k8s.io", "CertificateSigningRequest"}: true,
+	{"certificates.k8s.io", "ClusterTrustBundle"}:        true,
+
+	{"flowcontrol.apiserver.k8s.io", "FlowSchema"}:                 true,
+	{"flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"}: true,
+	{"imagepolicy.k8s.io", "ImageReview"}:                          true,
+	{"internal.apiserver.k8s.io", "StorageVersion"}:                true,
+
+	{"networking.k8s.io", "IPAddress"}:    true,
+	{"networking.k8s.io", "IngressClass"}: true,
+	{"networking.k8s.io", "ServiceCIDR"}:  true,
+	{"node.k8s.io", "RuntimeClass"}:       true,
+
+	{"extensions", "PodSecurityPolicy"}: true,
+	{"policy", "PodSecurityPolicy"}:     true,
+
+	{"rbac.authorization.k8s.io", "ClusterRole"}:        true,
+	{"rbac.authorization.k8s.io", "ClusterRoleBinding"}: true,
+
+	{"resource.k8s.io", "DeviceClass"}:               true,
+	{"resource.k8s.io", "DeviceTaintRule"}:           true,
+	{"resource.k8s.io", "ResourcePoolStatusRequest"}: true,
+	{"resource.k8s.io", "ResourceSlice"}:             true,
+
+	{"scheduling.k8s.io", "PriorityClass"}: true,
+
+	{"storage.k8s.io", "CSIDriver"}:             true,
+	{"storage.k8s.io", "CSINode"}:               true,
+	{"storage.k8s.io", "StorageClass"}:          true,
+	{"storage.k8s.io", "VolumeAttachment"}:      true,
+	{"storage.k8s.io", "VolumeAttributesClass"}: true,
+
+	{"storagemigration.k8s.io", "StorageVersionMigration"}: true,
+}
+
+// Scopes answers whether a kind is cluster-scoped: the built-in table of
+// Kubernetes kinds plus the CustomResourceDefinitions it was built with. The
+// zero value knows the built-in table only. Scopes is read-only after
+// NewScopes and safe for concurrent use.
+type Scopes struct {
+	crds map[groupKind]bool
+}
+
+// NewScopes returns Scopes that know the built-in kinds and the given
+// CustomResourceDefinitions (decoded objects). A CRD extends the table with
+// spec.group, spec.names.kind and spec.scope; objects that are not CRDs or
+// lack those fields are ignored. A CRD cannot make a built-in cluster-scoped
+// kind namespaced.
+func NewScopes(crds ...map[string]any) Scopes {
+	s := Scopes{crds: map[groupKind]bool{}}
+	for _, crd := range crds {
+		if !isKind(crd, "apiextensions.k8s.io", "CustomResourceDefinition") {
+			continue
+		}
+		group, _ := nestedString(crd, "spec", "group")
+		kind, _ := nestedString(crd, "spec", "names", "kind")
+		scope, _ := nestedString(crd, "spec", "scope")
+		if group == "" || kind == "" {
+			continue
+		}
+		s.crds[groupKind{group, kind}] = strings.EqualFold(scope, "Cluster")
+	}
+	return s
+}
+
+// ClusterScoped reports whether objects of group and kind are cluster-scoped.
+// Kinds it does not know are namespaced.
+func (s Scopes) ClusterScoped(group, kind string) bool {
+	gk := groupKind{group, kind}
+	if clusterScopedKinds[gk] {
+		return true
+	}
+	return s.crds[gk]
+}
+
+// IsClusterScoped reports whether a built-in Kubernetes kind is
+// cluster-scoped. Use Scopes to take CustomResourceDefinitions into account.
+func IsClusterScoped(group, kind string) bool {
+	return clusterScopedKinds[groupKind{group, kind}]
+}
+
+// GroupOf returns the API group of an apiVersion: "apps" for "apps/v1", ""
+// for the core "v1".
+func GroupOf(apiVersion string) string {
+	group, _, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		return ""
+	}
+	return group
+}
