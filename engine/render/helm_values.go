@@ -1,0 +1,134 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/strvals"
+)
+
+// helmValues merges the user-supplied values the way `helm template` does
+// with Argo CD's arguments: value files in order, then Values, then
+// ValuesObject, then each parameter as `--set` (or `--set-string`). Chart
+// defaults are coalesced later by Helm itself. Values are read with Helm's
+// own YAML reader so numbers behave exactly as in Helm.
+func (s source) helmValues() (map[string]any, error) {
+	vals := map[string]any{}
+	h := s.opts.Helm
+	if h == nil {
+		return vals, nil
+	}
+	for _, vf := range h.ValueFiles {
+		m, err := s.valueFile(vf)
+		if err != nil {
+			return nil, err
+		}
+		vals = mergeMaps(vals, m)
+	}
+	if strings.TrimSpace(h.Values) != "" {
+		m, err := chartutil.ReadValues([]byte(h.Values))
+		if err != nil {
+			return nil, fmt.Errorf("parse helm values: %w", err)
+		}
+		vals = mergeMaps(vals, m)
+	}
+	if h.ValuesObject != nil {
+		data, err := json.Marshal(h.ValuesObject)
+		if err != nil {
+			return nil, fmt.Errorf("encode helm valuesObject: %w", err)
+		}
+		m, err := chartutil.ReadValues(data)
+		if err != nil {
+			return nil, fmt.Errorf("parse helm valuesObject: %w", err)
+		}
+		vals = mergeMaps(vals, m)
+	}
+	for i, p := range h.Parameters {
+		if p.Name == "" {
+			return nil, fmt.Errorf("parse helm parameter %d: name is empty", i)
+		}
+		set := p.Name + "=" + escapeSetValue(p.Value)
+		var err error
+		if p.ForceString {
+			err = strvals.ParseIntoString(set, vals)
+		} else {
+			err = strvals.ParseInto(set, vals)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("parse helm parameter %q: %w", p.Name, err)
+		}
+	}
+	return vals, nil
+}
+
+// valueFile reads one value file. Like Argo CD, a relative path is relative
+// to the chart directory and an absolute path is relative to the
+// repository root; URLs are refused.
+func (s source) valueFile(vf string) (map[string]any, error) {
+	if strings.Contains(vf, "://") {
+		return nil, fmt.Errorf("read value file %q: %w", vf, ErrRemoteReference)
+	}
+	p := vf
+	if !filepath.IsAbs(p) && !strings.HasPrefix(p, "/") {
+		p = joinRel(s.rel, p)
+	} else {
+		p = strings.TrimLeft(filepath.ToSlash(p), "/")
+		if p == "" {
+			p = "."
+		}
+	}
+	real, rel, err := s.repo.resolve(p)
+	if err != nil {
+		return nil, fmt.Errorf("read value file %s: %w", vf, err)
+	}
+	data, err := readFile(real, s.lim.MaxFileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("read value file %s: %w", rel, err)
+	}
+	m, err := chartutil.ReadValues(data)
+	if err != nil {
+		return nil, fmt.Errorf("parse value file %s: %w", rel, err)
+	}
+	return m, nil
+}
+
+// mergeMaps merges b into a copy of a: nested maps merge, anything else in
+// b replaces what a has (Helm's rule for -f files).
+func mergeMaps(a, b map[string]any) map[string]any {
+	out := make(map[string]any, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		if bm, ok := v.(map[string]any); ok {
+			if am, ok := out[k].(map[string]any); ok {
+				out[k] = mergeMaps(am, bm)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// escapeSetValue escapes the commas in a parameter value, which `--set`
+// would otherwise read as separators, as Argo CD does; a {a,b} list is left
+// alone.
+func escapeSetValue(v string) string {
+	if strings.HasPrefix(v, "{") && strings.HasSuffix(v, "}") {
+		return v
+	}
+	var b strings.Builder
+	escaped := false
+	for _, r := range v {
+		if r == ',' && !escaped {
+			b.WriteByte('\\')
+		}
+		escaped = r == '\\' && !escaped
+		b.WriteRune(r)
+	}
+	return b.String()
+}

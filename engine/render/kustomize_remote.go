@@ -1,0 +1,182 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/api/konfig"
+)
+
+// ErrRemoteReference is returned (wrapped) when a kustomization refers to a
+// URL or a Git repository. Rendering reads only the repository under
+// review: a remote base is not reviewed, can change without a commit, and
+// fetching it would run git.
+var ErrRemoteReference = errors.New("remote references are not allowed")
+
+// errHelmInKustomize refuses kustomize's helmCharts, which run the helm
+// binary and download charts.
+var errHelmInKustomize = errors.New("helmCharts are not supported: they run the helm binary and download charts; use a Helm source instead")
+
+// isKustomizationFile reports whether path names a kustomization file.
+func isKustomizationFile(path string) bool {
+	base := filepath.Base(path)
+	for _, n := range konfig.RecognizedKustomizationFileNames() {
+		if base == n {
+			return true
+		}
+	}
+	return false
+}
+
+// findKustomization returns the kustomization file in dir, or "".
+func findKustomization(dir string) string {
+	for _, n := range konfig.RecognizedKustomizationFileNames() {
+		p := filepath.Join(dir, n)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p
+		}
+	}
+	return ""
+}
+
+// Fields of a kustomization that hold paths kustomize loads.
+var (
+	pathListFields = map[string]bool{
+		"resources": true, "bases": true, "components": true, "crds": true,
+		"configurations": true, "patchesStrategicMerge": true,
+		"generators": true, "transformers": true, "validators": true,
+	}
+	pathObjectListFields = map[string]bool{
+		"patches": true, "patchesJson6902": true, "replacements": true,
+	}
+	generatorFields = map[string]bool{"configMapGenerator": true, "secretGenerator": true}
+	helmFields      = map[string]bool{"helmCharts": true, "helmChartInflationGenerator": true}
+)
+
+// checkRemote refuses a kustomization (at the real path kustPath, content
+// data) that refers to anything outside the repository by URL or Git
+// address. A kustomization that does not parse is left to kustomize, which
+// reports the syntax error.
+func checkRemote(c *confinedFS, kustPath string, data []byte) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	top := deref(doc.Content[0])
+	if top.Kind != yaml.MappingNode {
+		return nil
+	}
+	rc := remoteChecker{fs: c, dir: filepath.Dir(kustPath), name: c.name(kustPath)}
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		if err := rc.field(deref(top.Content[i]).Value, deref(top.Content[i+1])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// remoteChecker checks the fields of one kustomization file.
+type remoteChecker struct {
+	fs *confinedFS
+	// dir is the kustomization's real directory, name its file for
+	// messages.
+	dir, name string
+}
+
+// field checks the top-level field key with value v.
+func (rc remoteChecker) field(key string, v *yaml.Node) error {
+	switch {
+	case pathListFields[key]:
+		return rc.list(key, v, false)
+	case pathObjectListFields[key] && v.Kind == yaml.SequenceNode:
+		for _, item := range v.Content {
+			if err := rc.path(key+".path", lookupNode(deref(item), "path"), false); err != nil {
+				return err
+			}
+		}
+	case key == "openapi":
+		return rc.path("openapi.path", lookupNode(v, "path"), false)
+	case generatorFields[key] && v.Kind == yaml.SequenceNode:
+		for _, item := range v.Content {
+			item = deref(item)
+			if err := rc.list(key+".files", lookupNode(item, "files"), true); err != nil {
+				return err
+			}
+			if err := rc.list(key+".envs", lookupNode(item, "envs"), false); err != nil {
+				return err
+			}
+			if err := rc.path(key+".env", lookupNode(item, "env"), false); err != nil {
+				return err
+			}
+		}
+	case helmFields[key] && len(v.Content) > 0:
+		return fmt.Errorf("%s line %d: %w", rc.name, v.Line, errHelmInKustomize)
+	}
+	return nil
+}
+
+// list checks a list of paths (or a single path).
+func (rc remoteChecker) list(field string, v *yaml.Node, stripKey bool) error {
+	v = deref(v)
+	if v == nil || v.Kind != yaml.SequenceNode {
+		return rc.path(field, v, stripKey)
+	}
+	for _, item := range v.Content {
+		if err := rc.path(field, item, stripKey); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// path checks one path; stripKey drops a generator's "key=" prefix.
+func (rc remoteChecker) path(field string, v *yaml.Node, stripKey bool) error {
+	v = deref(v)
+	if v == nil || v.Kind != yaml.ScalarNode || strings.Contains(v.Value, "\n") {
+		return nil // inline patch or configuration
+	}
+	s := strings.TrimSpace(v.Value)
+	if stripKey {
+		if _, after, ok := strings.Cut(s, "="); ok {
+			s = after
+		}
+	}
+	localFile := func() bool {
+		real, err := rc.fs.resolve(filepath.Join(rc.dir, s))
+		if err != nil {
+			return false
+		}
+		fi, err := os.Stat(real)
+		return err == nil && fi.Mode().IsRegular()
+	}
+	if isRemote(s, localFile) {
+		return fmt.Errorf("%s line %d: %s entry %q: %w; tollgate renders only files inside the repository",
+			rc.name, v.Line, field, s, ErrRemoteReference)
+	}
+	return nil
+}
+
+// gitUser matches the user@ prefix kustomize takes for an SCP-style Git
+// address (git@github.com:org/repo).
+var gitUser = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9-]*@`)
+
+// isRemote reports whether kustomize would fetch s over the network rather
+// than read it from disk: any URL, a go-getter style git:: address, and
+// GitHub shorthand and SCP-style Git addresses, unless a local file of that
+// name exists (kustomize loads a file before it tries a Git clone; a
+// directory of that name would still be cloned).
+func isRemote(s string, existsLocally func() bool) bool {
+	l := strings.ToLower(s)
+	if strings.Contains(l, "://") || strings.HasPrefix(l, "git::") {
+		return true
+	}
+	if strings.HasPrefix(l, "github.com/") || strings.HasPrefix(l, "github.com:") || gitUser.MatchString(s) {
+		return !existsLocally()
+	}
+	return false
+}

@@ -1,0 +1,191 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/go-logr/logr"
+)
+
+// Kinds of application source, as reported in Result.Kind.
+const (
+	KindDirectory = "directory"
+	KindKustomize = "kustomize"
+	KindHelm      = "helm"
+)
+
+// Options are the fields of Argo CD's ApplicationSource that change what is
+// rendered, without Kubernetes types.
+type Options struct {
+	Directory *DirectoryOptions
+	Kustomize *KustomizeOptions
+	Helm      *HelmOptions
+	// Namespace is the destination namespace. Helm uses it as the release
+	// namespace when HelmOptions.Namespace is empty.
+	Namespace string
+	// AppName is the Application's name, Helm's release name when
+	// HelmOptions.ReleaseName is empty.
+	AppName string
+}
+
+// DirectoryOptions mirror spec.source.directory.
+type DirectoryOptions struct {
+	// Recurse reads subdirectories too.
+	Recurse bool
+	// Include and Exclude are glob patterns matched against each file's
+	// path relative to the application directory. A pattern may be a
+	// comma-separated list or a {a,b} alternation; `*` matches across `/`.
+	// Exclude wins over Include.
+	Include, Exclude string
+}
+
+// KustomizeOptions mirror spec.source.kustomize. They are applied the way
+// Argo CD applies them (`kustomize edit ...` on the kustomization), on an
+// in-memory copy: the repository is never written.
+type KustomizeOptions struct {
+	// Images like `kustomize edit set image`: "name=newname:tag",
+	// "name=newname@digest", "name=newname", "name:tag", "name@digest".
+	Images                 []string
+	NamePrefix, NameSuffix string
+	Namespace              string
+	CommonLabels           map[string]string
+	CommonAnnotations      map[string]string
+}
+
+// HelmOptions mirror spec.source.helm.
+type HelmOptions struct {
+	// ValueFiles are merged in order. Relative paths are relative to the
+	// chart directory, absolute ones to the repository root, as in Argo CD.
+	ValueFiles []string
+	// Values is a YAML document merged after ValueFiles.
+	Values string
+	// ValuesObject is merged after Values.
+	ValuesObject map[string]any
+	// Parameters are applied last, like `--set` (or `--set-string`).
+	Parameters  []HelmParameter
+	ReleaseName string
+	Namespace   string
+	// SkipCrds leaves out the chart's crds/ directory.
+	SkipCrds bool
+}
+
+// HelmParameter is one `--set name=value` (or `--set-string` when
+// ForceString).
+type HelmParameter struct {
+	Name, Value string
+	ForceString bool
+}
+
+// Result is the output of Build.
+type Result struct {
+	// Documents in a stable order: file order for a directory, kustomize's
+	// output order, and `helm template`'s order (CRDs, manifests, hooks).
+	Documents []Document
+	Notes     []Note
+	// Kind is KindDirectory, KindKustomize or KindHelm.
+	Kind string
+}
+
+// Build renders the application source at dir inside the repository checked
+// out at root, the way Argo CD's repo server would. dir is relative to root
+// (or absolute inside it); nothing outside root is read. Document files are
+// named relative to root, symlinks in dir resolved. The source kind is
+// detected from dir: a kustomization file means kustomize, a Chart.yaml
+// means Helm (when both exist, opts.Helm set picks Helm), anything else is a
+// directory of manifests.
+func Build(ctx context.Context, root, dir string, opts Options, lim Limits) (Result, error) {
+	lim = lim.withDefaults()
+	if err := ctx.Err(); err != nil {
+		return Result{}, fmt.Errorf("render %s: %w", dir, err)
+	}
+	r, err := openRepo(root)
+	if err != nil {
+		return Result{}, fmt.Errorf("render %s: %w", dir, err)
+	}
+	appRel, err := r.clean(dir)
+	if err != nil {
+		return Result{}, fmt.Errorf("render %s: %w", dir, err)
+	}
+	appDir, err := r.resolveRel(appRel)
+	if err != nil {
+		return Result{}, fmt.Errorf("render %s: %w", appRel, err)
+	}
+	if fi, err := os.Stat(appDir); err != nil {
+		return Result{}, fmt.Errorf("render %s: %w", appRel, err)
+	} else if !fi.IsDir() {
+		return Result{}, fmt.Errorf("render %s: not a directory", appRel)
+	}
+	// Files are named by where they really are: kustomize and Helm resolve
+	// relative paths from the real directory.
+	src := source{repo: r, dir: appDir, rel: r.rel(appDir), opts: opts, lim: lim}
+	kustFile := findKustomization(appDir)
+	chartFile := filepath.Join(appDir, "Chart.yaml")
+	_, chartErr := os.Stat(chartFile)
+	hasChart := chartErr == nil
+
+	var res Result
+	switch {
+	case hasChart && (kustFile == "" || opts.Helm != nil):
+		res.Kind = KindHelm
+		res.Documents, res.Notes, err = guarded(ctx, func() ([]Document, []Note, error) { return src.helm() })
+	case kustFile != "":
+		res.Kind = KindKustomize
+		res.Documents, res.Notes, err = guarded(ctx, func() ([]Document, []Note, error) { return src.kustomize(kustFile) })
+	default:
+		res.Kind = KindDirectory
+		res.Documents, res.Notes, err = src.directory(ctx)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("render %s %s: %w", res.Kind, appRel, err)
+	}
+	logr.FromContextOrDiscard(ctx).V(1).Info("rendered application source",
+		"kind", res.Kind, "path", appRel, "documents", len(res.Documents), "notes", len(res.Notes))
+	return res, nil
+}
+
+// source is one application source being rendered.
+type source struct {
+	repo repo
+	// dir is the real path of the application directory; rel its
+	// repo-relative path.
+	dir, rel string
+	opts     Options
+	lim      Limits
+}
+
+// errPanic marks a panic inside kustomize or Helm turned into an error.
+var errPanic = errors.New("internal error in renderer")
+
+// guarded runs a kustomize or Helm render, turning a panic into an error
+// (both libraries have panicked on bad input) and returning early when ctx
+// is done. The render itself cannot be interrupted; it finishes in the
+// background and its result is dropped.
+func guarded(ctx context.Context, fn func() ([]Document, []Note, error)) ([]Document, []Note, error) {
+	type result struct {
+		docs  []Document
+		notes []Note
+		err   error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		var res result
+		defer func() {
+			if p := recover(); p != nil {
+				logr.FromContextOrDiscard(ctx).V(1).Info("renderer panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				res = result{err: fmt.Errorf("%w: %v", errPanic, p)}
+			}
+			ch <- res
+		}()
+		res.docs, res.notes, res.err = fn()
+	}()
+	select {
+	case res := <-ch:
+		return res.docs, res.notes, res.err
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+}
