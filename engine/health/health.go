@@ -1,0 +1,198 @@
+// Package health assesses the health of live Kubernetes objects the way
+// Argo CD does, for the engine's wait-for-healthy step, the Application
+// status, and `tollgate health`.
+//
+// Built-in kinds follow Argo CD's rules (gitops-engine's pkg/health and the
+// Lua health checks Argo CD ships for CronJob and Application): Deployment,
+// StatefulSet, DaemonSet, ReplicaSet, Pod, Job, CronJob,
+// PersistentVolumeClaim, Service, Ingress, HorizontalPodAutoscaler,
+// APIService, CustomResourceDefinition and Argo CD's own Application. Any
+// other kind is judged by kstatus (fluxcd/cli-utils), which understands the
+// conventional Ready/Reconciling/Stalled conditions and observedGeneration;
+// an object with no status at all (ConfigMap, Secret, RBAC) is Healthy.
+// An object being deleted is Progressing.
+//
+// The package is a leaf: it reads unstructured objects and does no I/O.
+package health
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Status is the health of an object, with Argo CD's values.
+type Status string
+
+// Health statuses, from best to worst (see Worst).
+const (
+	// Healthy: the object is fully available.
+	Healthy Status = "Healthy"
+	// Suspended: the object is paused or suspended on purpose (a paused
+	// Deployment, a suspended CronJob or Job).
+	Suspended Status = "Suspended"
+	// Progressing: not healthy yet, but it may still become healthy.
+	Progressing Status = "Progressing"
+	// Missing: the object does not exist in the cluster.
+	Missing Status = "Missing"
+	// Degraded: the object failed or cannot become healthy.
+	Degraded Status = "Degraded"
+	// Unknown: health could not be assessed.
+	Unknown Status = "Unknown"
+)
+
+// order ranks statuses from best to worst, as Argo CD's IsWorse does.
+var order = map[Status]int{Healthy: 0, Suspended: 1, Progressing: 2, Missing: 3, Degraded: 4, Unknown: 5}
+
+// Result is the health of one object.
+type Result struct {
+	Status  Status `json:"status"`
+	Message string `json:"message,omitempty"`
+}
+
+// hookFinalizer keeps Argo CD hook objects alive after deletion; such an
+// object is judged on its status, not as pending deletion.
+const hookFinalizer = "argocd.argoproj.io/hook-finalizer"
+
+// Assess returns the health of obj. An error means obj could not be read
+// (a field has the wrong type); the Result is then Unknown with the error as
+// its message, which is what Argo CD shows.
+func Assess(obj *unstructured.Unstructured) (Result, error) {
+	if obj == nil || obj.Object == nil {
+		return Result{Status: Unknown, Message: "no object"}, errors.New("assess health: no object")
+	}
+	if obj.GetDeletionTimestamp() != nil && !hasFinalizer(obj, hookFinalizer) {
+		return Result{Status: Progressing, Message: "Pending deletion"}, nil
+	}
+	gvk := obj.GroupVersionKind()
+	check := checkFor(gvk)
+	if check == nil {
+		check = assessGeneric
+	}
+	res, err := check(obj)
+	if err != nil {
+		err = fmt.Errorf("assess health of %s: %w", describe(obj), err)
+		return Result{Status: Unknown, Message: err.Error()}, err
+	}
+	return res, nil
+}
+
+// checkFor returns the built-in check of a kind, nil for none.
+func checkFor(gvk schema.GroupVersionKind) func(*unstructured.Unstructured) (Result, error) {
+	switch gvk.Group {
+	case "apps", "extensions":
+		switch gvk.Kind {
+		case "Deployment":
+			return deploymentHealth
+		case "StatefulSet":
+			return statefulSetHealth
+		case "DaemonSet":
+			return daemonSetHealth
+		case "ReplicaSet":
+			return replicaSetHealth
+		case "Ingress":
+			return ingressHealth
+		}
+	case "":
+		switch gvk.Kind {
+		case "Pod":
+			return podHealth
+		case "Service":
+			return serviceHealth
+		case "PersistentVolumeClaim":
+			return pvcHealth
+		}
+	case "batch":
+		switch gvk.Kind {
+		case "Job":
+			return jobHealth
+		case "CronJob":
+			return cronJobHealth
+		}
+	case "autoscaling":
+		if gvk.Kind == "HorizontalPodAutoscaler" {
+			return hpaHealth
+		}
+	case "networking.k8s.io":
+		if gvk.Kind == "Ingress" {
+			return ingressHealth
+		}
+	case "apiregistration.k8s.io":
+		if gvk.Kind == "APIService" {
+			return apiServiceHealth
+		}
+	case "apiextensions.k8s.io":
+		if gvk.Kind == "CustomResourceDefinition" {
+			return crdHealth
+		}
+	case "argoproj.io":
+		if gvk.Kind == "Application" {
+			return applicationHealth
+		}
+	}
+	return nil
+}
+
+// Worst returns the worst of statuses in Argo CD's order: Healthy <
+// Suspended < Progressing < Missing < Degraded < Unknown. A value outside
+// that set counts as Unknown. With no statuses it returns Healthy.
+func Worst(statuses ...Status) Status {
+	worst := Healthy
+	for _, s := range statuses {
+		if IsWorse(worst, s) {
+			worst = s
+		}
+	}
+	if _, ok := order[worst]; !ok {
+		return Unknown
+	}
+	return worst
+}
+
+// IsWorse reports whether candidate is a worse status than current.
+func IsWorse(current, candidate Status) bool {
+	return rank(candidate) > rank(current)
+}
+
+func rank(s Status) int {
+	if r, ok := order[s]; ok {
+		return r
+	}
+	return order[Unknown]
+}
+
+// fromUnstructured converts obj into a typed struct. On failure it decodes
+// through JSON once more, whose error names the offending field.
+func fromUnstructured(obj *unstructured.Unstructured, into any) error {
+	err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, into)
+	if err == nil {
+		return nil
+	}
+	if b, merr := json.Marshal(obj.Object); merr == nil {
+		if jerr := json.Unmarshal(b, into); jerr != nil {
+			err = jerr
+		}
+	}
+	return fmt.Errorf("read %s: %w", obj.GetKind(), err)
+}
+
+func hasFinalizer(obj *unstructured.Unstructured, name string) bool {
+	for _, f := range obj.GetFinalizers() {
+		if f == name {
+			return true
+		}
+	}
+	return false
+}
+
+// describe names obj as kind/namespace/name.
+func describe(obj *unstructured.Unstructured) string {
+	if ns := obj.GetNamespace(); ns != "" {
+		return obj.GetKind() + "/" + ns + "/" + obj.GetName()
+	}
+	return obj.GetKind() + "/" + obj.GetName()
+}

@@ -1,0 +1,205 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+	"golang.org/x/crypto/ssh"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Argo CD repository Secret conventions.
+const (
+	// SecretTypeLabel labels Secrets that hold repository configuration.
+	SecretTypeLabel = "argocd.argoproj.io/secret-type"
+	// SecretTypeRepository is a Secret for one repository, matched by URL.
+	SecretTypeRepository = "repository"
+	// SecretTypeRepoCreds is a credential template matched by URL prefix.
+	SecretTypeRepoCreds = "repo-creds"
+)
+
+// defaultSSHTimeout bounds the SSH connection handshake when the context
+// has no deadline: go-git dials SSH without the context.
+const defaultSSHTimeout = 30 * time.Second
+
+// MatchCredentials picks the credentials for repoURL from Argo CD
+// repository Secrets, the way Argo CD does: a Secret labelled
+// argocd.argoproj.io/secret-type=repository whose url normalizes to the
+// same URL wins; if it carries no credentials (or none matches), the
+// repo-creds Secret with the longest url that prefixes repoURL supplies
+// them. Unlike a bare string prefix, a template never matches another host
+// (https://github.com does not match https://github.com.evil.example). Secrets of type "helm" (the "type" key) are ignored. knownHosts is
+// the ssh_known_hosts content of argocd-ssh-known-hosts-cm; it is used for
+// ssh URLs. Secret data is read from Data, falling back to StringData for
+// Secrets that have not been through the API server.
+func MatchCredentials(repoURL string, secrets []corev1.Secret, knownHosts []byte) Credentials {
+	want := NormalizeURL(repoURL)
+	var repo, tmpl *corev1.Secret
+	longest := -1
+	for i := range secrets {
+		s := &secrets[i]
+		if strings.EqualFold(secretValue(s, "type"), "helm") {
+			continue
+		}
+		u := NormalizeURL(secretValue(s, "url"))
+		if u == "" || want == "" {
+			continue
+		}
+		switch s.Labels[SecretTypeLabel] {
+		case SecretTypeRepository:
+			if u == want && repo == nil {
+				repo = s
+			}
+		case SecretTypeRepoCreds:
+			if strings.HasPrefix(want, u) && sameHost(want, u) && len(u) > longest {
+				tmpl, longest = s, len(u)
+			}
+		}
+	}
+	var c Credentials
+	if repo != nil {
+		c = credentialsFromSecret(repo)
+	}
+	if !c.hasAuth() && tmpl != nil {
+		t := credentialsFromSecret(tmpl)
+		c.Username, c.Password, c.BearerToken, c.SSHPrivateKey = t.Username, t.Password, t.BearerToken, t.SSHPrivateKey
+		if repo == nil {
+			c.Insecure = t.Insecure
+		}
+	}
+	if len(knownHosts) > 0 {
+		c.SSHKnownHosts = knownHosts
+	}
+	return c
+}
+
+// sameHost reports whether two normalized URLs have the same scheme, user
+// and host.
+func sameHost(a, b string) bool {
+	return authority(a) == authority(b)
+}
+
+func authority(normalized string) string {
+	i := strings.Index(normalized, "://")
+	if i < 0 {
+		return normalized
+	}
+	rest := normalized[i+3:]
+	if j := strings.IndexByte(rest, '/'); j >= 0 {
+		rest = rest[:j]
+	}
+	return normalized[:i+3] + rest
+}
+
+func credentialsFromSecret(s *corev1.Secret) Credentials {
+	insecure := false
+	for _, k := range []string{"insecure", "insecureIgnoreHostKey"} {
+		if b, err := strconv.ParseBool(strings.TrimSpace(secretValue(s, k))); err == nil && b {
+			insecure = true
+		}
+	}
+	c := Credentials{
+		Username:    secretValue(s, "username"),
+		Password:    secretValue(s, "password"),
+		BearerToken: secretValue(s, "bearerToken"),
+		Insecure:    insecure,
+	}
+	if k := secretValue(s, "sshPrivateKey"); k != "" {
+		c.SSHPrivateKey = []byte(k)
+	}
+	return c
+}
+
+func secretValue(s *corev1.Secret, key string) string {
+	if v, ok := s.Data[key]; ok {
+		return string(v)
+	}
+	return s.StringData[key]
+}
+
+func (c Credentials) hasAuth() bool {
+	return c.Username != "" || c.Password != "" || c.BearerToken != "" || len(c.SSHPrivateKey) > 0
+}
+
+// authMethod maps c to go-git authentication for ep. It returns nil for
+// anonymous access.
+func (c Credentials) authMethod(ctx context.Context, ep *transport.Endpoint) (transport.AuthMethod, error) {
+	switch ep.Protocol {
+	case "http", "https":
+		switch {
+		case c.BearerToken != "":
+			return &githttp.TokenAuth{Token: c.BearerToken}, nil
+		case c.Username != "" || c.Password != "":
+			return &githttp.BasicAuth{Username: c.Username, Password: c.Password}, nil
+		}
+		return nil, nil
+	case "ssh":
+		return c.sshAuth(ctx, ep)
+	default: // git, file: no authentication
+		return nil, nil
+	}
+}
+
+func (c Credentials) sshAuth(ctx context.Context, ep *transport.Endpoint) (transport.AuthMethod, error) {
+	if len(c.SSHPrivateKey) == 0 {
+		return nil, fmt.Errorf("%w: no ssh private key for %s", ErrAuthFailed, ep.Host)
+	}
+	user := ep.User
+	if user == "" {
+		user = "git"
+	}
+	keys, err := gitssh.NewPublicKeys(user, c.SSHPrivateKey, "")
+	if err != nil {
+		return nil, fmt.Errorf("%w: parse ssh private key: %w", ErrAuthFailed, err)
+	}
+	auth := &sshAuth{PublicKeys: keys, timeout: defaultSSHTimeout}
+	if dl, ok := ctx.Deadline(); ok {
+		auth.timeout = max(time.Until(dl), time.Second)
+	}
+	port := ep.Port
+	if port <= 0 {
+		port = 22
+	}
+	hostPort := ep.Host + ":" + strconv.Itoa(port)
+	switch {
+	case len(c.SSHKnownHosts) > 0:
+		db, err := parseKnownHosts(c.SSHKnownHosts)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrAuthFailed, err)
+		}
+		keys.HostKeyCallback = db.callback()
+		auth.algorithms = db.algorithms(hostPort)
+	case c.Insecure:
+		keys.HostKeyCallback = ssh.InsecureIgnoreHostKey() //nolint:gosec // asked for with insecure: true
+	default:
+		return nil, fmt.Errorf("%w: no known hosts to verify the ssh host key of %s (set known hosts or insecure)", ErrAuthFailed, ep.Host)
+	}
+	return auth, nil
+}
+
+// sshAuth is go-git public key authentication with a dial timeout and the
+// host key algorithms known_hosts can verify.
+type sshAuth struct {
+	*gitssh.PublicKeys
+	timeout    time.Duration
+	algorithms []string
+}
+
+// ClientConfig implements gitssh.AuthMethod.
+func (a *sshAuth) ClientConfig() (*ssh.ClientConfig, error) {
+	cfg, err := a.PublicKeys.ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout = a.timeout
+	if len(a.algorithms) > 0 {
+		cfg.HostKeyAlgorithms = a.algorithms
+	}
+	return cfg, nil
+}

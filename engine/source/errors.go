@@ -1,0 +1,111 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+)
+
+// classify wraps a go-git error from talking to the remote in the typed
+// error callers branch on: auth, not found, empty, or unreachable.
+func classify(ctx context.Context, verb string, err error) error {
+	switch {
+	case causeIs(err, ErrAuthFailed):
+		return fmt.Errorf("%s: %w", verb, err)
+	case isAuthError(err):
+		return fmt.Errorf("%s: %w: %w", verb, ErrAuthFailed, err)
+	case causeIs(err, transport.ErrRepositoryNotFound):
+		return fmt.Errorf("%s: %w: %w", verb, ErrRepoNotFound, err)
+	case causeIs(err, transport.ErrEmptyRemoteRepository):
+		return fmt.Errorf("%s: %w: the repository has no commits", verb, ErrRevisionNotFound)
+	case ctx.Err() != nil:
+		return fmt.Errorf("%s: %w: %w", verb, ErrRepoUnreachable, ctx.Err())
+	}
+	return fmt.Errorf("%s: %w: %w", verb, ErrRepoUnreachable, err)
+}
+
+// causeIs is errors.Is that also looks inside go-git's wrappers.
+func causeIs(err, target error) bool {
+	return anyCause(err, func(e error) bool { return errors.Is(e, target) })
+}
+
+func isAuthError(err error) bool {
+	return anyCause(err, func(e error) bool {
+		return errors.Is(e, transport.ErrAuthenticationRequired) ||
+			errors.Is(e, transport.ErrAuthorizationFailed) ||
+			errors.Is(e, transport.ErrInvalidAuthMethod) ||
+			errors.Is(e, ErrAuthFailed) ||
+			// golang.org/x/crypto/ssh reports refused keys only as text.
+			strings.Contains(e.Error(), "ssh: unable to authenticate")
+	})
+}
+
+// isTerminal reports whether a fetch error should be returned rather than
+// retried another way: the context is done, the credentials are refused,
+// the repository is gone, or the network failed.
+func isTerminal(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || isAuthError(err) ||
+		causeIs(err, transport.ErrRepositoryNotFound) ||
+		causeIs(err, transport.ErrEmptyRemoteRepository) ||
+		anyCause(err, isNetworkError)
+}
+
+func isNetworkError(err error) bool {
+	var ne net.Error
+	var herr *githttp.Err
+	switch {
+	case errors.As(err, &ne):
+		return true
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE), errors.Is(err, io.ErrUnexpectedEOF):
+		return true
+	case errors.As(err, &herr):
+		return herr.StatusCode() >= 500
+	}
+	return false
+}
+
+// anyCause applies pred to err and to every error it wraps, including the
+// errors inside go-git's UnexpectedError and PermanentError, which do not
+// implement Unwrap.
+func anyCause(err error, pred func(error) bool) bool {
+	for depth := 0; err != nil && depth < 32; depth++ {
+		if pred(err) {
+			return true
+		}
+		var ue *plumbing.UnexpectedError
+		var pe *plumbing.PermanentError
+		switch {
+		case errors.As(err, &ue) && ue.Err != nil && ue.Err != err:
+			if anyCause(ue.Err, pred) {
+				return true
+			}
+		case errors.As(err, &pe) && pe.Err != nil && pe.Err != err:
+			if anyCause(pe.Err, pred) {
+				return true
+			}
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if anyCause(e, pred) {
+					return true
+				}
+			}
+			return false
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		default:
+			return false
+		}
+	}
+	return false
+}

@@ -1,0 +1,356 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage/memory"
+	"github.com/go-logr/logr"
+)
+
+// Reference namespace for what Fetch stores that is not a remote branch or
+// tag of the same name.
+const (
+	localHEAD       = plumbing.ReferenceName("refs/tollgate/HEAD")
+	localCommitsDir = "refs/tollgate/commits/"
+)
+
+// fullFetchSpecs fetch every branch and tag.
+var fullFetchSpecs = []config.RefSpec{"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"}
+
+// repoEntry is the per-repository state of a Cache.
+type repoEntry struct {
+	// sem is a one-slot semaphore guarding repo and the directory.
+	sem  chan struct{}
+	dir  string
+	repo *git.Repository
+}
+
+func (c *Cache) entry(key string) *repoEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.repos[key]
+	if !ok {
+		e = &repoEntry{sem: make(chan struct{}, 1), dir: filepath.Join(c.dir, key)}
+		c.repos[key] = e
+	}
+	return e
+}
+
+func (e *repoEntry) lock(ctx context.Context) error {
+	select {
+	case e.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (e *repoEntry) unlock() { <-e.sem }
+
+func (e *repoEntry) repoDir() string  { return filepath.Join(e.dir, "repo.git") }
+func (e *repoEntry) treesDir() string { return filepath.Join(e.dir, "trees") }
+
+// open opens or creates the bare repository. The caller holds the lock.
+func (e *repoEntry) open() (*git.Repository, error) {
+	if e.repo != nil {
+		return e.repo, nil
+	}
+	if err := os.MkdirAll(e.treesDir(), 0o755); err != nil {
+		return nil, fmt.Errorf("create cache directory: %w", err)
+	}
+	// Temporary trees left by a crashed process; we hold the lock, so no
+	// live writer owns them.
+	if stale, err := filepath.Glob(filepath.Join(e.treesDir(), tmpTreePrefix+"*")); err == nil {
+		for _, d := range stale {
+			_ = os.RemoveAll(d)
+		}
+	}
+	r, err := git.PlainOpen(e.repoDir())
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		r, err = git.PlainInit(e.repoDir(), true)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open cached repository: %w", err)
+	}
+	e.repo = r
+	return r, nil
+}
+
+// reset deletes the cached repository and starts an empty one. Trees
+// already written stay valid.
+func (e *repoEntry) reset() (*git.Repository, error) {
+	e.repo = nil
+	if err := os.RemoveAll(e.repoDir()); err != nil {
+		return nil, fmt.Errorf("remove cached repository: %w", err)
+	}
+	return e.open()
+}
+
+// Fetch resolves revision in the repository at repoURL and returns the
+// commit SHA and a directory holding its files. revision is empty or "HEAD"
+// (the remote's default branch), a branch or tag name, a full reference
+// name (refs/...), or a full or abbreviated (at least 4 hex digits) commit
+// SHA. Names are looked up in the order git rev-parse uses: refs/<name>,
+// refs/tags/<name>, refs/heads/<name>; a hex string that names no
+// reference is taken as a commit SHA.
+//
+// A full SHA whose tree is already in the cache is returned without
+// contacting the remote. Otherwise Fetch lists the remote's references and
+// fetches what is missing; ctx bounds the whole call.
+func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Credentials) (Checkout, error) {
+	revision = strings.TrimSpace(revision)
+	fail := func(err error) (Checkout, error) {
+		return Checkout{}, fmt.Errorf("fetch %s at %q: %w", RedactURL(repoURL), revision, err)
+	}
+	norm := NormalizeURL(repoURL)
+	if norm == "" {
+		return fail(errors.New("not a Git repository URL"))
+	}
+	ep, err := transport.NewEndpoint(repoURL)
+	if err != nil {
+		return fail(fmt.Errorf("parse repository URL: %w", err))
+	}
+	e := c.entry(cacheKey(norm))
+	if isFullSHA(revision) {
+		sha := strings.ToLower(revision)
+		if dir, ok := existingTree(e, sha); ok {
+			return Checkout{Revision: sha, Dir: dir}, nil
+		}
+	}
+	auth, err := creds.authMethod(ctx, ep)
+	if err != nil {
+		return fail(err)
+	}
+	if err := e.lock(ctx); err != nil {
+		return fail(fmt.Errorf("wait for repository lock: %w", err))
+	}
+	defer e.unlock()
+	repo, err := e.open()
+	if err != nil {
+		return fail(err)
+	}
+	f := &fetcher{
+		entry: e, repo: repo, url: repoURL, auth: auth, insecure: creds.Insecure,
+		shallow: !c.opts.DisableShallow && ep.Protocol != "file",
+		log:     logr.FromContextOrDiscard(ctx).WithValues("repo", RedactURL(repoURL)),
+	}
+	hash, err := f.resolve(ctx, revision)
+	if err != nil {
+		return fail(err)
+	}
+	dir, err := c.materialize(ctx, f.repo, e, hash)
+	if err != nil {
+		return fail(err)
+	}
+	return Checkout{Revision: hash.String(), Dir: dir}, nil
+}
+
+// fetcher resolves one revision of one repository. The caller holds the
+// repository lock.
+type fetcher struct {
+	entry    *repoEntry
+	repo     *git.Repository
+	url      string
+	auth     transport.AuthMethod
+	insecure bool
+	shallow  bool
+	log      logr.Logger
+}
+
+// resolve returns the commit revision names, fetching it if needed.
+func (f *fetcher) resolve(ctx context.Context, revision string) (plumbing.Hash, error) {
+	if isFullSHA(revision) {
+		h := plumbing.NewHash(strings.ToLower(revision))
+		if hasCommit(f.repo, h) {
+			return h, nil
+		}
+	}
+	refs, err := f.list(ctx)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if name, want, ok := resolveRef(refs, revision); ok {
+		return f.fetchRef(ctx, name, want)
+	}
+	switch {
+	case isFullSHA(revision):
+		return f.fetchCommit(ctx, plumbing.NewHash(strings.ToLower(revision)))
+	case isShortSHA(revision):
+		return f.fetchShort(ctx, refs, strings.ToLower(revision))
+	}
+	return plumbing.ZeroHash, fmt.Errorf("%w: no branch, tag or reference named %q", ErrRevisionNotFound, revision)
+}
+
+// list returns the remote's references with peeled tags (ls-remote).
+func (f *fetcher) list(ctx context.Context) ([]*plumbing.Reference, error) {
+	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{f.url}})
+	refs, err := remote.ListContext(ctx, &git.ListOptions{
+		Auth: f.auth, InsecureSkipTLS: f.insecure, PeelingOption: git.AppendPeeled,
+	})
+	if err != nil {
+		return nil, classify(ctx, "list references", err)
+	}
+	return refs, nil
+}
+
+// fetchRef fetches the remote reference name (whose commit the listing
+// says is want) and returns the commit it points to once fetched.
+func (f *fetcher) fetchRef(ctx context.Context, name plumbing.ReferenceName, want plumbing.Hash) (plumbing.Hash, error) {
+	if hasCommit(f.repo, want) {
+		return want, nil
+	}
+	local := name
+	if name == plumbing.HEAD {
+		local = localHEAD
+	}
+	spec := config.RefSpec("+" + name.String() + ":" + local.String())
+	err := f.fetchWithFallback(ctx, []config.RefSpec{spec}, func() bool {
+		_, err := peeledRef(f.repo, local)
+		return err == nil
+	})
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	// The reference may have moved since it was listed: the fetched value
+	// is the newer truth.
+	h, err := peeledRef(f.repo, local)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("%w: %s fetched but not readable: %w", ErrRevisionNotFound, name, err)
+	}
+	return h, nil
+}
+
+// fetchCommit fetches a commit by SHA: directly when the server allows it,
+// else by fetching all branches and tags.
+func (f *fetcher) fetchCommit(ctx context.Context, h plumbing.Hash) (plumbing.Hash, error) {
+	spec := config.RefSpec(h.String() + ":" + localCommitsDir + h.String())
+	err := f.fetch(ctx, []config.RefSpec{spec}, f.depth())
+	if err == nil && hasCommit(f.repo, h) {
+		return h, nil
+	}
+	if err != nil && isTerminal(ctx, err) {
+		return plumbing.ZeroHash, classify(ctx, "fetch commit", err)
+	}
+	f.log.V(1).Info("fetching all branches and tags to find a commit", "commit", h.String())
+	if err := f.fetchAll(ctx); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if !hasCommit(f.repo, h) {
+		return plumbing.ZeroHash, fmt.Errorf("%w: commit %s is not in any branch or tag", ErrRevisionNotFound, h)
+	}
+	return h, nil
+}
+
+// fetchShort resolves an abbreviated SHA: against the advertised tips
+// first, then against every commit of every branch and tag.
+func (f *fetcher) fetchShort(ctx context.Context, refs []*plumbing.Reference, prefix string) (plumbing.Hash, error) {
+	if name, h, ok := tipWithPrefix(refs, prefix); ok {
+		return f.fetchRef(ctx, name, h)
+	}
+	if h, err := commitWithPrefix(f.repo, prefix); err == nil {
+		return h, nil
+	} else if !errors.Is(err, ErrRevisionNotFound) {
+		return plumbing.ZeroHash, err
+	}
+	if err := f.fetchAll(ctx); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return commitWithPrefix(f.repo, prefix)
+}
+
+// fetchAll fetches the full history of every branch and tag. A shallow
+// cache is rebuilt first: go-git cannot deepen a shallow repository
+// reliably, and objects behind its shallow boundary would never be sent.
+func (f *fetcher) fetchAll(ctx context.Context) error {
+	if shallow, err := f.repo.Storer.Shallow(); err == nil && len(shallow) > 0 {
+		f.log.V(1).Info("rebuilding shallow cached repository for a full fetch")
+		repo, err := f.entry.reset()
+		if err != nil {
+			return err
+		}
+		f.repo = repo
+	}
+	if err := f.fetch(ctx, fullFetchSpecs, 0); err != nil {
+		return classify(ctx, "fetch all branches and tags", err)
+	}
+	return nil
+}
+
+// fetchWithFallback fetches specs shallowly when allowed, then fully if the
+// shallow fetch failed for a reason other than the network or credentials,
+// then from an emptied cache if the repository seems damaged. ok reports
+// whether the fetch produced what the caller needs.
+func (f *fetcher) fetchWithFallback(ctx context.Context, specs []config.RefSpec, ok func() bool) error {
+	depth := f.depth()
+	err := f.fetch(ctx, specs, depth)
+	if err == nil && ok() {
+		return nil
+	}
+	if err != nil && isTerminal(ctx, err) {
+		return classify(ctx, "fetch", err)
+	}
+	if depth != 0 {
+		f.log.V(1).Info("shallow fetch failed, fetching full history", "error", errString(err))
+		err = f.fetch(ctx, specs, 0)
+		if err == nil && ok() {
+			return nil
+		}
+		if err != nil && isTerminal(ctx, err) {
+			return classify(ctx, "fetch", err)
+		}
+	}
+	f.log.V(1).Info("fetch failed, rebuilding cached repository", "error", errString(err))
+	repo, rerr := f.entry.reset()
+	if rerr != nil {
+		return rerr
+	}
+	f.repo = repo
+	if err := f.fetch(ctx, specs, 0); err != nil {
+		return classify(ctx, "fetch", err)
+	}
+	if !ok() {
+		return fmt.Errorf("%w: the server did not send %s", ErrRevisionNotFound, specs[0].Src())
+	}
+	return nil
+}
+
+func (f *fetcher) depth() int {
+	if f.shallow {
+		return 1
+	}
+	return 0
+}
+
+// fetch runs one go-git fetch; "already up to date" is success.
+func (f *fetcher) fetch(ctx context.Context, specs []config.RefSpec, depth int) error {
+	remote := git.NewRemote(f.repo.Storer, &config.RemoteConfig{Name: "origin", URLs: []string{f.url}})
+	err := remote.FetchContext(ctx, &git.FetchOptions{
+		RemoteName:      "origin",
+		RefSpecs:        specs,
+		Depth:           depth,
+		Auth:            f.auth,
+		Tags:            git.NoTags,
+		Force:           true,
+		InsecureSkipTLS: f.insecure,
+	})
+	if errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return nil
+	}
+	return err
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

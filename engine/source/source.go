@@ -1,0 +1,122 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// Errors wrapped by Fetch, for callers to test with errors.Is.
+var (
+	// ErrRepoUnreachable: the repository could not be reached (connection
+	// refused, DNS, TLS, timeout, server error). A checkout returned
+	// earlier is still intact.
+	ErrRepoUnreachable = errors.New("repository unreachable")
+	// ErrRepoNotFound: the server answered that the repository does not
+	// exist (or hides it from these credentials).
+	ErrRepoNotFound = errors.New("repository not found")
+	// ErrAuthFailed: credentials were refused, are missing or invalid, or
+	// the SSH host key could not be verified.
+	ErrAuthFailed = errors.New("authentication failed")
+	// ErrRevisionNotFound: the revision names no branch, tag, reference or
+	// commit of the repository.
+	ErrRevisionNotFound = errors.New("revision not found")
+	// ErrTreeTooLarge: the commit's files exceed Options.MaxTreeBytes or
+	// Options.MaxFiles.
+	ErrTreeTooLarge = errors.New("tree too large")
+	// ErrInvalidTree: the commit's tree holds a path that cannot be written
+	// safely (such as "..", ".git" or a name with a slash).
+	ErrInvalidTree = errors.New("invalid tree")
+)
+
+// Default limits of Options.
+const (
+	DefaultMaxTreeBytes int64 = 512 << 20
+	DefaultMaxFiles           = 100_000
+)
+
+// Options configures a Cache. A zero field means its default (see
+// DefaultOptions).
+type Options struct {
+	// MaxTreeBytes bounds the total size of the files written for one
+	// commit; default 512 MiB.
+	MaxTreeBytes int64
+	// MaxFiles bounds the number of files, directories and links written
+	// for one commit; default 100,000.
+	MaxFiles int
+	// DisableShallow fetches full history even where a depth-1 fetch would
+	// do.
+	DisableShallow bool
+}
+
+// DefaultOptions returns the options used when none are given.
+func DefaultOptions() Options {
+	return Options{MaxTreeBytes: DefaultMaxTreeBytes, MaxFiles: DefaultMaxFiles}
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxTreeBytes <= 0 {
+		o.MaxTreeBytes = DefaultMaxTreeBytes
+	}
+	if o.MaxFiles <= 0 {
+		o.MaxFiles = DefaultMaxFiles
+	}
+	return o
+}
+
+// Credentials authenticate to a repository. Which fields apply depends on
+// the URL: Username/Password or BearerToken for http(s), SSHPrivateKey and
+// SSHKnownHosts for ssh and scp-style URLs. Build them from Argo CD
+// repository Secrets with MatchCredentials.
+type Credentials struct {
+	Username string
+	Password string
+	// BearerToken is sent as "Authorization: Bearer"; it wins over
+	// Username/Password.
+	BearerToken string
+	// SSHPrivateKey is a PEM-encoded private key (unencrypted).
+	SSHPrivateKey []byte
+	// SSHKnownHosts is known_hosts content. SSH is refused without a
+	// matching host key unless Insecure is set.
+	SSHKnownHosts []byte
+	// Insecure skips TLS verification for https and host key verification
+	// for ssh.
+	Insecure bool
+}
+
+// Checkout is the result of Fetch.
+type Checkout struct {
+	// Revision is the resolved commit SHA (40 hex digits).
+	Revision string
+	// Dir is a directory holding exactly the files of Revision. It is
+	// shared and must not be modified.
+	Dir string
+}
+
+// Cache fetches Git repositories into a directory and materializes commits.
+// It is safe for concurrent use. Two Caches must not share a directory.
+type Cache struct {
+	dir  string
+	opts Options
+
+	mu    sync.Mutex
+	repos map[string]*repoEntry
+}
+
+// NewCache returns a Cache that keeps its repositories and trees under dir,
+// creating dir if needed.
+func NewCache(dir string, opts Options) (*Cache, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("resolve cache directory %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("create cache directory: %w", err)
+	}
+	return &Cache{dir: abs, opts: opts.withDefaults(), repos: map[string]*repoEntry{}}, nil
+}
+
+// Dir returns the cache directory.
+func (c *Cache) Dir() string { return c.dir }
