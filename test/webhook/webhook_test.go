@@ -1,0 +1,408 @@
+// Package webhook_test runs tollgate's admission webhook against a real
+// kube-apiserver: the shipped ValidatingWebhookConfiguration
+// (config/webhook) is installed, pointing at a webhook server in this test
+// process, and the tests create and update objects as a user would, reading
+// denials and warnings from the API server's answers.
+package webhook_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/test/envtest"
+	"github.com/tollgate-dev/tollgate/webhook"
+)
+
+const (
+	argocdNS = "argocd"
+	// exemptNS is exempt in the handler's configuration (the shipped
+	// namespaceSelector does not know it, so the API server calls us).
+	exemptNS = "tollgate-exempt"
+	// botsNS holds the service accounts the tests impersonate.
+	botsNS = "tollgate-bots"
+	// exemptSA is exempt in the handler's configuration; otherSA is not.
+	exemptSA = "deployer"
+	otherSA  = "intruder"
+	// failLabel makes the test evaluator fail, to see the failurePolicy.
+	failLabel = "tollgate.test/fail-evaluation"
+)
+
+var (
+	env *envtest.Env
+	// reader is the webhook's informer cache, for tests to wait on.
+	reader cache.Cache
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctrllog.SetLogger(logr.Discard())
+	vwc, err := shippedWebhookConfiguration()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "webhook test:", err)
+		return 1
+	}
+	env, err = envtest.Start(envtest.Options{
+		Webhooks: crenvtest.WebhookInstallOptions{
+			ValidatingWebhooks: []*admissionregistrationv1.ValidatingWebhookConfiguration{vwc},
+		},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "envtest:", err)
+		return 1
+	}
+	// The webhook server and the cache stop before the control plane, so
+	// that the API server has no webhook connections or watches to drain.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() {
+		cancel()
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "envtest: stop:", err)
+		}
+	}()
+	if err := setup(ctx, env); err != nil {
+		fmt.Fprintln(os.Stderr, "webhook test: setup:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// shippedWebhookConfiguration reads config/webhook's
+// ValidatingWebhookConfiguration. envtest points each webhook at
+// https://<host:port>/<path>, so the leading "/" of the path is dropped.
+func shippedWebhookConfiguration() (*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+	path := filepath.Join(envtest.RepoRoot(), "config", "webhook", "validating_webhook_configuration.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read webhook configuration: %w", err)
+	}
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	if err := yaml.UnmarshalStrict(data, vwc); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", path, err)
+	}
+	if len(vwc.Webhooks) == 0 {
+		return nil, fmt.Errorf("%s has no webhooks", path)
+	}
+	for i := range vwc.Webhooks {
+		svc := vwc.Webhooks[i].ClientConfig.Service
+		if svc == nil || svc.Path == nil {
+			return nil, fmt.Errorf("%s: webhook %s has no service path", path, vwc.Webhooks[i].Name)
+		}
+		svc.Path = ptr.To(strings.TrimPrefix(*svc.Path, "/"))
+	}
+	return vwc, nil
+}
+
+// setup creates the fixed namespaces and service accounts, starts the
+// informer cache and serves the handler where the API server calls it.
+func setup(ctx context.Context, e *envtest.Env) error {
+	for _, ns := range []string{argocdNS, exemptNS, botsNS} {
+		if err := e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return fmt.Errorf("create namespace %s: %w", ns, err)
+		}
+	}
+	// The bootstrap "edit" role is aggregated by the controller manager,
+	// which envtest does not run: the bots get a role of their own.
+	objs := []client.Object{&rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "tollgate-test-writer"},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "create", "update"}},
+			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "create", "update"}},
+		},
+	}}
+	for _, sa := range []string{exemptSA, otherSA} {
+		objs = append(objs,
+			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: botsNS, Name: sa}},
+			&rbacv1.ClusterRoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: "tollgate-test-" + sa},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "tollgate-test-writer"},
+				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: botsNS, Name: sa}},
+			},
+		)
+	}
+	for _, o := range objs {
+		if err := e.Client.Create(ctx, o); err != nil {
+			return fmt.Errorf("create %T %s: %w", o, o.GetName(), err)
+		}
+	}
+
+	c, err := cache.New(e.Config, cache.Options{
+		Scheme: clientgoscheme.Scheme,
+		ByObject: map[client.Object]cache.ByObject{
+			webhook.NewAppProject(): {Namespaces: map[string]cache.Config{argocdNS: {}}},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("create cache: %w", err)
+	}
+	if err := webhook.IndexApplications(ctx, c); err != nil {
+		return err
+	}
+	if _, err := c.GetInformer(ctx, webhook.NewAppProject()); err != nil {
+		return fmt.Errorf("watch AppProjects: %w", err)
+	}
+	go func() {
+		if err := c.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "webhook test: cache:", err)
+		}
+	}()
+	syncCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if !c.WaitForCacheSync(syncCtx) {
+		return errors.New("cache did not sync")
+	}
+	reader = c
+
+	eval, err := policies.New(ctx, policies.DefaultOptions())
+	if err != nil {
+		return fmt.Errorf("compile policies: %w", err)
+	}
+	cfg := webhook.DefaultConfig()
+	cfg.ExemptNamespaces = append(cfg.ExemptNamespaces, exemptNS)
+	cfg.ExemptUsers = append(cfg.ExemptUsers, "system:serviceaccount:"+botsNS+":"+exemptSA)
+	h, err := webhook.NewHandler(webhook.Options{
+		Config:    cfg,
+		Evaluator: failOnLabel{eval},
+		Reader:    c,
+		Namespace: "tollgate-system",
+	})
+	if err != nil {
+		return err
+	}
+
+	opts := e.WebhookInstallOptions
+	srv := crwebhook.NewServer(crwebhook.Options{
+		Host:    opts.LocalServingHost,
+		Port:    opts.LocalServingPort,
+		CertDir: opts.LocalServingCertDir,
+	})
+	srv.Register("/validate", webhook.NewHTTPHandler(h, logr.Discard()))
+	go func() {
+		if err := srv.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "webhook test: webhook server:", err)
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for srv.StartedChecker()(nil) != nil {
+		if time.Now().After(deadline) {
+			return errors.New("webhook server did not start")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil
+}
+
+// failOnLabel fails the evaluation of objects labelled failLabel, so tests
+// can see what the API server does when the webhook cannot decide.
+type failOnLabel struct{ next webhook.Evaluator }
+
+func (f failOnLabel) Evaluate(ctx context.Context, in policies.Input) (policies.Decision, error) {
+	md, _ := in.Object["metadata"].(map[string]any)
+	labels, _ := md["labels"].(map[string]any)
+	if labels[failLabel] == "true" {
+		return policies.Decision{}, errors.New("evaluate policies: injected failure")
+	}
+	return f.next.Evaluate(ctx, in)
+}
+
+// --- clients -----------------------------------------------------------------
+
+// warnings collects the warnings the API server returns.
+type warnings struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (w *warnings) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = append(w.list, text)
+}
+
+// take returns tollgate's warnings collected so far and forgets all. The
+// API server's own warnings (such as Argo CD's finalizer name not being
+// domain-qualified with a path) are dropped.
+func (w *warnings) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, s := range w.list {
+		if !strings.HasPrefix(s, "metadata.finalizers: ") {
+			out = append(out, s)
+		}
+	}
+	w.list = nil
+	return out
+}
+
+// user is a client as a user has it, with the warnings it was shown.
+type user struct {
+	client.Client
+	warnings *warnings
+}
+
+// newUser returns an administrator's client, or one impersonating the
+// service account sa of botsNS.
+func newUser(t *testing.T, sa string) user {
+	t.Helper()
+	cfg := rest.CopyConfig(env.Config)
+	w := &warnings{}
+	cfg.WarningHandlerWithContext = w
+	if sa != "" {
+		cfg.Impersonate = rest.ImpersonationConfig{
+			UserName: "system:serviceaccount:" + botsNS + ":" + sa,
+			Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + botsNS, "system:authenticated"},
+		}
+	}
+	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
+	if err != nil {
+		t.Fatalf("create client: %v", err)
+	}
+	return user{Client: c, warnings: w}
+}
+
+// --- objects -----------------------------------------------------------------
+
+func deployment(ns, name, image string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image}}},
+			},
+		},
+	}
+}
+
+// application returns an Application in argocd with the resources
+// finalizer, deploying into destNS.
+func application(name, project, destNS string) *unstructured.Unstructured {
+	u := webhook.NewApplication()
+	u.SetNamespace(argocdNS)
+	u.SetName(name)
+	u.SetFinalizers([]string{"resources-finalizer.argocd.argoproj.io"})
+	u.Object["spec"] = map[string]any{
+		"project": project,
+		"source": map[string]any{
+			"repoURL":        "https://github.com/example/apps.git",
+			"path":           name,
+			"targetRevision": "main",
+		},
+		"destination": map[string]any{
+			"server":    "https://kubernetes.default.svc",
+			"namespace": destNS,
+		},
+	}
+	return u
+}
+
+// appProject returns an AppProject in argocd for the example repositories
+// and the given namespaces of the in-cluster server.
+func appProject(name string, namespaces ...string) *unstructured.Unstructured {
+	u := webhook.NewAppProject()
+	u.SetNamespace(argocdNS)
+	u.SetName(name)
+	dests := make([]any, len(namespaces))
+	for i, ns := range namespaces {
+		dests[i] = map[string]any{"server": "https://kubernetes.default.svc", "namespace": ns}
+	}
+	u.Object["spec"] = map[string]any{
+		"sourceRepos":  []any{"https://github.com/example/*"},
+		"destinations": dests,
+	}
+	return u
+}
+
+// --- assertions ----------------------------------------------------------------
+
+// wantDenied checks that err is the API server relaying a denial by the
+// named webhook that starts with the rule id.
+func wantDenied(t *testing.T, err error, hook, rule string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("request admitted, want it denied by %s with [%s]", hook, rule)
+	}
+	want := fmt.Sprintf("admission webhook %q denied the request: [%s] ", hook, rule)
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error = %v\nwant a Forbidden error containing %q", err, want)
+	}
+}
+
+// wantAllowed checks that err is nil.
+func wantAllowed(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("request denied: %v", err)
+	}
+}
+
+// wantWarning checks that one of the warnings starts with prefix.
+func wantWarning(t *testing.T, got []string, prefix string) {
+	t.Helper()
+	for _, w := range got {
+		if strings.HasPrefix(w, prefix) {
+			return
+		}
+	}
+	t.Fatalf("warnings %q, want one starting with %q", got, prefix)
+}
+
+// eventually polls cond for up to 20 seconds.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitCached waits until the webhook's cache holds obj.
+func waitCached(t *testing.T, obj *unstructured.Unstructured) {
+	t.Helper()
+	eventually(t, "the cache to hold "+obj.GetKind()+" "+obj.GetName(), func() bool {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(obj.GroupVersionKind())
+		return reader.Get(context.Background(), client.ObjectKeyFromObject(obj), u) == nil &&
+			u.GetResourceVersion() == obj.GetResourceVersion()
+	})
+}
+
+// unique returns a name unique to the test, for objects in argocd.
+func unique(t *testing.T, ns, suffix string) string {
+	t.Helper()
+	return strings.TrimSuffix(ns, "-") + "-" + suffix
+}

@@ -1,0 +1,271 @@
+package webhook
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/tollgate-dev/tollgate/policies"
+)
+
+// Mode says whether the webhook enforces denials.
+type Mode string
+
+// Modes.
+const (
+	// ModeEnforce denies requests with deny violations.
+	ModeEnforce Mode = "enforce"
+	// ModeAudit never denies: deny violations are logged, counted and
+	// returned as warnings.
+	ModeAudit Mode = "audit"
+)
+
+// TrackingMethod says how the owning Application of an object is found, with
+// the names Argo CD's application.resourceTrackingMethod uses.
+type TrackingMethod string
+
+// Tracking methods.
+const (
+	// TrackingAnnotation reads only the TrackingIDAnnotation.
+	TrackingAnnotation TrackingMethod = "annotation"
+	// TrackingLabel reads only the InstanceLabel.
+	TrackingLabel TrackingMethod = "label"
+	// TrackingAnnotationAndLabel reads the annotation and, when it is absent
+	// or does not describe the object, the label.
+	TrackingAnnotationAndLabel TrackingMethod = "annotation+label"
+)
+
+// Argo CD's resource tracking metadata.
+const (
+	// TrackingIDAnnotation is Argo CD's (and tollgate's engine's) tracking
+	// annotation: "<app>:<group>/<kind>:<namespace>/<name>", where <app> is
+	// the Application's name, or "<namespace>_<name>" for an Application
+	// outside the Argo CD namespace.
+	TrackingIDAnnotation = "argocd.argoproj.io/tracking-id"
+	// InstanceLabel is Argo CD's legacy tracking label; its value is <app> as
+	// above. Many Helm charts set it to the release name too, which only
+	// matters when an Application of that name exists.
+	InstanceLabel = "app.kubernetes.io/instance"
+)
+
+// maxConfigBytes bounds the size of a configuration file.
+const maxConfigBytes = 1 << 20
+
+// Config is the webhook's configuration file. It embeds the policy
+// configuration shared with the CLI and the engine (argocdNamespace, rules,
+// exemptAnnotation):
+//
+//	argocdNamespace: argocd
+//	mode: enforce
+//	rules:
+//	  default-project: deny
+//	exemptNamespaces: [kube-system, kube-public, kube-node-lease]
+//	exemptUsers: [system:kube-controller-manager]
+//	exemptGroups: [system:nodes]
+//	trackingMethod: annotation+label
+//
+// A list given in the file replaces the default list; an empty list ([])
+// exempts nothing.
+type Config struct {
+	policies.Config `json:",inline"`
+
+	// Mode is enforce (the default) or audit.
+	Mode Mode `json:"mode,omitempty"`
+	// ExemptNamespaces are allowed without judging. The webhook's own
+	// namespace is always exempt as well (Options.Namespace).
+	ExemptNamespaces []string `json:"exemptNamespaces"`
+	// ExemptUsers are user names (service accounts as
+	// system:serviceaccount:<namespace>:<name>) whose requests are allowed
+	// without judging.
+	ExemptUsers []string `json:"exemptUsers"`
+	// ExemptGroups are groups whose members' requests are allowed without
+	// judging.
+	ExemptGroups []string `json:"exemptGroups"`
+	// TrackingMethod says how the owning Application of an object is found;
+	// default annotation+label.
+	TrackingMethod TrackingMethod `json:"trackingMethod,omitempty"`
+}
+
+// DefaultExemptNamespaces returns the namespaces exempt by default: the
+// cluster's own.
+func DefaultExemptNamespaces() []string {
+	return []string{"kube-system", "kube-public", "kube-node-lease"}
+}
+
+// DefaultExemptUsers returns the users exempt by default. They create or
+// update objects the cluster derives from objects already admitted, or
+// objects that never come from Git:
+//
+//   - system:kube-controller-manager: controllers running with the
+//     controller manager's own credentials, among them the service account
+//     token controller, which writes token Secrets;
+//   - the kube-system service accounts of the workload controllers
+//     (--use-service-account-credentials): replicaset, deployment,
+//     statefulset, daemon-set, replication, job and cronjob controllers
+//     create Pods, ReplicaSets and Jobs from admitted templates, and the
+//     garbage collector and namespace controller update owner references and
+//     finalizers;
+//   - the Sealed Secrets controller
+//     (system:serviceaccount:kube-system:sealed-secrets-controller), External
+//     Secrets (system:serviceaccount:external-secrets:external-secrets) and
+//     cert-manager (system:serviceaccount:cert-manager:cert-manager), which
+//     write Secrets generated in the cluster.
+func DefaultExemptUsers() []string {
+	users := []string{"system:kube-controller-manager"}
+	for _, sa := range []string{
+		"cronjob-controller",
+		"daemon-set-controller",
+		"deployment-controller",
+		"generic-garbage-collector",
+		"job-controller",
+		"namespace-controller",
+		"replicaset-controller",
+		"replication-controller",
+		"statefulset-controller",
+		"sealed-secrets-controller",
+	} {
+		users = append(users, "system:serviceaccount:kube-system:"+sa)
+	}
+	return append(users,
+		"system:serviceaccount:external-secrets:external-secrets",
+		"system:serviceaccount:cert-manager:cert-manager",
+	)
+}
+
+// DefaultExemptGroups returns the groups exempt by default: system:nodes,
+// whose kubelets create mirror Pods of static Pods (node-local
+// configuration, not GitOps).
+func DefaultExemptGroups() []string {
+	return []string{"system:nodes"}
+}
+
+// DefaultConfig returns the configuration used without a file: enforce mode,
+// the default exemptions, annotation+label tracking and the policy defaults.
+func DefaultConfig() Config {
+	return Config{
+		Mode:             ModeEnforce,
+		ExemptNamespaces: DefaultExemptNamespaces(),
+		ExemptUsers:      DefaultExemptUsers(),
+		ExemptGroups:     DefaultExemptGroups(),
+		TrackingMethod:   TrackingAnnotationAndLabel,
+	}
+}
+
+// namespacePattern is a Kubernetes namespace name (a DNS label).
+var namespacePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
+// Validate checks the configuration: the embedded policy configuration, the
+// mode, the tracking method and the exemption lists. Errors name the field.
+func (c Config) Validate() error {
+	var errs []error
+	if err := c.Config.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	switch c.Mode {
+	case "", ModeEnforce, ModeAudit:
+	default:
+		errs = append(errs, fmt.Errorf("mode: invalid mode %q (want enforce or audit)", c.Mode))
+	}
+	switch c.TrackingMethod {
+	case "", TrackingAnnotation, TrackingLabel, TrackingAnnotationAndLabel:
+	default:
+		errs = append(errs, fmt.Errorf("trackingMethod: invalid tracking method %q (want annotation, label or annotation+label)", c.TrackingMethod))
+	}
+	for i, ns := range c.ExemptNamespaces {
+		if !namespacePattern.MatchString(ns) {
+			errs = append(errs, fmt.Errorf("exemptNamespaces[%d]: invalid namespace name %q", i, ns))
+		}
+	}
+	for _, l := range []struct {
+		field string
+		names []string
+	}{{"exemptUsers", c.ExemptUsers}, {"exemptGroups", c.ExemptGroups}} {
+		for i, s := range l.names {
+			if strings.TrimSpace(s) == "" || strings.TrimSpace(s) != s {
+				errs = append(errs, fmt.Errorf("%s[%d]: invalid name %q (empty or surrounded by spaces)", l.field, i, s))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// LoadConfig reads a YAML configuration file over DefaultConfig: fields the
+// file sets replace the defaults. Unknown fields, duplicate keys and invalid
+// values are errors naming the file and the field. Unknown rule ids are
+// reported by policies.New, which also knows the user policies.
+func LoadConfig(path string) (Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("load webhook config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return Config{}, fmt.Errorf("load webhook config %s: %w", path, err)
+	}
+	if len(data) > maxConfigBytes {
+		return Config{}, fmt.Errorf("load webhook config %s: file larger than %d bytes", path, maxConfigBytes)
+	}
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		return Config{}, fmt.Errorf("load webhook config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// ParseConfig decodes a YAML configuration document over DefaultConfig and
+// validates it. An empty document is DefaultConfig().
+func ParseConfig(data []byte) (Config, error) {
+	cfg := DefaultConfig()
+	if len(bytes.TrimSpace(data)) == 0 {
+		return cfg, nil
+	}
+	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+		return Config{}, cleanYAMLError(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// cleanYAMLError strips the decoder's layering prefixes so the message names
+// the offending field plainly.
+func cleanYAMLError(err error) error {
+	msg := err.Error()
+	for _, p := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
+		msg = strings.TrimPrefix(msg, p)
+	}
+	return errors.New(msg)
+}
+
+// mode returns the configured mode, enforce when unset.
+func (c Config) mode() Mode {
+	if c.Mode == "" {
+		return ModeEnforce
+	}
+	return c.Mode
+}
+
+// trackingMethod returns the configured tracking method, annotation+label
+// when unset.
+func (c Config) trackingMethod() TrackingMethod {
+	if c.TrackingMethod == "" {
+		return TrackingAnnotationAndLabel
+	}
+	return c.TrackingMethod
+}
+
+// argoCDNamespace returns the configured Argo CD namespace or the default.
+func (c Config) argoCDNamespace() string {
+	if c.ArgoCDNamespace == "" {
+		return policies.DefaultArgoCDNamespace
+	}
+	return c.ArgoCDNamespace
+}

@@ -1,0 +1,43 @@
+// Package webhook is tollgate's validating admission webhook: it adapts
+// AdmissionReview requests to policies.Input, applies exemptions, judges with
+// the shared evaluator and turns the Decision into an admission response,
+// with one log line and metrics per request.
+//
+// Handler implements controller-runtime's admission.Handler; serve it through
+// admission.Webhook (NewWebhook), which limits the body size, checks the
+// content type, decodes admission.k8s.io/v1 and recovers panics.
+//
+// # Request path
+//
+//  1. CONNECT requests and sub-resources (status, scale, ephemeralcontainers,
+//     ...) are allowed without judging: a sub-resource write cannot change
+//     what the main resource was admitted with, except
+//     pods/ephemeralcontainers, whose images are not judged.
+//  2. Exempt users, groups and namespaces (Config) are allowed.
+//  3. Argo CD Applications: the AppProject named by spec.project is read from
+//     the informer cache (never a live GET); a missing project yields
+//     project-not-found, a missing "default" project is Argo CD's implicit
+//     allow-all policies.DefaultProject().
+//  4. Argo CD AppProjects: the new project is judged (no-argocd-destination,
+//     app-namespace) on CREATE and UPDATE, every time, so a project that
+//     permits the Argo CD namespace is never admitted. The Applications that
+//     use the project (from the cache, indexed by IndexApplications) are then
+//     judged against the new project and every Application the change newly
+//     breaks is returned as a warning. DELETE is allowed, with a warning
+//     naming the Applications that still use the project.
+//  5. Every other object: the Application that owns it is found through Argo
+//     CD's tracking annotation argocd.argoproj.io/tracking-id (and, unless
+//     Config.TrackingMethod says otherwise, the app.kubernetes.io/instance
+//     label), so project destinations and resource lists apply. DELETE is
+//     allowed without judging.
+//  6. An UPDATE that changes only metadata or status, or that touches an
+//     object already being deleted, is allowed without judging, so that
+//     controllers can keep writing status and removing finalizers of objects
+//     admitted before a policy changed.
+//
+// Deny violations become one line each, "[rule-id] message", in the denial
+// message; warn violations become admission warnings in the same format. A
+// failed evaluation (or lookup) returns an HTTP 500 error so that the API
+// server applies the webhook's failurePolicy. In audit mode nothing is
+// denied: deny violations are logged, counted and returned as warnings.
+package webhook

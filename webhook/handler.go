@@ -1,0 +1,310 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/tollgate-dev/tollgate/policies"
+)
+
+// Evaluator judges one Input; *policies.Evaluator implements it. It must be
+// safe for concurrent use.
+type Evaluator interface {
+	Evaluate(ctx context.Context, in policies.Input) (policies.Decision, error)
+}
+
+// DefaultTimeout bounds the handling of one request (cache lookups and every
+// evaluation) unless Options.Timeout says otherwise. Keep it below the
+// webhook's timeoutSeconds so that the webhook answers before the API server
+// gives up.
+const DefaultTimeout = 4 * time.Second
+
+// DefaultMaxProjectWarnings is how many Applications an AppProject change
+// warns about one by one before summarizing the rest (the API server
+// truncates long warning lists).
+const DefaultMaxProjectWarnings = 20
+
+// Options configures NewHandler.
+type Options struct {
+	// Config is the webhook configuration. It must match the Config the
+	// Evaluator was built with (Argo CD namespace, rule severities).
+	Config Config
+	// Evaluator judges the Inputs. Required.
+	Evaluator Evaluator
+	// Reader reads Applications and AppProjects (unstructured,
+	// argoproj.io/v1alpha1): a manager's informer cache, never a live
+	// client, with Applications indexed by IndexApplications. Required.
+	Reader client.Reader
+	// Namespace is the webhook's own namespace; it is always exempt, so the
+	// webhook never blocks its own certificate Secret.
+	Namespace string
+	// Metrics records requests and violations; nil means fresh,
+	// unregistered collectors.
+	Metrics *Metrics
+	// Timeout bounds one request; zero means DefaultTimeout.
+	Timeout time.Duration
+	// MaxProjectWarnings bounds the per-Application warnings of an
+	// AppProject change; zero means DefaultMaxProjectWarnings.
+	MaxProjectWarnings int
+}
+
+// DefaultOptions returns Options with DefaultConfig, DefaultTimeout and
+// DefaultMaxProjectWarnings; Evaluator and Reader are left to the caller.
+func DefaultOptions() Options {
+	return Options{
+		Config:             DefaultConfig(),
+		Timeout:            DefaultTimeout,
+		MaxProjectWarnings: DefaultMaxProjectWarnings,
+	}
+}
+
+// Handler is the validating admission handler. It is safe for concurrent
+// use; SetEvaluator swaps the policies without a restart.
+type Handler struct {
+	cfg                Config
+	mode               Mode
+	argocdNS           string
+	reader             client.Reader
+	metrics            *Metrics
+	timeout            time.Duration
+	maxProjectWarnings int
+
+	exemptNamespaces map[string]bool
+	exemptUsers      map[string]bool
+	exemptGroups     map[string]bool
+
+	eval atomic.Pointer[evaluatorBox]
+}
+
+// evaluatorBox lets an interface value live in an atomic.Pointer.
+type evaluatorBox struct{ Evaluator }
+
+var _ admission.Handler = (*Handler)(nil)
+
+// NewHandler returns a Handler. The configuration is validated; Evaluator
+// and Reader are required.
+func NewHandler(opts Options) (*Handler, error) {
+	if opts.Evaluator == nil {
+		return nil, errors.New("create webhook handler: no evaluator")
+	}
+	if opts.Reader == nil {
+		return nil, errors.New("create webhook handler: no cache reader")
+	}
+	if err := opts.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("create webhook handler: %w", err)
+	}
+	h := &Handler{
+		cfg:                opts.Config,
+		mode:               opts.Config.mode(),
+		argocdNS:           opts.Config.argoCDNamespace(),
+		reader:             opts.Reader,
+		metrics:            opts.Metrics,
+		timeout:            opts.Timeout,
+		maxProjectWarnings: opts.MaxProjectWarnings,
+		exemptNamespaces:   set(opts.Config.ExemptNamespaces),
+		exemptUsers:        set(opts.Config.ExemptUsers),
+		exemptGroups:       set(opts.Config.ExemptGroups),
+	}
+	if opts.Namespace != "" {
+		h.exemptNamespaces[opts.Namespace] = true
+	}
+	if h.metrics == nil {
+		h.metrics = NewMetrics()
+	}
+	if h.timeout <= 0 {
+		h.timeout = DefaultTimeout
+	}
+	if h.maxProjectWarnings <= 0 {
+		h.maxProjectWarnings = DefaultMaxProjectWarnings
+	}
+	h.SetEvaluator(opts.Evaluator)
+	return h, nil
+}
+
+// SetEvaluator atomically replaces the evaluator, e.g. after the policies
+// were reloaded. Requests in flight finish with the previous one. A nil
+// evaluator is ignored.
+func (h *Handler) SetEvaluator(e Evaluator) {
+	if e != nil {
+		h.eval.Store(&evaluatorBox{e})
+	}
+}
+
+// evaluator returns the current evaluator.
+func (h *Handler) evaluator() Evaluator { return h.eval.Load().Evaluator }
+
+// Handle decides one admission request: see the package documentation for
+// the flow. It never panics; a failure is an HTTP 500 error response.
+func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, h.timeout)
+	defer cancel()
+	out := h.decideSafely(ctx, req)
+	h.record(ctx, req, out, time.Since(start))
+	return h.respond(ctx, out)
+}
+
+// decideSafely is decide with panics turned into errors.
+func (h *Handler) decideSafely(ctx context.Context, req admission.Request) (out outcome) {
+	defer func() {
+		if r := recover(); r != nil {
+			h.metrics.evaluationErrors.Inc()
+			out = failed(http.StatusInternalServerError, fmt.Errorf("handle admission request: panic: %v", r))
+		}
+	}()
+	return h.decide(ctx, req)
+}
+
+// decide routes a request to the review that applies.
+func (h *Handler) decide(ctx context.Context, req admission.Request) outcome {
+	switch {
+	case req.Operation == admissionv1.Connect:
+		return skipped("CONNECT is not judged")
+	case req.SubResource != "":
+		return skipped("sub-resource " + req.SubResource + " is not judged")
+	}
+	if why := h.exemption(req); why != "" {
+		return outcome{decision: DecisionExempt, note: why}
+	}
+	argo := req.Kind.Group == argoGroup
+	if argo && req.Kind.Kind == AppProjectGVK.Kind {
+		return h.reviewProject(ctx, req)
+	}
+	if req.Operation == admissionv1.Delete {
+		return skipped("DELETE is not judged")
+	}
+	obj, out, ok := h.objectToJudge(req)
+	if !ok {
+		return out
+	}
+	if argo && req.Kind.Kind == ApplicationGVK.Kind {
+		return h.reviewApplication(ctx, req, obj)
+	}
+	return h.reviewObject(ctx, req, obj)
+}
+
+// exemption says why the request is exempt, or "" when it is not.
+func (h *Handler) exemption(req admission.Request) string {
+	if h.exemptUsers[req.UserInfo.Username] {
+		return "exempt user"
+	}
+	for _, g := range req.UserInfo.Groups {
+		if h.exemptGroups[g] {
+			return "exempt group " + g
+		}
+	}
+	if req.Namespace != "" && h.exemptNamespaces[req.Namespace] {
+		return "exempt namespace"
+	}
+	return ""
+}
+
+// objectToJudge decodes the new object of a CREATE or UPDATE. ok is false
+// when there is nothing to judge; out then says why (a skipped UPDATE or a
+// malformed object).
+func (h *Handler) objectToJudge(req admission.Request) (obj map[string]any, out outcome, ok bool) {
+	obj, err := decodeObject(req.Object)
+	if err != nil {
+		return nil, failed(http.StatusBadRequest, fmt.Errorf("read request object: %w", err)), false
+	}
+	completeObject(obj, req)
+	if req.Operation != admissionv1.Update {
+		return obj, outcome{}, true
+	}
+	if beingDeleted(obj) {
+		return nil, skipped("object is being deleted"), false
+	}
+	if old, err := decodeObject(req.OldObject); err == nil && onlyMetadataOrStatus(old, obj) {
+		return nil, skipped("only metadata or status changed"), false
+	}
+	return obj, outcome{}, true
+}
+
+// reviewApplication judges an Application with its AppProject.
+func (h *Handler) reviewApplication(ctx context.Context, req admission.Request, app map[string]any) outcome {
+	proj, err := h.getProject(ctx, projectName(app))
+	if err != nil {
+		return h.lookupFailed(err)
+	}
+	return h.judge(ctx, h.input(req, app, app, proj))
+}
+
+// reviewObject judges any other object, with the Application that owns it
+// and that Application's AppProject when there is one.
+func (h *Handler) reviewObject(ctx context.Context, req admission.Request, obj map[string]any) outcome {
+	app, err := h.owner(ctx, obj, clusterScoped(req, obj))
+	if err != nil {
+		return h.lookupFailed(err)
+	}
+	var proj map[string]any
+	if app != nil {
+		if proj, err = h.getProject(ctx, projectName(app)); err != nil {
+			return h.lookupFailed(err)
+		}
+	}
+	return h.judge(ctx, h.input(req, obj, app, proj))
+}
+
+// clusterScoped reports whether obj is cluster-scoped: a built-in
+// cluster-scoped kind, or any object the request names no namespace for.
+func clusterScoped(req admission.Request, obj map[string]any) bool {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	return req.Namespace == "" || policies.IsClusterScoped(policies.GroupOf(apiVersion), kind)
+}
+
+// input assembles the Input of obj the way the CLI and the engine do
+// (policies.BuildInputs), with the project found in the cache. A request
+// without a namespace is about a cluster-scoped object, whatever its kind.
+func (h *Handler) input(req admission.Request, obj, app, proj map[string]any) policies.Input {
+	var projects []map[string]any
+	if proj != nil {
+		projects = []map[string]any{proj}
+	}
+	in := policies.BuildInputs(policies.PointAdmission, h.argocdNS,
+		[]policies.Item{{Object: obj, Application: app}}, projects)[0]
+	in.Context.ClusterScoped = clusterScoped(req, obj)
+	return in
+}
+
+// judge evaluates in and turns the decision into an outcome.
+func (h *Handler) judge(ctx context.Context, in policies.Input) outcome {
+	dec, err := h.evaluator().Evaluate(ctx, in)
+	if err != nil {
+		h.metrics.evaluationErrors.Inc()
+		return failed(http.StatusInternalServerError, err)
+	}
+	return h.verdict(dec)
+}
+
+// lookupFailed is the outcome of a failed cache read.
+func (h *Handler) lookupFailed(err error) outcome {
+	h.metrics.evaluationErrors.Inc()
+	return failed(http.StatusInternalServerError, err)
+}
+
+// kindOf names the request's kind for messages: "apps/Deployment", or
+// "Secret" for the core group.
+func kindOf(req admission.Request) string {
+	if req.Kind.Group == "" {
+		return req.Kind.Kind
+	}
+	return req.Kind.Group + "/" + req.Kind.Kind
+}
+
+// set turns a list into a set.
+func set(list []string) map[string]bool {
+	m := make(map[string]bool, len(list))
+	for _, s := range list {
+		m[s] = true
+	}
+	return m
+}

@@ -1,0 +1,221 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/go-logr/logr"
+	"github.com/google/go-cmp/cmp"
+	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/tollgate-dev/tollgate/policies"
+)
+
+// review wraps a request in an AdmissionReview body of apiVersion.
+func review(apiVersion string, req admission.Request) []byte {
+	return mustJSON(map[string]any{
+		"apiVersion": apiVersion,
+		"kind":       "AdmissionReview",
+		"request":    req.AdmissionRequest,
+	})
+}
+
+// serve posts body to the handler and returns the recorded response.
+func serve(t testing.TB, h http.Handler, contentType string, body io.Reader) *httptest.ResponseRecorder {
+	t.Helper()
+	r := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/validate", body)
+	if contentType != "" {
+		r.Header.Set("Content-Type", contentType)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// reviewResponse is the part of a returned AdmissionReview the tests read.
+type reviewResponse struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Response   *struct {
+		UID     string `json:"uid"`
+		Allowed bool   `json:"allowed"`
+		Status  *struct {
+			Code    int32  `json:"code"`
+			Message string `json:"message"`
+		} `json:"status"`
+		Warnings []string `json:"warnings"`
+	} `json:"response"`
+}
+
+func TestServeHTTP(t *testing.T) {
+	h := NewHTTPHandler(newHandler(t, DefaultConfig()), logr.Discard())
+	pinned := request(admissionv1.Create, deployment("web", "api", "nginx:1.27.3"), nil)
+	latest := request(admissionv1.Create, deployment("web", "api", "nginx:latest"), nil)
+	noMeta := request(admissionv1.Create, map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}, nil)
+	noMeta.Namespace = "web"
+	unknown := request(admissionv1.Create, map[string]any{
+		"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w", "namespace": "web"},
+	}, nil)
+
+	type want struct {
+		apiVersion string
+		uid        string
+		allowed    bool
+		code       int32
+		message    string // prefix
+	}
+	tests := []struct {
+		name        string
+		contentType string
+		body        io.Reader
+		want        want
+	}{
+		{
+			name: "allowed", contentType: "application/json",
+			body: bytes.NewReader(review("admission.k8s.io/v1", pinned)),
+			want: want{apiVersion: "admission.k8s.io/v1", uid: "req-1", allowed: true, code: 200},
+		},
+		{
+			name: "denied", contentType: "application/json",
+			body: bytes.NewReader(review("admission.k8s.io/v1", latest)),
+			want: want{apiVersion: "admission.k8s.io/v1", uid: "req-1", code: 403, message: "[no-latest-tag] "},
+		},
+		{
+			name: "v1beta1 review answered in v1beta1", contentType: "application/json",
+			body: bytes.NewReader(review("admission.k8s.io/v1beta1", latest)),
+			want: want{apiVersion: "admission.k8s.io/v1beta1", uid: "req-1", code: 403, message: "[no-latest-tag] "},
+		},
+		{
+			name: "object without metadata", contentType: "application/json",
+			body: bytes.NewReader(review("admission.k8s.io/v1", noMeta)),
+			want: want{apiVersion: "admission.k8s.io/v1", uid: "req-1", allowed: true, code: 200},
+		},
+		{
+			name: "unknown kind", contentType: "application/json",
+			body: bytes.NewReader(review("admission.k8s.io/v1", unknown)),
+			want: want{apiVersion: "admission.k8s.io/v1", uid: "req-1", allowed: true, code: 200},
+		},
+		{
+			name: "malformed body", contentType: "application/json",
+			body: strings.NewReader(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{`),
+			want: want{code: 400, message: "couldn't get version/kind; json parse error"},
+		},
+		{
+			// controller-runtime decodes any kind into the review and
+			// echoes its apiVersion; the empty request is a bad request.
+			name: "not an admission review", contentType: "application/json",
+			body: strings.NewReader(`{"apiVersion":"v1","kind":"Pod"}`),
+			want: want{apiVersion: "v1", code: 400, message: "read request object: request carries no object"},
+		},
+		{
+			name: "empty body", contentType: "application/json",
+			body: http.NoBody,
+			want: want{code: 400, message: "request body is empty"},
+		},
+		{
+			name: "wrong content type", contentType: "application/yaml",
+			body: bytes.NewReader(review("admission.k8s.io/v1", pinned)),
+			want: want{code: 400, message: "contentType=application/yaml, expected application/json"},
+		},
+		{
+			name: "oversized body", contentType: "application/json",
+			body: io.MultiReader(strings.NewReader(`{"request":{"uid":"`), strings.NewReader(strings.Repeat("x", 8<<20))),
+			want: want{code: 413, message: "request entity is too large"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := serve(t, h, tt.contentType, tt.body)
+			if w.Code != http.StatusOK {
+				t.Fatalf("HTTP status = %d, want 200 (body %q)", w.Code, w.Body.String())
+			}
+			if ct := w.Header().Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type = %q, want application/json", ct)
+			}
+			var got reviewResponse
+			if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+				t.Fatalf("response is not JSON: %v\n%s", err, w.Body.String())
+			}
+			if got.Response == nil || got.Response.Status == nil {
+				t.Fatalf("response lacks response.status: %s", w.Body.String())
+			}
+			r := got.Response
+			if r.UID != tt.want.uid || r.Allowed != tt.want.allowed || r.Status.Code != tt.want.code ||
+				got.APIVersion != tt.want.apiVersion || !strings.HasPrefix(r.Status.Message, tt.want.message) {
+				t.Errorf("response = %s\nwant apiVersion %q uid %q allowed %v code %d message prefix %q",
+					w.Body.String(), tt.want.apiVersion, tt.want.uid, tt.want.allowed, tt.want.code, tt.want.message)
+			}
+		})
+	}
+}
+
+func TestServeHTTPExactJSON(t *testing.T) {
+	h := NewHTTPHandler(newHandler(t, DefaultConfig()), logr.Discard())
+	tests := []struct {
+		name        string
+		contentType string
+		body        []byte
+		want        string
+	}{
+		{
+			name:        "allowed",
+			contentType: "application/json",
+			body:        review("admission.k8s.io/v1", request(admissionv1.Create, deployment("web", "api", "nginx:1.27.3"), nil)),
+			want:        `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":{"uid":"req-1","allowed":true,"status":{"metadata":{},"code":200}}}` + "\n",
+		},
+		{
+			name:        "wrong content type",
+			contentType: "text/plain",
+			body:        []byte(`{}`),
+			want:        `{"response":{"uid":"","allowed":false,"status":{"metadata":{},"message":"contentType=text/plain, expected application/json","code":400}}}` + "\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := serve(t, h, tt.contentType, bytes.NewReader(tt.body))
+			if diff := cmp.Diff(tt.want, w.Body.String()); diff != "" {
+				t.Errorf("body (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestServeHTTPFailureIsHTTP500(t *testing.T) {
+	opts := DefaultOptions()
+	opts.Evaluator = evaluatorFunc(func(context.Context, policies.Input) (policies.Decision, error) {
+		return policies.Decision{}, errors.New("evaluate policies for Deployment/api: boom")
+	})
+	opts.Reader = newReader(t)
+	hd, err := NewHandler(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHTTPHandler(hd, logr.Discard())
+	w := serve(t, h, "application/json",
+		bytes.NewReader(review("admission.k8s.io/v1", request(admissionv1.Create, deployment("web", "api", "nginx:1"), nil))))
+	if w.Code != http.StatusInternalServerError {
+		t.Errorf("HTTP status = %d, want 500", w.Code)
+	}
+	if got, want := w.Body.String(), "tollgate: evaluate policies for Deployment/api: boom\n"; got != want {
+		t.Errorf("body = %q, want %q", got, want)
+	}
+	if ct := w.Header().Get("Content-Type"); ct != "text/plain; charset=utf-8" {
+		t.Errorf("Content-Type = %q, want text/plain", ct)
+	}
+
+	// The next request on the same handler (exempt: not evaluated) is not
+	// affected.
+	w = serve(t, h, "application/json",
+		bytes.NewReader(review("admission.k8s.io/v1", request(admissionv1.Create, deployment("kube-system", "api", "nginx:1"), nil))))
+	if w.Code != http.StatusOK {
+		t.Errorf("HTTP status after a failure = %d, want 200", w.Code)
+	}
+}

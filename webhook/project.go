@@ -1,0 +1,162 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/tollgate-dev/tollgate/policies"
+)
+
+// maxListedApplications bounds the Application names a DELETE warning lists.
+const maxListedApplications = 10
+
+// reviewProject judges an AppProject. CREATE and UPDATE judge the new
+// project itself (every time: a project permitting the Argo CD namespace is
+// never admitted, even if it already did), then warn about every existing
+// Application the change newly breaks. DELETE is allowed, with a warning
+// when Applications still use the project.
+func (h *Handler) reviewProject(ctx context.Context, req admission.Request) outcome {
+	if req.Operation == admissionv1.Delete {
+		return h.projectDeleted(ctx, req)
+	}
+	proj, out, ok := h.objectToJudge(req)
+	if !ok {
+		return out
+	}
+	name := stringAt(proj, "metadata", "name")
+	// Argo CD reads AppProjects only from its own namespace: one elsewhere
+	// governs no Application (app-namespace reports it).
+	var apps []map[string]any
+	if name != "" && stringAt(proj, "metadata", "namespace") == h.argocdNS {
+		var err error
+		if apps, err = h.applicationsOf(ctx, name); err != nil {
+			return h.lookupFailed(err)
+		}
+	}
+	in := h.input(req, proj, nil, nil)
+	in.Context.ExistingApplications = apps
+	out = h.judge(ctx, in)
+	if out.err != nil || len(apps) == 0 {
+		return out
+	}
+	// The project the Applications were judged against until now.
+	var before map[string]any
+	switch {
+	case req.Operation == admissionv1.Update:
+		before, _ = decodeObject(req.OldObject)
+	case name == "default":
+		before = policies.DefaultProject()
+	}
+	out.warnings = append(out.warnings, h.tightening(ctx, name, before, proj, apps)...)
+	return out
+}
+
+// tightening judges each Application against the project before and after
+// the change and returns one warning per Application that the change newly
+// makes violate a deny rule, up to maxProjectWarnings, then a summary. A
+// failed evaluation ends the check with a warning saying so: the project
+// change itself was judged already.
+func (h *Handler) tightening(ctx context.Context, project string, before, after map[string]any, apps []map[string]any) []string {
+	var lines []string
+	broken := 0
+	for _, app := range apps {
+		newly, err := h.newViolations(ctx, app, before, after)
+		if err != nil {
+			h.metrics.evaluationErrors.Inc()
+			return append(lines, fmt.Sprintf("could not check the %d Applications of AppProject %q against this change: %v", len(apps), project, err))
+		}
+		if len(newly) == 0 {
+			continue
+		}
+		broken++
+		lineParts := make([]string, len(newly))
+		for i, v := range newly {
+			h.metrics.tighteningViolations.WithLabelValues(v.Rule).Inc()
+			lineParts[i] = violationLine(v)
+		}
+		if broken <= h.maxProjectWarnings {
+			lines = append(lines, fmt.Sprintf("application %q would violate %s", h.applicationRef(app), strings.Join(lineParts, "; ")))
+		}
+	}
+	if more := broken - h.maxProjectWarnings; more > 0 {
+		lines = append(lines, fmt.Sprintf("%d more Applications would violate AppProject %q after this change", more, project))
+	}
+	return lines
+}
+
+// newViolations returns the deny violations app has against project after
+// and not against project before (nil: the project did not exist).
+func (h *Handler) newViolations(ctx context.Context, app, before, after map[string]any) ([]policies.Violation, error) {
+	judge := func(proj map[string]any) (policies.Decision, error) {
+		var projects []map[string]any
+		if proj != nil {
+			projects = []map[string]any{proj}
+		}
+		in := policies.BuildInputs(policies.PointAdmission, h.argocdNS, []policies.Item{{Object: app}}, projects)[0]
+		return h.evaluator().Evaluate(ctx, in)
+	}
+	old, err := judge(before)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := judge(after)
+	if err != nil {
+		return nil, err
+	}
+	type key struct{ rule, msg string }
+	had := make(map[key]bool, len(old.Violations))
+	for _, v := range old.Violations {
+		had[key{v.Rule, v.Message}] = true
+	}
+	var out []policies.Violation
+	for _, v := range cur.Violations {
+		if v.Severity == policies.SeverityDeny && !had[key{v.Rule, v.Message}] {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// projectDeleted allows deleting an AppProject, warning when Applications
+// still use it: Argo CD stops reconciling them.
+func (h *Handler) projectDeleted(ctx context.Context, req admission.Request) outcome {
+	if req.Namespace != h.argocdNS || req.Name == "" {
+		return skipped("DELETE is not judged")
+	}
+	apps, err := h.applicationsOf(ctx, req.Name)
+	if err != nil {
+		// Deleting is never blocked over a warning that cannot be given.
+		h.metrics.evaluationErrors.Inc()
+		return outcome{note: "list Applications failed", warnings: []string{
+			fmt.Sprintf("could not check which Applications use AppProject %q: %v", req.Name, err),
+		}}
+	}
+	if len(apps) == 0 {
+		return skipped("DELETE of an unused AppProject")
+	}
+	names := make([]string, 0, min(len(apps), maxListedApplications))
+	for _, app := range apps[:min(len(apps), maxListedApplications)] {
+		names = append(names, fmt.Sprintf("%q", h.applicationRef(app)))
+	}
+	list := strings.Join(names, ", ")
+	if len(apps) > maxListedApplications {
+		list += fmt.Sprintf(" and %d more", len(apps)-maxListedApplications)
+	}
+	return outcome{warnings: []string{fmt.Sprintf(
+		"AppProject %q is still used by %d Application(s): %s; Argo CD stops reconciling them (project-not-found) until the project is recreated or they move to another project",
+		req.Name, len(apps), list)}}
+}
+
+// applicationRef names an Application for a warning: its name in the Argo
+// CD namespace, "<namespace>/<name>" elsewhere.
+func (h *Handler) applicationRef(app map[string]any) string {
+	name := stringAt(app, "metadata", "name")
+	if ns := stringAt(app, "metadata", "namespace"); ns != "" && ns != h.argocdNS {
+		return ns + "/" + name
+	}
+	return name
+}

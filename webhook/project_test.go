@@ -1,0 +1,120 @@
+package webhook
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/tollgate-dev/tollgate/policies"
+)
+
+func TestHandleProjectTightening(t *testing.T) {
+	before := appProject("team", "team-a", "team-b")
+	after := appProject("team", "team-a")
+	apps := []map[string]any{
+		application("a", "team", "team-a"),
+		application("b", "team", "team-b"),
+		with(application("c", "team", "team-b"), "team-b", "metadata", "namespace"),
+		application("d", "other", "team-b"), // another project: not affected
+	}
+	// c lives outside argocd; its project must list its namespace.
+	before = with(before, []any{"team-b"}, "spec", "sourceNamespaces")
+	after = with(after, []any{"team-b"}, "spec", "sourceNamespaces")
+
+	tests := []struct {
+		name    string
+		req     admission.Request
+		maxWarn int
+		want    summary
+		// wantCount is tollgate_project_tightening_violations_total.
+		wantCount float64
+	}{
+		{
+			name: "narrowed destinations warn per broken application",
+			req:  request(admissionv1.Update, after, before),
+			want: warned(
+				`application "b" would violate [project-destination-denied]`,
+				`application "team-b/c" would violate [project-destination-denied]`,
+			),
+			wantCount: 2,
+		},
+		{
+			name:    "warnings past the limit are summarized",
+			req:     request(admissionv1.Update, after, before),
+			maxWarn: 1,
+			want: warned(
+				`application "b" would violate [project-destination-denied]`,
+				`1 more Applications would violate AppProject "team" after this change`,
+			),
+			wantCount: 2,
+		},
+		{
+			name: "widening warns about nothing",
+			req:  request(admissionv1.Update, before, after),
+			want: allowed,
+		},
+		{
+			name: "create warns about applications waiting for the project",
+			req:  request(admissionv1.Create, after, nil),
+			want: warned(
+				`application "b" would violate [project-destination-denied]`,
+				`application "team-b/c" would violate [project-destination-denied]`,
+			),
+			wantCount: 2,
+		},
+		{
+			name: "delete warns while applications use the project",
+			req:  request(admissionv1.Delete, nil, before),
+			want: warned(`AppProject "team" is still used by 3 Application(s): "a", "b", "team-b/c"; Argo CD stops reconciling them (project-not-found) until the project is recreated or they move to another project`),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := DefaultOptions()
+			opts.Evaluator = evaluator(t)
+			opts.Reader = newReader(t, append([]map[string]any{before}, apps...)...)
+			opts.MaxProjectWarnings = tt.maxWarn
+			h, err := NewHandler(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := h.Handle(t.Context(), tt.req)
+			if diff := cmp.Diff(tt.want, summarize(resp)); diff != "" {
+				t.Errorf("Handle() (-want +got):\n%s\nwarnings: %q", diff, resp.Warnings)
+			}
+			if got := counterValue(t, h.metrics.tighteningViolations); got != tt.wantCount {
+				t.Errorf("tollgate_project_tightening_violations_total = %v, want %v", got, tt.wantCount)
+			}
+		})
+	}
+}
+
+func TestHandleProjectExistingApplications(t *testing.T) {
+	apps := []map[string]any{application("a", "team", "team-a"), application("b", "team", "team-a")}
+	var got []string
+	eval := evaluatorFunc(func(ctx context.Context, in policies.Input) (policies.Decision, error) {
+		if stringAt(in.Object, "kind") == "AppProject" {
+			for _, a := range in.Context.ExistingApplications {
+				got = append(got, stringAt(a, "metadata", "name"))
+			}
+		}
+		return policies.Decision{}, nil
+	})
+	opts := DefaultOptions()
+	opts.Evaluator = eval
+	opts.Reader = newReader(t, apps...)
+	h, err := NewHandler(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := h.Handle(t.Context(), request(admissionv1.Create, appProject("team", "team-a"), nil))
+	if !resp.Allowed {
+		t.Fatalf("Handle() denied: %s", message(resp))
+	}
+	if diff := cmp.Diff([]string{"a", "b"}, got); diff != "" {
+		t.Errorf("Context.ExistingApplications (-want +got):\n%s", diff)
+	}
+}
