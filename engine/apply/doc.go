@@ -1,0 +1,33 @@
+// Package apply is the client side of a sync: it talks to the API server to
+// compare desired objects with live ones, apply waves, wait for health and
+// prune. It executes what engine/plan decided and imports plan for its data
+// types only (plan is pure data and does no I/O, so this is not a sideways
+// dependency between steps in the sense of the package map).
+//
+// Everything is applied with server-side apply under one stable field
+// manager ("tollgate"). Ownership follows the tracking annotation
+// (plan.TrackingAnnotation): an object that carries this Application's
+// tracking id is ours and is applied with force, taking back fields someone
+// edited by hand; an object that exists but is not ours is applied without
+// force, so a field another manager set to another value is a conflict and
+// an error, never a silent takeover.
+//
+// Diff compares by server-side dry run, so that defaults and admission
+// mutations do not show as drift, after removing the paths the
+// Application's ignoreDifferences name (JSON pointers, jq path expressions,
+// fields owned by given managers).
+//
+// ApplyWave dry-runs every object of a wave before it changes anything, so a
+// manifest the API server rejects fails the wave with nothing applied; then
+// it applies in order and waits until every object is healthy and every hook
+// completed, using the health function the engine injects (this package does
+// not import engine/health). Run chains the waves of a plan and stops at the
+// first failure, then runs the SyncFail hooks.
+//
+// Prune deletes what an Application owns and no longer wants, re-reading
+// each object just before deleting it and deleting with a precondition on
+// its UID and resourceVersion, so an object that changed hands in between is
+// never deleted.
+//
+// CallCounter counts API requests for benchmarks.
+package apply

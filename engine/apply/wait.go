@@ -1,0 +1,144 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// verdict is what one health check concludes.
+type verdict int
+
+const (
+	verdictWait verdict = iota
+	verdictDone
+	verdictFailed
+)
+
+// judge maps a health status to a verdict. Hooks are done when they
+// completed (Healthy, or no health assessment at all, as for a ConfigMap
+// hook); other objects when they are Healthy, Suspended or have no health.
+func judge(hook bool, status string) verdict {
+	switch status {
+	case HealthDegraded:
+		return verdictFailed
+	case HealthProgressing, HealthMissing:
+		return verdictWait
+	case HealthSuspended:
+		if hook {
+			return verdictWait
+		}
+		return verdictDone
+	}
+	return verdictDone
+}
+
+// wait polls the applied items until each is done, one failed, or
+// Options.WaitTimeout passed. Outcomes are recorded on the items; it returns
+// an error only when the API server could not be reached or ctx ended.
+func (a *Applier) wait(ctx context.Context, items []*item) error {
+	log := logr.FromContextOrDiscard(ctx)
+	pending := make([]*item, 0, len(items))
+	for _, it := range items {
+		if it.res.Status == ResultSynced {
+			pending = append(pending, it)
+		}
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, a.opts.WaitTimeout)
+	defer cancel()
+	start := a.opts.Now()
+	for {
+		refs := make([]Ref, len(pending))
+		for i, it := range pending {
+			refs[i] = it.ref
+		}
+		live, err := a.fetch(waitCtx, refs)
+		if err != nil {
+			if ctx.Err() == nil && waitCtx.Err() != nil {
+				a.timedOut(pending, a.opts.Now().Sub(start))
+				return nil
+			}
+			return fmt.Errorf("wait for health: %w", err)
+		}
+		next := pending[:0]
+		failed := false
+		for i, it := range pending {
+			switch a.assess(it, live[i].obj) {
+			case verdictWait:
+				next = append(next, it)
+			case verdictFailed:
+				failed = true
+			}
+		}
+		pending = next
+		if failed || len(pending) == 0 {
+			return nil
+		}
+		log.V(1).Info("Waiting for health", "pending", len(pending), "first", pending[0].ref.String())
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for health: %w", ctx.Err())
+		case <-waitCtx.Done():
+			a.timedOut(pending, a.opts.Now().Sub(start))
+			return nil
+		case <-time.After(a.opts.PollInterval):
+		}
+	}
+}
+
+// assess records the health of one item and returns the verdict.
+func (a *Applier) assess(it *item, live *unstructured.Unstructured) verdict {
+	status, msg := HealthMissing, "not found after apply"
+	if live != nil {
+		var err error
+		status, msg, err = a.opts.Health(live)
+		if err != nil {
+			it.res.Health = HealthUnknown
+			it.fail("assess health: %v", err)
+			return verdictFailed
+		}
+		it.obj = live
+	}
+	it.res.Health, it.healthMsg = status, msg
+	v := judge(it.task.Hook, status)
+	switch v {
+	case verdictFailed:
+		what := "degraded"
+		if it.task.Hook {
+			what = "hook failed"
+		}
+		if msg = strings.TrimSpace(msg); msg != "" {
+			what += ": " + msg
+		}
+		it.fail("%s", what)
+	case verdictDone:
+		if it.task.Hook {
+			it.res.HookPhase = HookSucceeded
+		}
+	}
+	return v
+}
+
+// timedOut marks the pending items failed.
+func (a *Applier) timedOut(pending []*item, after time.Duration) {
+	for _, it := range pending {
+		it.fail("timed out after %s waiting to become healthy (last health: %s)", after.Round(time.Second), orStatus(it.healthMsg, it.res.Health))
+	}
+}
+
+func orStatus(msg, status string) string {
+	msg = strings.TrimSpace(msg)
+	switch {
+	case msg == "" && status == "":
+		return "unknown"
+	case msg == "":
+		return status
+	case status == "" || strings.Contains(msg, status):
+		return msg
+	}
+	return status + ": " + msg
+}

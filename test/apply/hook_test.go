@@ -1,0 +1,135 @@
+package apply_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tollgate-dev/tollgate/engine/apply"
+)
+
+const migrateJob = `
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+  annotations:
+    argocd.argoproj.io/hook: PreSync
+    argocd.argoproj.io/hook-delete-policy: POLICY
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: migrate
+        image: IMAGE
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+data: {k: v}
+`
+
+func migrate(t *testing.T, ns, policy, image string) []*unstructured.Unstructured {
+	return decode(t, ns, strings.NewReplacer("POLICY", policy, "IMAGE", image).Replace(migrateJob))
+}
+
+func TestPreSyncHookBeforeHookCreation(t *testing.T) {
+	ns := env.Namespace(t)
+
+	// A first sync runs the hook and keeps it (no HookSucceeded).
+	first := whenReady(t, "batch/v1", "Job", ns, "migrate", anyObject, completed)
+	results, err := applier.Run(t.Context(), build(t, "shop", migrate(t, ns, "BeforeHookCreation", "migrate:1")), apply.WaveOptions{App: "shop"})
+	if err != nil {
+		t.Fatalf("first Run: %v", err)
+	}
+	<-first
+	var got []string
+	for _, w := range results {
+		got = append(got, summary(w.Results)...)
+	}
+	want := []string{"Synced Job.batch " + ns + "/migrate hook:Succeeded", "Synced ConfigMap " + ns + "/app"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("first sync (-want +got):\n%s", diff)
+	}
+	old := get(t, "batch/v1", "Job", ns, "migrate")
+	if old == nil {
+		t.Fatal("hook Job deleted although its policy is BeforeHookCreation only")
+	}
+
+	// The second sync changes the (immutable) pod template: the old Job is
+	// deleted before the new one is created, then deleted once it succeeded.
+	second := whenReady(t, "batch/v1", "Job", ns, "migrate", notUID(string(old.GetUID())), completed)
+	results, err = applier.Run(t.Context(), build(t, "shop", migrate(t, ns, "BeforeHookCreation,HookSucceeded", "migrate:2")), apply.WaveOptions{App: "shop"})
+	if err != nil {
+		t.Fatalf("second Run: %v", err)
+	}
+	<-second
+	hook := results[0].Results[0]
+	if hook.HookPhase != apply.HookSucceeded || !strings.Contains(hook.Message, "created") || !strings.Contains(hook.Message, "hook deleted") {
+		t.Errorf("hook result %+v", hook)
+	}
+	if j := get(t, "batch/v1", "Job", ns, "migrate"); j != nil {
+		t.Errorf("hook Job still exists (uid %s, old %s), want deleted after success", j.GetUID(), old.GetUID())
+	}
+}
+
+func TestFailedHookFailsSync(t *testing.T) {
+	ns := env.Namespace(t)
+	failed := whenReady(t, "batch/v1", "Job", ns, "migrate", anyObject, func(u *unstructured.Unstructured) {
+		now := "2024-01-01T00:00:00Z"
+		cond := func(typ, reason string) map[string]any {
+			return map[string]any{"type": typ, "status": "True", "reason": reason, "message": "Job has reached the specified backoff limit",
+				"lastProbeTime": now, "lastTransitionTime": now}
+		}
+		_ = unstructured.SetNestedMap(u.Object, map[string]any{
+			"startTime":  now,
+			"failed":     int64(1),
+			"conditions": []any{cond("FailureTarget", "BackoffLimitExceeded"), cond("Failed", "BackoffLimitExceeded")},
+		}, "status")
+	})
+	results, err := applier.Run(t.Context(), build(t, "shop", migrate(t, ns, "HookFailed", "migrate:1")), apply.WaveOptions{App: "shop"})
+	<-failed
+	werr := waveError(t, err)
+	want := "Job.batch " + ns + "/migrate: hook failed: Job has reached the specified backoff limit; hook deleted"
+	if diff := cmp.Diff([]string{want}, werr.Failures); diff != "" {
+		t.Errorf("failures (-want +got):\n%s", diff)
+	}
+	if len(results) != 1 || results[0].Results[0].HookPhase != apply.HookFailed {
+		t.Errorf("results %+v", results)
+	}
+	if get(t, "v1", "ConfigMap", ns, "app") != nil {
+		t.Error("Sync phase ran after the PreSync hook failed")
+	}
+	if get(t, "batch/v1", "Job", ns, "migrate") != nil {
+		t.Error("failed hook not deleted despite HookFailed")
+	}
+}
+
+func TestGenerateNameHook(t *testing.T) {
+	ns := env.Namespace(t)
+	objs := decode(t, ns, `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  generateName: report-
+  annotations:
+    argocd.argoproj.io/hook: PostSync
+    argocd.argoproj.io/hook-delete-policy: Never
+data: {k: v}
+`)
+	results, err := applier.Run(t.Context(), build(t, "shop", objs), apply.WaveOptions{App: "shop", SyncID: "Abc123"})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if n := results[0].Results[0].Ref.Name; n != "report-abc123-postsync" {
+		t.Errorf("hook name = %q, want report-abc123-postsync", n)
+	}
+	if get(t, "v1", "ConfigMap", ns, "report-abc123-postsync") == nil {
+		t.Error("hook ConfigMap not created")
+	}
+}
