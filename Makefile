@@ -31,6 +31,9 @@ tools: ## Build kube-apiserver and etcd from source into a cache, link into bin/
 .PHONY: test
 test: tools ## Unit, Rego, CLI and integration tests against a real kube-apiserver + etcd.
 	go test -p $(GO_TEST_P) -count=1 -timeout 30m $(GO_TEST_FLAGS) ./...
+
+.PHONY: fuzz
+fuzz: ## Run every Fuzz target for FUZZTIME (default 5s) beyond its committed seed corpus.
 	bash hack/fuzz-smoke.sh
 
 .PHONY: lint

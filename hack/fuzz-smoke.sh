@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fuzz-smoke.sh runs every Fuzz target briefly, so decoders stay fuzzed in CI.
 set -euo pipefail
-FUZZTIME="${FUZZTIME:-10s}"
+FUZZTIME="${FUZZTIME:-5s}"
 cd "$(dirname "$0")/.."
 for pkg in $(go list ./...); do
   dir="$(go list -f '{{.Dir}}' "$pkg")"

@@ -65,6 +65,11 @@ func newRootCmd() *cobra.Command {
 	cmd.PersistentFlags().IntVarP(&opts.verbosity, "v", "v", 0, "log verbosity (0 or 1)")
 	cmd.AddCommand(
 		newVersionCmd(),
+		newWebhookCmd(),
+		newTestCmd(),
+		newVerifyCmd(),
+		newSealCmd(),
+		newHealthCmd(),
 	)
 	return cmd
 }

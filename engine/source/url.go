@@ -71,7 +71,13 @@ func NormalizeURL(raw string) string {
 		p = "/" + p
 	}
 	b.WriteString(p)
-	return b.String()
+	// A host url.Parse accepted but cannot print back (e.g. "[:]") is not
+	// a repository URL.
+	out := b.String()
+	if _, err := url.Parse(out); err != nil {
+		return ""
+	}
+	return out
 }
 
 // isWindowsDrive reports whether s looks like C:\path or C:/path, which the

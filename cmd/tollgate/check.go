@@ -1,0 +1,282 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tollgate-dev/tollgate/engine/render"
+	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/policies/report"
+)
+
+// testOptions are the settings of `tollgate test`, filled from its flags.
+type testOptions struct {
+	// Paths are the files and directories to check.
+	Paths []string
+	// RepoRoot is the checkout Applications render from; "" means ".".
+	RepoRoot string
+	// RepoURL is the URL of the repository under test; "" means the origin
+	// remote of the Git repository containing RepoRoot.
+	RepoURL string
+	// ArgoCDNamespace overrides the configuration's; "" keeps it.
+	ArgoCDNamespace string
+	// Projects are files of AppProjects added to the project set.
+	Projects []string
+	// HelmValues are value files for the charts found by walking.
+	HelmValues []string
+	// ConfigFile is the policy configuration file, "" for none.
+	ConfigFile string
+	// PolicyDirs are directories of user Rego policies.
+	PolicyDirs []string
+	// Namespaces restricts the user policy packages used.
+	Namespaces []string
+	// NoBuiltin turns the built-in rules off.
+	NoBuiltin bool
+	// Output is the report format; "" means text.
+	Output string
+	// FailOnWarn makes warnings fail the run.
+	FailOnWarn bool
+}
+
+// checkOutcome is what check found.
+type checkOutcome struct {
+	// Report holds one result per checked document; the caller sets
+	// ToolVersion.
+	Report report.Report
+	// Notes are remarks about skipped input, in a stable order.
+	Notes []note
+}
+
+// Failed reports whether the outcome fails the run: any denial, or any
+// warning when failOnWarn.
+func (o checkOutcome) Failed(failOnWarn bool) bool {
+	return o.Report.Summary.Denied > 0 || failOnWarn && o.Report.Summary.Warned > 0
+}
+
+// compiled is the outcome of compiling the policies.
+type compiled struct {
+	ev       *policies.Evaluator
+	argocdNS string
+	err      error
+}
+
+// gathered is everything tollgate test reviews together.
+type gathered struct {
+	// entries are the documents to evaluate, sorted by file, index and
+	// line.
+	entries []entry
+	// projects are the AppProjects of --project files.
+	projects []map[string]any
+	// files are the reported names of the files read, including files
+	// without documents.
+	files map[string]bool
+	notes []note
+}
+
+// check runs `tollgate test` without its output: it finds the documents
+// under o.Paths, renders kustomizations, charts and the Applications of the
+// repository under test, evaluates every document and builds the report.
+// Every error is an input error (unreadable or malformed file, render or
+// policy failure) naming the file; policy and configuration errors are
+// reported before input errors.
+func check(ctx context.Context, o testOptions) (checkOutcome, error) {
+	lim := render.DefaultLimits()
+	if len(o.Paths) == 0 {
+		return checkOutcome{}, errors.New("check: no paths given")
+	}
+	if o.NoBuiltin && len(o.PolicyDirs) == 0 {
+		return checkOutcome{}, errors.New("check: --no-builtin without --policy leaves no rules to check")
+	}
+	// Compiling the policies overlaps with reading the files.
+	compileCh := make(chan compiled, 1)
+	go func() {
+		ev, ns, err := newEvaluator(ctx, o)
+		compileCh <- compiled{ev: ev, argocdNS: ns, err: err}
+	}()
+	g, gatherErr := gather(ctx, o, lim)
+	c := <-compileCh
+	switch {
+	case c.err != nil:
+		return checkOutcome{}, c.err
+	case gatherErr != nil:
+		return checkOutcome{}, gatherErr
+	}
+	return judge(ctx, c, g, lim)
+}
+
+// gather reads, renders and collects the documents under o.Paths and the
+// Applications' sources.
+func gather(ctx context.Context, o testOptions, lim render.Limits) (gathered, error) {
+	g := gathered{files: map[string]bool{}}
+	rootDir := cmp.Or(o.RepoRoot, ".")
+	root, err := openRepoRoot(rootDir)
+	if err != nil {
+		return g, err
+	}
+	repoURL := normalizeRepoURL(o.RepoURL)
+	if repoURL == "" {
+		origin, err := originURL(root.real)
+		if err != nil {
+			return g, fmt.Errorf("find repository URL (set --repo-url): %w", err)
+		}
+		repoURL = normalizeRepoURL(origin)
+	}
+	helmValues, err := loadHelmValues(o.HelmValues, lim)
+	if err != nil {
+		return g, err
+	}
+	if g.projects, err = loadProjects(o.Projects, lim); err != nil {
+		return g, err
+	}
+	units, walkNotes, err := discover(root, o.Paths, helmValues != nil)
+	if err != nil {
+		return g, err
+	}
+	g.notes = append(g.notes, walkNotes...)
+	loaded, err := loadUnits(ctx, units, helmValues, lim)
+	if err != nil {
+		return g, err
+	}
+	var walked []entry
+	for _, l := range loaded {
+		walked = append(walked, l.entries...)
+	}
+	appEntries, cl, appNotes, err := renderApplications(ctx, root, repoURL, walked, lim)
+	if err != nil {
+		return g, err
+	}
+	if repoURL == "" && len(applications(walked)) > 0 {
+		g.notes = append(g.notes, note{Message: fmt.Sprintf(
+			"Applications are not rendered: no --repo-url given and no origin remote found for %s", rootDir)})
+	}
+	// What an Application rendered replaces the walked copy of the same
+	// files: it is what Argo CD deploys, checked in its context.
+	for _, l := range loaded {
+		if l.unit.kind == unitFile {
+			g.files[l.unit.display(l.unit.rel)] = true
+		}
+		if cl.claimsUnit(root, l.unit) {
+			continue
+		}
+		g.notes = append(g.notes, l.notes...)
+		for _, e := range l.entries {
+			if !cl.claimsEntry(root, e) {
+				g.entries = append(g.entries, e)
+			}
+		}
+	}
+	g.entries = append(g.entries, appEntries...)
+	g.notes = append(g.notes, appNotes...)
+	slices.SortStableFunc(g.entries, func(a, b entry) int {
+		return cmp.Or(strings.Compare(a.file, b.file), cmp.Compare(a.doc.Index, b.doc.Index), cmp.Compare(a.doc.Line, b.doc.Line))
+	})
+	return g, nil
+}
+
+// judge evaluates the gathered documents together and builds the report.
+func judge(ctx context.Context, c compiled, g gathered, lim render.Limits) (checkOutcome, error) {
+	items := make([]policies.Item, len(g.entries))
+	for i, e := range g.entries {
+		items[i] = policies.Item{Object: e.doc.Object, Application: e.app}
+	}
+	inputs := policies.BuildInputs(policies.PointCLI, c.argocdNS, items, g.projects)
+	decisions, err := c.ev.EvaluateAll(ctx, inputs)
+	if err != nil {
+		return checkOutcome{}, evaluationError(err, g.entries)
+	}
+	results, err := buildResults(ctx, g.entries, decisions, lim)
+	if err != nil {
+		return checkOutcome{}, err
+	}
+	for _, r := range results {
+		g.files[r.File] = true
+	}
+	summary := report.Summarize(results)
+	summary.Files = len(g.files)
+	return checkOutcome{
+		Report: report.Report{
+			Results:          results,
+			Summary:          summary,
+			RuleDescriptions: ruleDescriptions(),
+		},
+		Notes: uniqueNotes(g.notes),
+	}, nil
+}
+
+// newEvaluator loads the configuration and compiles the policies once. It
+// returns the Argo CD namespace in effect.
+func newEvaluator(ctx context.Context, o testOptions) (*policies.Evaluator, string, error) {
+	var cfg policies.Config
+	if o.ConfigFile != "" {
+		var err error
+		if cfg, err = policies.LoadConfig(o.ConfigFile); err != nil {
+			return nil, "", err
+		}
+	}
+	if o.ArgoCDNamespace != "" {
+		cfg.ArgoCDNamespace = o.ArgoCDNamespace
+	}
+	opts := policies.DefaultOptions()
+	opts.Builtin = !o.NoBuiltin
+	opts.PolicyDirs = o.PolicyDirs
+	opts.Namespaces = o.Namespaces
+	opts.Config = cfg
+	ev, err := policies.New(ctx, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	return ev, cmp.Or(cfg.ArgoCDNamespace, policies.DefaultArgoCDNamespace), nil
+}
+
+// evaluationError names the document behind an EvaluateAll error, which
+// counts inputs ("input 12: ...").
+func evaluationError(err error, entries []entry) error {
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "input "); ok {
+		if num, tail, ok := strings.Cut(rest, ": "); ok {
+			if i, convErr := strconv.Atoi(num); convErr == nil && i >= 0 && i < len(entries) {
+				e := entries[i]
+				where := fmt.Sprintf("%s: document %d", location(e.file, e.doc.Line), e.doc.Index+1)
+				return &locatedError{where: where, msg: tail, err: err}
+			}
+		}
+	}
+	return err
+}
+
+// locatedError is an error of another layer with its message rewritten to
+// name where it happened. It unwraps to the original error.
+type locatedError struct {
+	where, msg string
+	err        error
+}
+
+func (e *locatedError) Error() string { return e.where + ": " + e.msg }
+func (e *locatedError) Unwrap() error { return e.err }
+
+// ruleDescriptions maps the built-in rule ids to their descriptions.
+func ruleDescriptions() map[string]string {
+	out := map[string]string{}
+	for _, r := range policies.Rules() {
+		out[r.ID] = r.Description
+	}
+	return out
+}
+
+// uniqueNotes drops repeated notes, keeping the first of each.
+func uniqueNotes(notes []note) []note {
+	seen := map[note]bool{}
+	var out []note
+	for _, n := range notes {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}

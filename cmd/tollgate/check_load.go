@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"helm.sh/helm/v3/pkg/chartutil"
+
+	"github.com/tollgate-dev/tollgate/engine/render"
+	"github.com/tollgate-dev/tollgate/policies"
+)
+
+// note is a remark about input that was skipped rather than rejected. The
+// text format prints notes to stderr; other formats leave them out.
+type note struct {
+	// File is the reported file name, "" when the note is about the run.
+	File string
+	// Line is the 1-based line, 0 when unknown.
+	Line    int
+	Message string
+}
+
+// String formats the note as "file:line: message".
+func (n note) String() string {
+	switch {
+	case n.File == "":
+		return n.Message
+	case n.Line > 0:
+		return n.File + ":" + strconv.Itoa(n.Line) + ": " + n.Message
+	default:
+		return n.File + ": " + n.Message
+	}
+}
+
+// entry is one document to evaluate.
+type entry struct {
+	doc render.Document
+	// root is the directory doc.File is relative to.
+	root string
+	// file is the name reported for doc.File.
+	file string
+	// app is the Application that rendered the document, nil for a
+	// document read from a walked path.
+	app map[string]any
+	// appName is app's metadata.name.
+	appName string
+}
+
+// loadedUnit is the outcome of loading one unit.
+type loadedUnit struct {
+	unit    unit
+	entries []entry
+	notes   []note
+}
+
+// loadUnits decodes or renders the units concurrently, with up to
+// GOMAXPROCS at once, and returns them in unit order. helmValues are the
+// merged --helm-values for the charts found by walking. The error is that
+// of the first unit, in unit order, that failed.
+func loadUnits(ctx context.Context, units []unit, helmValues map[string]any, lim render.Limits) ([]loadedUnit, error) {
+	out := make([]loadedUnit, len(units))
+	err := forEach(ctx, len(units), func(ctx context.Context, i int) error {
+		l, err := loadUnit(ctx, units[i], helmValues, lim)
+		out[i] = l
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// loadUnit decodes a file unit or renders a directory unit.
+func loadUnit(ctx context.Context, u unit, helmValues map[string]any, lim render.Limits) (loadedUnit, error) {
+	l := loadedUnit{unit: u}
+	var docs []render.Document
+	var notes []render.Note
+	switch u.kind {
+	case unitFile:
+		var err error
+		docs, notes, err = render.DecodeFile(u.root, u.rel, lim)
+		if err != nil {
+			var de *render.DecodeError
+			if errors.As(err, &de) {
+				de.File = u.display(de.File)
+				return l, de
+			}
+			return l, fmt.Errorf("%s: %w", u.display(u.rel), err)
+		}
+	default:
+		var opts render.Options
+		if u.kind == unitHelm && helmValues != nil {
+			opts.Helm = &render.HelmOptions{ValuesObject: helmValues}
+		}
+		res, err := render.Build(ctx, u.root, u.rel, opts, lim)
+		if err != nil {
+			if u.prefix != "" {
+				return l, fmt.Errorf("%s: %w", u.prefix, err)
+			}
+			return l, err
+		}
+		docs, notes = res.Documents, res.Notes
+	}
+	l.entries = make([]entry, len(docs))
+	for i, d := range docs {
+		l.entries[i] = entry{doc: withoutSyntax(d), root: u.root, file: u.display(d.File)}
+	}
+	for _, n := range notes {
+		l.notes = append(l.notes, note{File: u.display(n.File), Line: n.Line, Message: n.Message})
+	}
+	return l, nil
+}
+
+// withoutSyntax returns d without the YAML syntax tree it keeps for
+// LineOf, which takes several times the memory of the object itself. The
+// lines of violations are found by decoding the file again (lineFinder):
+// few documents have violations, every document holds memory until the
+// report is built.
+func withoutSyntax(d render.Document) render.Document {
+	return render.Document{Object: d.Object, File: d.File, Index: d.Index, Line: d.Line, Rendered: d.Rendered, Origin: d.Origin}
+}
+
+// forEach calls fn for every index in [0, n) on up to GOMAXPROCS
+// goroutines, in index order. After a call fails no new call starts; calls
+// already running finish. It returns the error of the lowest index that
+// failed, which does not depend on scheduling: every index below a started
+// one was started too.
+func forEach(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	if n == 0 {
+		return nil
+	}
+	errs := make([]error, n)
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					errs[i] = err
+					failed.Store(true)
+					return
+				}
+				if err := fn(ctx, i); err != nil {
+					errs[i] = err
+					failed.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadHelmValues reads the --helm-values files and merges them in order,
+// like `helm template -f a.yaml -f b.yaml`. It returns nil for no files.
+func loadHelmValues(files []string, lim render.Limits) (map[string]any, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	merged := map[string]any{}
+	for _, f := range files {
+		data, err := readBounded(f, lim.MaxFileBytes)
+		if err != nil {
+			return nil, fmt.Errorf("read helm values: %w", err)
+		}
+		vals, err := chartutil.ReadValues(data)
+		if err != nil {
+			return nil, fmt.Errorf("read helm values %s: %w", f, err)
+		}
+		merged = mergeValues(merged, vals)
+	}
+	return merged, nil
+}
+
+// mergeValues merges b into a: nested maps merge, anything else in b
+// replaces what a has.
+func mergeValues(a, b map[string]any) map[string]any {
+	for k, v := range b {
+		if bm, ok := v.(map[string]any); ok {
+			if am, ok := a[k].(map[string]any); ok {
+				a[k] = mergeValues(am, bm)
+				continue
+			}
+		}
+		a[k] = v
+	}
+	return a
+}
+
+// loadProjects reads the AppProjects in the --project files. A file without
+// an AppProject is an error: the flag names project files.
+func loadProjects(files []string, lim render.Limits) ([]map[string]any, error) {
+	var out []map[string]any
+	for _, f := range files {
+		data, err := readBounded(f, lim.MaxFileBytes)
+		if err != nil {
+			return nil, fmt.Errorf("read project: %w", err)
+		}
+		docs, _, err := render.Decode(f, data, lim)
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for _, d := range docs {
+			if isKind(d.Object, "argoproj.io", "AppProject") {
+				out = append(out, d.Object)
+				n++
+			}
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("read project %s: no AppProject (argoproj.io) in the file", f)
+		}
+	}
+	return out, nil
+}
+
+// isKind reports whether obj has the given API group and kind.
+func isKind(obj map[string]any, group, kind string) bool {
+	k, _ := obj["kind"].(string)
+	apiVersion, _ := obj["apiVersion"].(string)
+	return k == kind && policies.GroupOf(apiVersion) == group
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestHealthGolden(t *testing.T) {
+	files := []string{"testdata/health/workloads.yaml", "testdata/health/cluster.json"}
+	for _, format := range []string{healthFormatText, healthFormatJSON} {
+		t.Run(format, func(t *testing.T) {
+			r := runCLI(t, nil, append([]string{"health", "-o", format}, files...)...)
+			if r.code != exitOK {
+				t.Fatalf("exit code = %d, want 0 (error %q, stderr %q)", r.code, r.err, r.stderr)
+			}
+			if r.stderr != "" {
+				t.Errorf("stderr = %q, want nothing", r.stderr)
+			}
+			checkGolden(t, "health-"+format+".golden", r.stdout)
+		})
+	}
+}
+
+func TestHealthJSONShape(t *testing.T) {
+	r := runCLI(t, nil, "health", "-o", "json", "testdata/health/cluster.json")
+	if r.code != exitOK {
+		t.Fatalf("exit code = %d (error %q)", r.code, r.err)
+	}
+	var got []map[string]string
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("output is not a JSON array of objects: %v\n%s", err, r.stdout)
+	}
+	want := []map[string]string{
+		{"kind": "CustomResourceDefinition", "namespace": "", "name": "widgets.example.com", "status": "Healthy", "message": "CRD is healthy"},
+		{"kind": "CronJob", "namespace": "shop", "name": "report", "status": "Suspended", "message": "CronJob is Suspended"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("JSON mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestHealthStdin(t *testing.T) {
+	in := strings.NewReader("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: shop}\nstatus: {phase: Pending}\n")
+	r := runCLI(t, in, "health", "-")
+	if r.code != exitOK {
+		t.Fatalf("exit code = %d (error %q)", r.code, r.err)
+	}
+	if diff := cmp.Diff("PersistentVolumeClaim/shop/data: Progressing\n", r.stdout); diff != "" {
+		t.Errorf("stdout mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestHealthErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		// wantErr is a substring of the error message.
+		wantErr string
+		// wantStdout is the exact output, printed despite the error.
+		wantStdout string
+	}{
+		{name: "no files", args: []string{"health"}, wantErr: "requires at least 1 arg"},
+		{name: "bad format", args: []string{"health", "-o", "yaml", "testdata/health/workloads.yaml"},
+			wantErr: `invalid --output "yaml": valid formats are text, json`},
+		{name: "missing file", args: []string{"health", "testdata/health/nope.yaml"},
+			wantErr: "testdata/health/nope.yaml: "},
+		{name: "invalid YAML", args: []string{"health", "testdata/health/workloads.yaml", "testdata/health/invalid.yaml"},
+			wantErr: "testdata/health/invalid.yaml: document 1 (line 4): "},
+		{name: "stdin twice", args: []string{"health", "-", "-"}, wantErr: `"-" (standard input) given twice`},
+		{name: "field of the wrong type", args: []string{"health", "testdata/health/broken-field.yaml"},
+			wantErr: "testdata/health/broken-field.yaml: document 1 (line 1): assess health of Deployment/shop/broken: read Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32",
+			wantStdout: "Deployment/shop/broken: Unknown assess health of Deployment/shop/broken: read Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32\n" +
+				"ConfigMap/shop/settings: Healthy\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, strings.NewReader(""), tt.args...)
+			if r.code != exitUsage {
+				t.Fatalf("exit code = %d, want %d (stdout %q)", r.code, exitUsage, r.stdout)
+			}
+			if !strings.Contains(r.err, tt.wantErr) {
+				t.Errorf("error = %q, want it to contain %q", r.err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.wantStdout, r.stdout); diff != "" {
+				t.Errorf("stdout mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHealthNotes(t *testing.T) {
+	r := runCLI(t, nil, "health", "testdata/health/values.yaml")
+	if r.code != exitOK {
+		t.Fatalf("exit code = %d (error %q)", r.code, r.err)
+	}
+	if r.stdout != "" {
+		t.Errorf("stdout = %q, want nothing", r.stdout)
+	}
+	want := "note: testdata/health/values.yaml:1: skipped: not a Kubernetes object (no apiVersion or kind)\n"
+	if diff := cmp.Diff(want, r.stderr); diff != "" {
+		t.Errorf("stderr mismatch (-want +got):\n%s", diff)
+	}
+}

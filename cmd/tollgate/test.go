@@ -1,0 +1,105 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/policies/report"
+)
+
+func newTestCmd() *cobra.Command {
+	o := testOptions{}
+	var argocdNS string
+	cmd := &cobra.Command{
+		Use:   "test [flags] PATH...",
+		Short: "Check manifests, kustomizations, charts and Argo CD Applications against the policies",
+		Long: `Check the Kubernetes manifests under PATH against tollgate's built-in rules and
+your Rego policies, the way the admission webhook and the sync engine will.
+
+Directories are walked (.yaml, .yml and .json files; .git and hidden
+directories skipped). A directory with a kustomization is rendered with
+kustomize and a directory with a Chart.yaml with Helm; their output replaces
+their files. AppProjects found anywhere, and those given with --project, form
+the project set. An Application whose source repoURL is the repository under
+test (--repo-url, by default the origin remote of the Git repository at
+--repo-root) has its path rendered from the checkout exactly as Argo CD would,
+and what it renders is checked in that Application's context.
+
+Exit status: 0 when nothing is denied, 1 when something is (or, with
+--fail-on-warn, warned), 2 on usage or input errors.`,
+		Example: `  tollgate test .
+  tollgate test -o github --repo-url https://github.com/org/config.git apps/ argocd/
+  tollgate test --policy policy/ --namespace main --fail-on-warn manifests/`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Paths = args
+			if cmd.Flags().Changed("argocd-namespace") {
+				o.ArgoCDNamespace = argocdNS
+			}
+			return runTest(cmd, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", report.FormatText, "report format: "+strings.Join(report.Formats(), ", "))
+	f.StringVar(&o.ConfigFile, "config", "", "policy configuration `FILE` (rule severities, exemption annotation, Argo CD namespace)")
+	f.StringArrayVar(&o.PolicyDirs, "policy", nil, "`DIR` of user Rego policies (repeatable)")
+	f.StringArrayVar(&o.Namespaces, "namespace", nil, "user policy package to use, e.g. main (repeatable; default all)")
+	f.BoolVar(&o.NoBuiltin, "no-builtin", false, "turn the built-in rules off")
+	f.BoolVar(&o.FailOnWarn, "fail-on-warn", false, "exit 1 on warnings too")
+	f.StringArrayVar(&o.HelmValues, "helm-values", nil, "values `FILE` for the Helm charts found under PATH (repeatable)")
+	f.StringArrayVar(&o.Projects, "project", nil, "AppProject `FILE` added to the project set (repeatable)")
+	f.StringVar(&o.RepoURL, "repo-url", "", "URL of the repository under test (default: the origin remote of --repo-root)")
+	f.StringVar(&o.RepoRoot, "repo-root", ".", "checkout the Applications' paths are rendered from")
+	f.StringVar(&argocdNS, "argocd-namespace", policies.DefaultArgoCDNamespace, "namespace Argo CD runs in (overrides the configuration)")
+	return cmd
+}
+
+// testMemoryLimit is the soft memory limit of a `tollgate test` run unless
+// GOMEMLIMIT sets one. A run holds every decoded document until the report
+// is written, and the garbage of decoding and evaluation would otherwise let
+// the heap grow to twice that; the limit keeps a run over 10,000 documents
+// under 180 MiB of RSS at the cost of some more collections. It is soft: a
+// larger repository still gets the memory it needs.
+const testMemoryLimit = 112 << 20
+
+// runTest checks, writes the report and returns the exit status as an
+// error: nil, deniedError or usageError.
+func runTest(cmd *cobra.Command, o testOptions) error {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(testMemoryLimit))
+	}
+	format := cmp.Or(o.Output, report.FormatText)
+	if !slices.Contains(report.Formats(), format) {
+		return usageError(fmt.Errorf("invalid --output %q: valid formats are %s", format, strings.Join(report.Formats(), ", ")))
+	}
+	out, err := check(cmd.Context(), o)
+	if err != nil {
+		return usageError(err)
+	}
+	if format == report.FormatText {
+		writeNotes(cmd.ErrOrStderr(), out.Notes)
+	}
+	out.Report.ToolVersion = version
+	if err := report.Write(cmd.OutOrStdout(), format, out.Report); err != nil {
+		return err
+	}
+	if out.Failed(o.FailOnWarn) {
+		return deniedError()
+	}
+	return nil
+}
+
+// writeNotes prints the notes as "note: ..." lines.
+func writeNotes(w io.Writer, notes []note) {
+	for _, n := range notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}

@@ -1,0 +1,304 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tollgate-dev/tollgate/policies/report"
+)
+
+// fixtureURL is the repository URL the Applications in testdata/repo use.
+const fixtureURL = "https://git.example.com/acme/shop-config.git"
+
+func TestTestGolden(t *testing.T) {
+	for _, format := range report.Formats() {
+		t.Run(format, func(t *testing.T) {
+			r := runCLI(t, nil, "test", "-o", format,
+				"--repo-url", fixtureURL, "--repo-root", "testdata/repo", "testdata/repo")
+			if r.code != exitDenied {
+				t.Fatalf("exit code = %d, want %d (error %q, stderr %q)", r.code, exitDenied, r.err, r.stderr)
+			}
+			checkGolden(t, "test-"+format+".golden", r.stdout)
+			wantStderr := ""
+			if format == report.FormatText {
+				wantStderr = "note: raw/ci.yaml:1: skipped: not a Kubernetes object (no apiVersion or kind)\n"
+			}
+			if diff := cmp.Diff(wantStderr, r.stderr); diff != "" {
+				t.Errorf("stderr mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// violationLines returns the DENY and WARN lines of a text report.
+func violationLines(stdout string) []string {
+	var out []string
+	for _, l := range lines(stdout) {
+		if strings.HasPrefix(l, "DENY ") || strings.HasPrefix(l, "WARN ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// ruleTags returns "DENY [rule] file:line" for every violation line, enough
+// to tell which rule fired where without the messages.
+func ruleTags(stdout string) []string {
+	var out []string
+	for _, l := range violationLines(stdout) {
+		fields := strings.Fields(l)
+		rule := ""
+		for _, f := range fields {
+			if strings.HasPrefix(f, "[") && strings.HasSuffix(f, "]") {
+				rule = f
+				break
+			}
+		}
+		out = append(out, fields[0]+" "+rule+" "+fields[1])
+	}
+	return out
+}
+
+func TestTestCommand(t *testing.T) {
+	repo := t.TempDir()
+	writeFiles(t, repo, map[string]string{
+		"config/off.yaml":    "rules:\n  no-latest-tag: off\n",
+		"config/warn.yaml":   "rules:\n  no-latest-tag: warn\n",
+		"config/gitops.yaml": "argocdNamespace: gitops\n",
+		"projects/team.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: AppProject
+metadata:
+  name: team
+  namespace: argocd
+spec:
+  sourceRepos: ["*"]
+  destinations:
+    - server: https://kubernetes.default.svc
+      namespace: team-*
+`,
+		"apps/app.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: app
+  namespace: argocd
+  finalizers: [resources-finalizer.argocd.argoproj.io]
+spec:
+  project: team
+  source:
+    repoURL: https://example.com/other.git
+    path: x
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: other
+`,
+		"chart/Chart.yaml":  "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+		"chart/values.yaml": "tag: \"1.0\"\n",
+		"chart/templates/pod.yaml": `apiVersion: v1
+kind: Pod
+metadata:
+  name: c
+spec:
+  containers:
+    - name: c
+      image: "nginx:{{ .Values.tag }}"
+`,
+		"values-latest.yaml": "tag: latest\n",
+		"exempt-other.yaml": `apiVersion: v1
+kind: Pod
+metadata:
+  name: debug
+  annotations:
+    tollgate.dev/exempt: hpa-replicas-conflict
+spec:
+  containers:
+    - name: shell
+      image: busybox:latest
+`,
+	})
+	pod := "testdata/repo/raw/pod.json"
+	workloads := "testdata/repo/raw/workloads.yaml"
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		// wantTags are the ruleTags of the text output.
+		wantTags []string
+		// wantErr is a substring of the error message.
+		wantErr string
+	}{
+		{
+			name:     "warnings alone pass",
+			args:     []string{workloads},
+			wantCode: exitOK,
+			wantTags: []string{"WARN [hpa-replicas-conflict] testdata/repo/raw/workloads.yaml:13"},
+		},
+		{
+			name:     "fail-on-warn fails on warnings",
+			args:     []string{"--fail-on-warn", workloads},
+			wantCode: exitDenied,
+			wantTags: []string{"WARN [hpa-replicas-conflict] testdata/repo/raw/workloads.yaml:13"},
+		},
+		{
+			name:     "config turns a rule off",
+			args:     []string{"--config", filepath.Join(repo, "config/off.yaml"), pod},
+			wantCode: exitOK,
+		},
+		{
+			name:     "config downgrades a rule to warn",
+			args:     []string{"--config", filepath.Join(repo, "config/warn.yaml"), pod},
+			wantCode: exitOK,
+			wantTags: []string{"WARN [no-latest-tag] testdata/repo/raw/pod.json:7"},
+		},
+		{
+			name:     "config warn with fail-on-warn",
+			args:     []string{"--fail-on-warn", "--config", filepath.Join(repo, "config/warn.yaml"), pod},
+			wantCode: exitDenied,
+			wantTags: []string{"WARN [no-latest-tag] testdata/repo/raw/pod.json:7"},
+		},
+		{
+			name:     "user policy without built-in rules",
+			args:     []string{"--no-builtin", "--policy", "testdata/policy", workloads},
+			wantCode: exitDenied,
+			wantTags: []string{"DENY [main] testdata/repo/raw/workloads.yaml:1"},
+		},
+		{
+			name:     "namespace selects user packages",
+			args:     []string{"--no-builtin", "--policy", "testdata/policy", "--policy", "testdata/policy-extra", "--namespace", "extra", pod, workloads},
+			wantCode: exitOK,
+			wantTags: []string{"WARN [extra] testdata/repo/raw/pod.json:1"},
+		},
+		{
+			name:     "user policies join the built-in rules",
+			args:     []string{"--policy", "testdata/policy", workloads},
+			wantCode: exitDenied,
+			wantTags: []string{
+				"DENY [main] testdata/repo/raw/workloads.yaml:1",
+				"WARN [hpa-replicas-conflict] testdata/repo/raw/workloads.yaml:13",
+			},
+		},
+		{
+			name:     "exemption annotation",
+			args:     []string{"testdata/repo/raw/exempt.yaml"},
+			wantCode: exitOK,
+		},
+		{
+			name:     "exemption of another rule",
+			args:     []string{"--repo-root", repo, filepath.Join(repo, "exempt-other.yaml")},
+			wantCode: exitDenied,
+			wantTags: []string{"DENY [no-latest-tag] exempt-other.yaml:10"},
+		},
+		{
+			name:     "application without its project",
+			args:     []string{"--repo-root", repo, filepath.Join(repo, "apps")},
+			wantCode: exitDenied,
+			wantTags: []string{"DENY [project-not-found] apps/app.yaml:8"},
+		},
+		{
+			name:     "project from --project",
+			args:     []string{"--repo-root", repo, "--project", filepath.Join(repo, "projects/team.yaml"), filepath.Join(repo, "apps")},
+			wantCode: exitDenied,
+			wantTags: []string{"DENY [project-destination-denied] apps/app.yaml:12"},
+		},
+		{
+			name:     "argocd namespace from config",
+			args:     []string{"--repo-root", repo, "--config", filepath.Join(repo, "config/gitops.yaml"), filepath.Join(repo, "projects")},
+			wantCode: exitDenied,
+			wantTags: []string{"DENY [app-namespace] projects/team.yaml:5"},
+		},
+		{
+			name:     "argocd-namespace flag overrides config",
+			args:     []string{"--repo-root", repo, "--config", filepath.Join(repo, "config/gitops.yaml"), "--argocd-namespace", "argocd", filepath.Join(repo, "projects")},
+			wantCode: exitOK,
+		},
+		{
+			name:     "chart rendered with its values",
+			args:     []string{"--repo-root", repo, filepath.Join(repo, "chart")},
+			wantCode: exitOK,
+		},
+		{
+			name:     "chart rendered with --helm-values",
+			args:     []string{"--repo-root", repo, "--helm-values", filepath.Join(repo, "values-latest.yaml"), filepath.Join(repo, "chart")},
+			wantCode: exitDenied,
+			wantTags: []string{"DENY [no-latest-tag] chart/templates/pod.yaml"},
+		},
+		{
+			name:     "chart templates named directly render the chart",
+			args:     []string{"--repo-root", repo, "--helm-values", filepath.Join(repo, "values-latest.yaml"), filepath.Join(repo, "chart/templates/pod.yaml")},
+			wantCode: exitDenied,
+			wantTags: []string{"DENY [no-latest-tag] chart/templates/pod.yaml"},
+		},
+		{
+			name:     "unknown output format",
+			args:     []string{"-o", "xml", pod},
+			wantCode: exitUsage,
+			wantErr:  `invalid --output "xml": valid formats are text, json, junit, sarif, github`,
+		},
+		{
+			name:     "no-builtin without policies",
+			args:     []string{"--no-builtin", pod},
+			wantCode: exitUsage,
+			wantErr:  "--no-builtin without --policy",
+		},
+		{
+			name:     "no paths",
+			args:     nil,
+			wantCode: exitUsage,
+			wantErr:  "requires at least 1 arg",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, nil, append([]string{"test"}, tt.args...)...)
+			if r.code != tt.wantCode {
+				t.Fatalf("exit code = %d, want %d (error %q)\nstdout:\n%s", r.code, tt.wantCode, r.err, r.stdout)
+			}
+			if tt.wantErr != "" && !strings.Contains(r.err, tt.wantErr) {
+				t.Errorf("error = %q, want it to contain %q", r.err, tt.wantErr)
+			}
+			if tt.wantCode == exitUsage {
+				return
+			}
+			if diff := cmp.Diff(tt.wantTags, ruleTags(r.stdout)); diff != "" {
+				t.Errorf("violations mismatch (-want +got):\n%s\nstdout:\n%s", diff, r.stdout)
+			}
+		})
+	}
+}
+
+func TestTestNotesOnlyInText(t *testing.T) {
+	for _, format := range report.Formats() {
+		t.Run(format, func(t *testing.T) {
+			r := runCLI(t, nil, "test", "-o", format, "testdata/repo/raw/ci.yaml")
+			if r.code != exitOK {
+				t.Fatalf("exit code = %d, want 0 (error %q)", r.code, r.err)
+			}
+			want := ""
+			if format == report.FormatText {
+				want = "note: testdata/repo/raw/ci.yaml:1: skipped: not a Kubernetes object (no apiVersion or kind)\n"
+			}
+			if diff := cmp.Diff(want, r.stderr); diff != "" {
+				t.Errorf("stderr mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTestSymlinkedDirectoryArgument(t *testing.T) {
+	repo := t.TempDir()
+	writeFiles(t, repo, map[string]string{"real/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - {name: c, image: nginx}\n"})
+	if err := os.Symlink("real", filepath.Join(repo, "link")); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, nil, "test", "--repo-root", repo, filepath.Join(repo, "link"))
+	if r.code != exitDenied {
+		t.Fatalf("exit code = %d, want %d (error %q)\n%s", r.code, exitDenied, r.err, r.stdout)
+	}
+	want := []string{"DENY [no-latest-tag] real/pod.yaml:6"}
+	if diff := cmp.Diff(want, ruleTags(r.stdout)); diff != "" {
+		t.Errorf("violations mismatch (-want +got):\n%s", diff)
+	}
+}

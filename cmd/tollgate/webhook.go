@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/tollgate-dev/tollgate/certs"
+	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/webhook"
+)
+
+// webhookPath is where the API server calls the webhook
+// (config/webhook/validating_webhook_configuration.yaml).
+const webhookPath = "/validate"
+
+// webhookOptions are the flags of `tollgate webhook`.
+type webhookOptions struct {
+	kubeconfig        string
+	port              int
+	certDir           string
+	configFile        string
+	metricsAddr       string
+	healthAddr        string
+	namespace         string
+	serviceName       string
+	webhookConfigName string
+}
+
+func newWebhookCmd() *cobra.Command {
+	ns := os.Getenv("POD_NAMESPACE")
+	if ns == "" {
+		ns = "tollgate-system"
+	}
+	opts := &webhookOptions{
+		port:              9443,
+		metricsAddr:       ":8080",
+		healthAddr:        ":8081",
+		namespace:         ns,
+		serviceName:       "tollgate-webhook",
+		webhookConfigName: "tollgate",
+	}
+	cmd := &cobra.Command{
+		Use:   "webhook",
+		Short: "Serve the validating admission webhook",
+		Long: `Serve the validating admission webhook at /validate over HTTPS.
+
+Every CREATE and UPDATE the API server sends is judged with the built-in
+rules; Applications are judged with their AppProject, read from an informer
+cache of Applications and AppProjects. Deny violations deny the request, warn
+violations come back as warnings (kubectl prints them), and in audit mode
+(--config: mode: audit) nothing is denied.
+
+Without --cert-dir the webhook keeps its own CA and serving certificate in
+the Secret tollgate-webhook-tls of --namespace, rotates them and injects the
+CA into the caBundle of the ValidatingWebhookConfiguration
+--webhook-config-name. With --cert-dir it serves tls.crt and tls.key from
+that directory (e.g. cert-manager's Secret) and reloads them when they change.
+
+/readyz passes once the certificate is loaded, the caches are synced and the
+server answers; metrics are served on --metrics-addr.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runWebhook(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
+	f.IntVar(&opts.port, "port", opts.port, "HTTPS port of the webhook server")
+	f.StringVar(&opts.certDir, "cert-dir", "", "directory with tls.crt and tls.key to serve (default: self-managed certificate)")
+	f.StringVar(&opts.configFile, "config", "", "webhook configuration file (YAML: mode, exemptions, argocdNamespace, rules)")
+	f.StringVar(&opts.metricsAddr, "metrics-addr", opts.metricsAddr, `address of the Prometheus metrics endpoint ("0" disables it)`)
+	f.StringVar(&opts.healthAddr, "health-addr", opts.healthAddr, "address of the /healthz and /readyz endpoints")
+	f.StringVar(&opts.namespace, "namespace", opts.namespace, "namespace the webhook runs in, always exempt ($POD_NAMESPACE when set)")
+	f.StringVar(&opts.serviceName, "service-name", opts.serviceName, "Service the API server calls the webhook through (serving certificate names)")
+	f.StringVar(&opts.webhookConfigName, "webhook-config-name", opts.webhookConfigName, "ValidatingWebhookConfiguration whose caBundle is kept (self-managed certificate only)")
+	return cmd
+}
+
+// certSource serves and reports the webhook's certificate.
+type certSource interface {
+	manager.Runnable
+	GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error)
+	ReadyChecker() healthz.Checker
+}
+
+// runWebhook loads the configuration and policies, builds the manager and
+// serves until ctx is done.
+func runWebhook(ctx context.Context, opts *webhookOptions) error {
+	log := logr.FromContextOrDiscard(ctx)
+	ctrl.SetLogger(log)
+
+	if opts.port < 1 || opts.port > 65535 {
+		return usageError(fmt.Errorf("--port %d: want 1-65535", opts.port))
+	}
+	cfg := webhook.DefaultConfig()
+	if opts.configFile != "" {
+		var err error
+		if cfg, err = webhook.LoadConfig(opts.configFile); err != nil {
+			return usageError(err)
+		}
+	}
+	popts := policies.DefaultOptions()
+	popts.Config = cfg.Config
+	eval, err := policies.New(ctx, popts)
+	if err != nil {
+		return usageError(fmt.Errorf("load policies: %w", err))
+	}
+	kc, err := loadKubeconfig(opts.kubeconfig)
+	if err != nil {
+		return usageError(err)
+	}
+	restCfg := rest.CopyConfig(kc.rest)
+	restCfg.UserAgent = "tollgate-webhook"
+
+	certSrc, err := newCertSource(restCfg, opts)
+	if err != nil {
+		return err
+	}
+	mgr, err := newWebhookManager(restCfg, opts, cfg, certSrc)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(certSrc); err != nil {
+		return fmt.Errorf("add certificate source: %w", err)
+	}
+	if err := webhook.IndexApplications(ctx, mgr.GetFieldIndexer()); err != nil {
+		return explainNoCRD(err)
+	}
+	if _, err := mgr.GetCache().GetInformer(ctx, webhook.NewAppProject()); err != nil {
+		return explainNoCRD(fmt.Errorf("watch AppProjects: %w", err))
+	}
+
+	metrics := webhook.NewMetrics()
+	if err := metrics.Register(ctrlmetrics.Registry); err != nil {
+		return err
+	}
+	handler, err := webhook.NewHandler(webhook.Options{
+		Config:    cfg,
+		Evaluator: eval,
+		Reader:    mgr.GetCache(),
+		Namespace: opts.namespace,
+		Metrics:   metrics,
+	})
+	if err != nil {
+		return usageError(err)
+	}
+	mgr.GetWebhookServer().Register(webhookPath, webhook.NewHTTPHandler(handler, log.WithName("admission")))
+
+	if err := addHealthChecks(mgr, certSrc); err != nil {
+		return err
+	}
+	log.Info("starting webhook", "port", opts.port, "namespace", opts.namespace,
+		"argocdNamespace", argoCDNamespace(cfg), "mode", cfg.Mode, "selfManagedCertificate", opts.certDir == "")
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("run webhook: %w", err)
+	}
+	return nil
+}
+
+// newCertSource returns the file watcher of --cert-dir, or the self-managed
+// certificate manager, which reads and writes through a direct client (its
+// Secret must not need a cache of every Secret).
+func newCertSource(restCfg *rest.Config, opts *webhookOptions) (certSource, error) {
+	if opts.certDir != "" {
+		w, err := certs.NewFileWatcher(filepath.Join(opts.certDir, "tls.crt"), filepath.Join(opts.certDir, "tls.key"))
+		if err != nil {
+			return nil, usageError(fmt.Errorf("--cert-dir %s: %w", opts.certDir, err))
+		}
+		return w, nil
+	}
+	c, err := client.New(restCfg, client.Options{Scheme: clientgoscheme.Scheme})
+	if err != nil {
+		return nil, fmt.Errorf("create client: %w", err)
+	}
+	return certs.NewManager(c, certs.Options{
+		Namespace:         opts.namespace,
+		ServiceName:       opts.serviceName,
+		WebhookConfigName: opts.webhookConfigName,
+	}), nil
+}
+
+// newWebhookManager builds the controller-runtime manager: the webhook
+// server with the certificate source, metrics, health probes and a cache
+// of Applications (every namespace, for applications in any namespace) and
+// AppProjects (the Argo CD namespace only), without managed fields.
+func newWebhookManager(restCfg *rest.Config, opts *webhookOptions, cfg webhook.Config, certSrc certSource) (manager.Manager, error) {
+	argocdNS := argoCDNamespace(cfg)
+	server := crwebhook.NewServer(crwebhook.Options{
+		Port: opts.port,
+		TLSOpts: []func(*tls.Config){func(c *tls.Config) {
+			c.GetCertificate = certSrc.GetCertificate
+			c.MinVersion = tls.VersionTLS12
+			// HTTP/2 stays off: the API server speaks HTTP/1.1 to webhooks
+			// and HTTP/2 adds attack surface (rapid reset) for nothing.
+			c.NextProtos = []string{"http/1.1"}
+		}},
+	})
+	mgr, err := ctrl.NewManager(restCfg, manager.Options{
+		Scheme:                 clientgoscheme.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: opts.metricsAddr},
+		HealthProbeBindAddress: opts.healthAddr,
+		WebhookServer:          server,
+		Cache: cache.Options{
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				webhook.NewAppProject(): {Namespaces: map[string]cache.Config{argocdNS: {}}},
+			},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	return mgr, nil
+}
+
+// addHealthChecks wires /healthz and /readyz: ready once the certificate is
+// loaded, the caches have synced and the webhook server answers TLS.
+func addHealthChecks(mgr manager.Manager, certSrc certSource) error {
+	synced := func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("caches of Applications and AppProjects not synced yet")
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		name  string
+		check healthz.Checker
+		ready bool
+	}{
+		{"ping", healthz.Ping, false},
+		{"certificate", certSrc.ReadyChecker(), true},
+		{"cache", synced, true},
+		{"webhook", mgr.GetWebhookServer().StartedChecker(), true},
+	} {
+		add := mgr.AddHealthzCheck
+		if c.ready {
+			add = mgr.AddReadyzCheck
+		}
+		if err := add(c.name, c.check); err != nil {
+			return fmt.Errorf("add health check %s: %w", c.name, err)
+		}
+	}
+	return nil
+}
+
+// argoCDNamespace is the configured Argo CD namespace or the default.
+func argoCDNamespace(cfg webhook.Config) string {
+	if cfg.ArgoCDNamespace == "" {
+		return policies.DefaultArgoCDNamespace
+	}
+	return cfg.ArgoCDNamespace
+}
+
+// explainNoCRD adds a hint when Argo CD's CRDs are not installed.
+func explainNoCRD(err error) error {
+	if meta.IsNoMatchError(err) {
+		return fmt.Errorf("%w (install the Application and AppProject CRDs: config/crd)", err)
+	}
+	return err
+}
