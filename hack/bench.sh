@@ -32,7 +32,7 @@ measure() {
   local best="" cpu="" rss=""
   for _ in $(seq "$runs"); do
     /usr/bin/time -f '%e %U %S %M' -o "$work/time" "$@" >"$work/$name.out" 2>"$work/$name.err" || true
-    read -r wall user sys maxkb <"$work/time"
+    read -r wall user sys maxkb < <(tail -n 1 "$work/time")
     if [[ -z "$best" ]] || awk "BEGIN{exit !($wall < $best)}"; then
       best=$wall cpu=$(awk "BEGIN{print $user + $sys}") rss=$((maxkb / 1024))
     fi
