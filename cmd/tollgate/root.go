@@ -70,6 +70,8 @@ func newRootCmd() *cobra.Command {
 		newVerifyCmd(),
 		newSealCmd(),
 		newHealthCmd(),
+		newControllerCmd(),
+		newAppCmd(),
 	)
 	return cmd
 }

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine"
+)
+
+// cliUsername is the initiator recorded when the kubeconfig names no user.
+const cliUsername = "tollgate-cli"
+
+// appSyncPoll is how often --wait looks at the Application.
+const appSyncPoll = time.Second
+
+func newAppCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "app",
+		Short: "Act on Argo CD Applications",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageError(errors.New("missing subcommand: see tollgate app --help"))
+		},
+	}
+	cmd.AddCommand(newAppSyncCmd())
+	return cmd
+}
+
+// appSyncOptions are the flags of `tollgate app sync`.
+type appSyncOptions struct {
+	name       string
+	namespace  string
+	kubeconfig string
+	prune      bool
+	revision   string
+	wait       bool
+	timeout    time.Duration
+}
+
+func newAppSyncCmd() *cobra.Command {
+	o := appSyncOptions{}
+	cmd := &cobra.Command{
+		Use:   "sync NAME",
+		Short: "Request a sync of an Application, like argocd app sync",
+		Long: `Request a sync of the Application NAME: set its operation.sync (a merge patch),
+which the controller picks up, runs and clears. The initiator is the
+kubeconfig user, or "` + cliUsername + `".
+
+With --wait, poll until the operation finished and print its result. Exit
+status: 0 when the sync was requested (with --wait: succeeded), 1 when it
+failed or was refused by policy, 2 on usage errors or when the Application
+does not exist or already has an operation in progress.`,
+		Example: `  tollgate app sync guestbook
+  tollgate app sync guestbook --prune --revision v1.2.0 --wait --timeout 5m`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.name = args[0]
+			return runAppSync(cmd, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.namespace, "namespace", engine.DefaultNamespace, "namespace of the Application")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)")
+	f.BoolVar(&o.prune, "prune", false, "delete resources the Application no longer renders")
+	f.StringVar(&o.revision, "revision", "", "sync this Git revision instead of the target revision")
+	f.BoolVar(&o.wait, "wait", false, "wait until the sync finished and print its result")
+	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "with --wait, how long to wait")
+	return cmd
+}
+
+// runAppSync requests the sync and, with --wait, waits for its result.
+func runAppSync(cmd *cobra.Command, o appSyncOptions) error {
+	if o.wait && o.timeout <= 0 {
+		return usageError(fmt.Errorf("invalid --timeout %s: must be positive", o.timeout))
+	}
+	kc, err := loadKubeconfig(o.kubeconfig)
+	if err != nil {
+		return usageError(err)
+	}
+	scheme, err := newScheme()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(kc.rest, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("create client: %w", err)
+	}
+	user := kc.user
+	if user == "" {
+		user = cliUsername
+	}
+	ctx := cmd.Context()
+	key := types.NamespacedName{Namespace: o.namespace, Name: o.name}
+	if err := requestSync(ctx, c, key, o, user); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "application %s: sync requested by %s\n", o.name, user)
+	if !o.wait {
+		return nil
+	}
+	return waitForSync(ctx, c, key, o.timeout, cmd.OutOrStdout())
+}
+
+// requestSync sets operation.sync on the Application with a merge patch
+// guarded by its resourceVersion.
+func requestSync(ctx context.Context, c client.Client, key types.NamespacedName, o appSyncOptions, user string) error {
+	var app v1alpha1.Application
+	if err := c.Get(ctx, key, &app); err != nil {
+		if apierrors.IsNotFound(err) {
+			return usageError(fmt.Errorf("application %s not found in namespace %s", key.Name, key.Namespace))
+		}
+		return fmt.Errorf("get application %s: %w", key.Name, err)
+	}
+	if app.Operation != nil {
+		return usageError(fmt.Errorf("application %s already has an operation in progress", key.Name))
+	}
+	sync := map[string]any{}
+	if o.prune {
+		sync["prune"] = true
+	}
+	if o.revision != "" {
+		if app.Spec.HasMultipleSources() {
+			revs := make([]string, len(app.Spec.Sources))
+			for i, s := range app.Spec.Sources {
+				revs[i] = s.TargetRevision
+			}
+			revs[0] = o.revision
+			sync["revisions"] = revs
+		} else {
+			sync["revision"] = o.revision
+		}
+	}
+	patch := map[string]any{
+		"metadata":  map[string]any{"resourceVersion": app.ResourceVersion},
+		"operation": map[string]any{"sync": sync, "initiatedBy": map[string]any{"username": user}},
+	}
+	data, err := json.Marshal(patch)
+	if err != nil {
+		return fmt.Errorf("encode sync request: %w", err)
+	}
+	if err := c.Patch(ctx, &app, client.RawPatch(types.MergePatchType, data)); err != nil {
+		if apierrors.IsConflict(err) {
+			return fmt.Errorf("request sync of %s: the application changed meanwhile, try again: %w", key.Name, err)
+		}
+		return fmt.Errorf("request sync of %s: %w", key.Name, err)
+	}
+	return nil
+}
+
+// waitForSync polls until the requested operation is gone (the controller
+// clears it after writing the final operation state) and prints that state.
+// A failed sync is exit status 1.
+func waitForSync(ctx context.Context, c client.Client, key types.NamespacedName, timeout time.Duration, out io.Writer) error {
+	var done *v1alpha1.OperationState
+	err := wait.PollUntilContextTimeout(ctx, appSyncPoll, timeout, true, func(ctx context.Context) (bool, error) {
+		var app v1alpha1.Application
+		if err := c.Get(ctx, key, &app); err != nil {
+			if apierrors.IsNotFound(err) {
+				return false, fmt.Errorf("application %s was deleted", key.Name)
+			}
+			return false, nil // transient: keep polling
+		}
+		st := app.Status.OperationState
+		if app.Operation != nil || st == nil || !st.Phase.Completed() {
+			return false, nil
+		}
+		done = st
+		return true, nil
+	})
+	if err != nil {
+		if done == nil && (errors.Is(err, context.DeadlineExceeded) || wait.Interrupted(err)) {
+			return &exitError{code: exitDenied, err: fmt.Errorf("application %s: sync did not finish within %s", key.Name, timeout)}
+		}
+		return err
+	}
+	fmt.Fprintf(out, "application %s: %s: %s\n", key.Name, done.Phase, done.Message)
+	if !done.Phase.Successful() {
+		return deniedError()
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+)
+
+func fakeAppClient(t *testing.T, apps ...*v1alpha1.Application) client.Client {
+	t.Helper()
+	scheme, err := newScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := fake.NewClientBuilder().WithScheme(scheme)
+	for _, a := range apps {
+		b = b.WithObjects(a)
+	}
+	return b.Build()
+}
+
+func TestRequestSync(t *testing.T) {
+	single := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "argocd"}}
+	single.Spec.Source = &v1alpha1.ApplicationSource{RepoURL: "https://example.com/r.git", TargetRevision: "main"}
+	multi := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "multi", Namespace: "argocd"}}
+	multi.Spec.Sources = []v1alpha1.ApplicationSource{{RepoURL: "https://example.com/a.git", TargetRevision: "main"}, {RepoURL: "https://example.com/v.git", TargetRevision: "v2", Ref: "values"}}
+	busy := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "busy", Namespace: "argocd"}, Operation: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}}}
+	tests := []struct {
+		name     string
+		app      string
+		opts     appSyncOptions
+		want     *v1alpha1.Operation
+		wantErr  string
+		wantCode int
+	}{
+		{
+			name: "plain sync",
+			app:  "web",
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}},
+		},
+		{
+			name: "prune and revision",
+			app:  "web",
+			opts: appSyncOptions{prune: true, revision: "v1.2.0"},
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Prune: true, Revision: "v1.2.0"}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}},
+		},
+		{
+			name: "revision of a multi-source application goes to the first source",
+			app:  "multi",
+			opts: appSyncOptions{revision: "abc123"},
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revisions: []string{"abc123", "v2"}}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}},
+		},
+		{name: "missing application", app: "nope", wantErr: "application nope not found in namespace argocd", wantCode: exitUsage},
+		{name: "operation in progress", app: "busy", wantErr: "application busy already has an operation in progress", wantCode: exitUsage},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fakeAppClient(t, single.DeepCopy(), multi.DeepCopy(), busy.DeepCopy())
+			key := types.NamespacedName{Namespace: "argocd", Name: tc.app}
+			err := requestSync(t.Context(), c, key, tc.opts, "alice")
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr || exitCode(err) != tc.wantCode {
+					t.Fatalf("error = %v (exit %d), want %q (exit %d)", err, exitCode(err), tc.wantErr, tc.wantCode)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got v1alpha1.Application
+			if err := c.Get(t.Context(), key, &got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got.Operation); diff != "" {
+				t.Errorf("operation (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestWaitForSync(t *testing.T) {
+	done := func(phase v1alpha1.OperationPhase, msg string) *v1alpha1.Application {
+		a := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "argocd"}}
+		a.Status.OperationState = &v1alpha1.OperationState{Phase: phase, Message: msg}
+		return a
+	}
+	running := done(v1alpha1.OperationRunning, "syncing")
+	running.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}}
+	tests := []struct {
+		name     string
+		app      *v1alpha1.Application
+		wantOut  string
+		wantErr  string
+		wantCode int
+	}{
+		{name: "succeeded", app: done(v1alpha1.OperationSucceeded, "successfully synced (3 resources)"), wantOut: "application web: Succeeded: successfully synced (3 resources)\n"},
+		{name: "refused", app: done(v1alpha1.OperationFailed, "sync refused by policy"), wantOut: "application web: Failed: sync refused by policy\n", wantCode: exitDenied},
+		{name: "still running", app: running, wantErr: "application web: sync did not finish within 1.5s", wantCode: exitDenied},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fakeAppClient(t, tc.app)
+			var out bytes.Buffer
+			err := waitForSync(t.Context(), c, types.NamespacedName{Namespace: "argocd", Name: "web"}, 1500*time.Millisecond, &out)
+			if out.String() != tc.wantOut {
+				t.Errorf("output = %q, want %q", out.String(), tc.wantOut)
+			}
+			switch {
+			case tc.wantCode == 0 && err != nil:
+				t.Fatalf("error = %v, want none", err)
+			case tc.wantCode != 0 && (err == nil || exitCode(err) != tc.wantCode || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("error = %v (exit %d), want %q (exit %d)", err, exitCode(err), tc.wantErr, tc.wantCode)
+			}
+		})
+	}
+}
+
+func TestControllerAndAppSyncUsageErrors(t *testing.T) {
+	tests := []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"controller", "--resync", "0s"}, "invalid --resync 0s: must be positive"},
+		{[]string{"controller", "--concurrency", "0"}, "invalid --concurrency 0: must be positive"},
+		{[]string{"controller", "--kubeconfig", "/nonexistent/kubeconfig"}, "load kubeconfig /nonexistent/kubeconfig"},
+		{[]string{"app", "sync"}, "accepts 1 arg(s), received 0"},
+		{[]string{"app", "sync", "web", "--wait", "--timeout", "0s"}, "invalid --timeout 0s: must be positive"},
+		{[]string{"app", "sync", "web", "--kubeconfig", "/nonexistent/kubeconfig"}, "load kubeconfig /nonexistent/kubeconfig"},
+		{[]string{"app"}, "missing subcommand: see tollgate app --help"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			r := runCLI(t, nil, tc.args...)
+			if r.code != exitUsage || !strings.Contains(r.err, tc.wantErr) {
+				t.Errorf("exit %d, error %q; want exit %d and an error containing %q", r.code, r.err, exitUsage, tc.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/policies"
+)
+
+// webhookSecretEnv may hold the Git webhook secret instead of the flag, so
+// it does not show in the process list.
+const webhookSecretEnv = "TOLLGATE_WEBHOOK_SECRET"
+
+// controllerOptions are the flags of `tollgate controller`.
+type controllerOptions struct {
+	kubeconfig    string
+	namespace     string
+	repoCache     string
+	resync        time.Duration
+	concurrency   int
+	metricsAddr   string
+	healthAddr    string
+	webhookAddr   string
+	webhookSecret string
+	leaderElect   bool
+	configFile    string
+}
+
+func newControllerCmd() *cobra.Command {
+	o := controllerOptions{}
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run the sync engine: reconcile Argo CD Applications, gated by the policies",
+		Long: `Run the sync engine. It reconciles the Argo CD Applications of --namespace:
+renders their sources from Git exactly as ` + "`tollgate test`" + ` does, judges the
+Application and every rendered object with the policies, and applies nothing
+when a rule denies (condition PolicyViolation); otherwise it compares with the
+cluster by server-side dry run and syncs with server-side apply, wave by wave,
+when a sync is requested (` + "`tollgate app sync`" + `) or automated.
+
+The Git push webhook (GitHub push, GitLab Push Hook) is served at
+/api/webhook on --webhook-addr; set --webhook-secret (or $` + webhookSecretEnv + `)
+to require GitHub's signature or GitLab's token. With --leader-elect, one
+replica reconciles at a time, holding a Lease in $POD_NAMESPACE (else in
+--namespace).`,
+		Example: `  tollgate controller --namespace argocd --leader-elect
+  tollgate controller --kubeconfig ~/.kube/config --resync 1m --concurrency 8`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.webhookSecret == "" {
+				o.webhookSecret = os.Getenv(webhookSecretEnv)
+			}
+			return runController(cmd, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)")
+	f.StringVar(&o.namespace, "namespace", engine.DefaultNamespace, "namespace of the Applications, AppProjects and Argo CD Secrets")
+	f.StringVar(&o.repoCache, "repo-cache", "", "`DIR` for Git clones and checkouts (default: tollgate-repo-cache in the temporary directory)")
+	f.DurationVar(&o.resync, "resync", engine.DefaultResync, "how often every Application is compared again (±10% jitter)")
+	f.IntVar(&o.concurrency, "concurrency", engine.DefaultConcurrency, "Applications reconciled in parallel")
+	f.StringVar(&o.metricsAddr, "metrics-addr", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
+	f.StringVar(&o.healthAddr, "health-addr", ":8081", "address of /healthz and /readyz (0 disables them)")
+	f.StringVar(&o.webhookAddr, "webhook-addr", ":8082", "address of the Git push webhook /api/webhook (0 disables it)")
+	f.StringVar(&o.webhookSecret, "webhook-secret", "", "shared secret of the Git push webhook (default $"+webhookSecretEnv+")")
+	f.BoolVar(&o.leaderElect, "leader-elect", false, "run only while holding the leader Lease")
+	f.StringVar(&o.configFile, "config", "", "policy configuration `FILE` (rule severities, exemption annotation)")
+	return cmd
+}
+
+// runController builds the manager and runs it until the context ends.
+func runController(cmd *cobra.Command, o controllerOptions) error {
+	ctx := cmd.Context()
+	log := logr.FromContextOrDiscard(ctx)
+	ctrl.SetLogger(log)
+	if o.resync <= 0 {
+		return usageError(fmt.Errorf("invalid --resync %s: must be positive", o.resync))
+	}
+	if o.concurrency <= 0 {
+		return usageError(fmt.Errorf("invalid --concurrency %d: must be positive", o.concurrency))
+	}
+	kc, err := loadKubeconfig(o.kubeconfig)
+	if err != nil {
+		return usageError(err)
+	}
+	cfg := policies.Config{ArgoCDNamespace: o.namespace}
+	if o.configFile != "" {
+		if cfg, err = policies.LoadConfig(o.configFile); err != nil {
+			return usageError(err)
+		}
+		if cfg.ArgoCDNamespace == "" {
+			cfg.ArgoCDNamespace = o.namespace
+		}
+	}
+	popts := policies.DefaultOptions()
+	popts.Config = cfg
+	evaluator, err := policies.New(ctx, popts)
+	if err != nil {
+		return usageError(err)
+	}
+	if o.repoCache == "" {
+		o.repoCache = filepath.Join(os.TempDir(), "tollgate-repo-cache")
+	}
+	sources, err := source.NewCache(o.repoCache, source.DefaultOptions())
+	if err != nil {
+		return err
+	}
+	mgr, err := newControllerManager(kc, o)
+	if err != nil {
+		return err
+	}
+	metrics := engine.NewMetrics()
+	if err := metrics.Register(crmetrics.Registry); err != nil {
+		return err
+	}
+	eopts := engine.DefaultOptions()
+	eopts.Namespace, eopts.Resync, eopts.MaxConcurrentReconciles = o.namespace, o.resync, o.concurrency
+	eopts.WebhookSecret = o.webhookSecret
+	r, err := engine.New(engine.Dependencies{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Scheme: mgr.GetScheme(),
+		Evaluator: evaluator, Sources: sources, Recorder: mgr.GetEventRecorder(engine.ControllerName), Metrics: metrics,
+	}, eopts)
+	if err != nil {
+		return err
+	}
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
+		return err
+	}
+	if err := addPushWebhook(mgr, o, eopts, metrics, log); err != nil {
+		return err
+	}
+	log.Info("Starting controller", "namespace", o.namespace, "resync", o.resync.String(), "leaderElection", o.leaderElect)
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("run controller: %w", err)
+	}
+	return nil
+}
+
+// newControllerManager builds the controller-runtime manager: cache limited
+// to what the engine reads, metrics, health probes, leader election.
+func newControllerManager(kc kubeconfig, o controllerOptions) (manager.Manager, error) {
+	scheme, err := newScheme()
+	if err != nil {
+		return nil, err
+	}
+	leaseNS := os.Getenv("POD_NAMESPACE")
+	if leaseNS == "" {
+		leaseNS = o.namespace
+	}
+	mgr, err := ctrl.NewManager(kc.rest, ctrl.Options{
+		Scheme:                        scheme,
+		Cache:                         engine.CacheOptions(o.namespace),
+		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:        o.healthAddr,
+		LeaderElection:                o.leaderElect,
+		LeaderElectionID:              "tollgate-controller",
+		LeaderElectionNamespace:       leaseNS,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("add health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("add ready check: %w", err)
+	}
+	return mgr, nil
+}
+
+// addPushWebhook serves the Git push webhook on every replica (it only sets
+// an annotation; the leader reconciles).
+func addPushWebhook(mgr manager.Manager, o controllerOptions, eopts engine.Options, metrics *engine.Metrics, log logr.Logger) error {
+	if o.webhookAddr == "" || o.webhookAddr == "0" {
+		return nil
+	}
+	h, err := engine.NewPushHandler(mgr.GetClient(), eopts, metrics, log.WithName("webhook"))
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(engine.WebhookPath, h)
+	timeout := 30 * time.Second
+	srv := &manager.Server{
+		Name: "git-webhook",
+		Server: &http.Server{
+			Addr: o.webhookAddr, Handler: mux,
+			ReadHeaderTimeout: 10 * time.Second, ReadTimeout: timeout, WriteTimeout: timeout, IdleTimeout: 2 * time.Minute,
+		},
+		ShutdownTimeout: &timeout,
+	}
+	if err := mgr.Add(srv); err != nil {
+		return fmt.Errorf("add git webhook server: %w", err)
+	}
+	return nil
+}

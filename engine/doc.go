@@ -1,0 +1,92 @@
+// Package engine is tollgate's GitOps sync engine: a controller-runtime
+// reconciler for Argo CD Applications (argoproj.io/v1alpha1) that puts the
+// policy evaluator between Git and the cluster. The step packages do the
+// work; this package chains them and owns the Application's status.
+//
+// # Data path
+//
+// One reconcile of one Application:
+//
+//	destination  spec.destination -> a cluster: https://kubernetes.default.svc
+//	             or "in-cluster" is the controller's own; others come from Argo
+//	             CD cluster Secrets. Unknown -> InvalidSpecError.
+//	source       engine/source: each spec.source(s) -> commit SHA + checkout,
+//	             credentials from Argo CD repository Secrets.
+//	render       engine/render, the very code `tollgate test` runs. Sources
+//	             with a ref only provide `$ref/path` Helm value files. Output
+//	             is cached per (repository, commit, path, options) in an LRU.
+//	             Namespaced objects get the destination namespace and every
+//	             object the tracking annotation.
+//	gate         policies.BuildInputs(PointSync, ...) over the Application and
+//	             every rendered object, then EvaluateAll. Any deny: nothing is
+//	             applied; conditions PolicyViolation and SyncError list
+//	             `[rule] Kind/ns/name: message`, an Event is recorded, and the
+//	             operation state is Failed. The reconcile stops there.
+//	compare      engine/apply.Diff: server-side dry run per object with
+//	             spec.ignoreDifferences; ListOwned finds what the Application
+//	             tracks that is no longer rendered (requiresPruning).
+//	             status.sync, status.resources, status.health.
+//	sync         when requested (operation.sync, e.g. `tollgate app sync`) or
+//	             due (automated): engine/plan orders phases and waves,
+//	             apply.Run applies wave by wave with server-side apply (field
+//	             manager "tollgate"), waits for health between waves and runs
+//	             SyncFail hooks on failure; then apply.Prune when pruning is on.
+//	             Objects tracked by another Application are never applied
+//	             (SharedResourceWarning). Status: operationState, history.
+//
+// Automated sync runs when the live state differs from the desired one and
+// the revision is not the one last synced, or selfHeal is on; without
+// selfHeal, drift at the synced revision only shows as OutOfSync. It never
+// retries an automated sync that failed at the same revision unless selfHeal
+// is on, and never syncs an empty desired state without allowEmpty. Pruning
+// never happens after a failed wave, in a partial sync, or when the desired
+// state is empty and allowEmpty is false; a render error stops the
+// reconcile before any of this.
+//
+// Errors (repository unreachable, revision not found, render error, API
+// rejection) set ComparisonError or SyncError with the message, keep the
+// last synced state, and return the error so controller-runtime retries with
+// backoff. The status is written with JSON merge patches of the fields that
+// changed, never with Update: tollgate's types drop fields they do not know,
+// and a patch leaves those alone.
+//
+// # Idle resyncs
+//
+// Every Application is reconciled again after --resync (±10% jitter), on a
+// change of its spec, operation or finalizers, on a change of its AppProject,
+// and at once when the argocd.argoproj.io/refresh annotation is set (the Git
+// push webhook sets it; the controller removes it). Most of these find
+// nothing new, and a server-side dry run per object would make an idle
+// controller cost one API call per object per resync. So a full comparison
+// is remembered with:
+//
+//   - its identity: the Application spec, the AppProject's resourceVersion,
+//     the resolved revisions and the render keys; and
+//   - a fingerprint: the resourceVersions of every desired and every
+//     recorded object, read from a metadata-only informer cache of the
+//     destination cluster (started per kind on first use), taken just
+//     before the comparison.
+//
+// A later reconcile whose identity and fingerprint are equal reuses the
+// comparison: no render (cache hit), no gate, no dry run, no apply, no
+// list; its only API call is the status patch of reconciledAt. Any change
+// to a live object changes its resourceVersion, so drift is seen at the
+// next resync as before. A refresh annotation, an operation, a sync, or
+// Options.CompareMaxAge (default 1h) force a full comparison. The remaining
+// cost of an idle resync is resolving branch names with one ls-remote per
+// repository (a full commit SHA as targetRevision needs none).
+//
+// # Deletion
+//
+// An Application with the finalizer resources-finalizer.argocd.argoproj.io
+// (or its /foreground or /background variants) has its tracked resources
+// deleted, highest wave first, each wave gone before the next, before the
+// finalizer is removed; objects marked Delete=false stay. Without the
+// finalizer, deleting the Application leaves its resources.
+//
+// # Git push webhook
+//
+// PushHandler serves /api/webhook for GitHub `push` and GitLab `Push Hook`
+// events: every Application with a source in the pushed repository gets the
+// refresh annotation, so it is compared (and synced, when automated) at once.
+package engine

@@ -1,0 +1,158 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/plan"
+)
+
+// deletionPoll is how soon a deleting Application is looked at again while
+// its resources go away.
+const deletionPoll = 2 * time.Second
+
+// Finalizer variants: the bare name deletes in the foreground.
+const (
+	finalizerForeground = v1alpha1.ResourcesFinalizerName + "/foreground"
+	finalizerBackground = v1alpha1.ResourcesFinalizerName + "/background"
+)
+
+// resourcesFinalizer returns the resources finalizer of app and the
+// propagation policy it asks for; "" when it has none.
+func resourcesFinalizer(app *v1alpha1.Application) (string, metav1.DeletionPropagation) {
+	for _, f := range app.Finalizers {
+		switch f {
+		case v1alpha1.ResourcesFinalizerName, finalizerForeground:
+			return f, metav1.DeletePropagationForeground
+		case finalizerBackground:
+			return f, metav1.DeletePropagationBackground
+		}
+	}
+	return "", ""
+}
+
+// finalize handles a deleted Application. Without the resources finalizer
+// its resources are left alone. With it, the resources it tracks are
+// deleted in reverse wave order (higher waves first, each wave gone before
+// the next starts), except those marked Delete=false, and the finalizer is
+// removed once nothing is left. An Application whose destination is not a
+// known cluster has nothing the controller can delete: its finalizer is
+// removed.
+func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (reconcile.Result, error) {
+	key := client.ObjectKeyFromObject(app)
+	r.forget(key)
+	fin, policy := resourcesFinalizer(app)
+	if fin == "" {
+		return reconcile.Result{}, nil
+	}
+	log := ctrl.LoggerFrom(ctx)
+	secrets, err := r.argoSecrets(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	cl, err := r.clusters.resolve(ctx, app.Spec.Destination, secrets)
+	if errors.Is(err, errInvalidDestination) {
+		log.Info("Destination unknown, removing finalizer without deleting resources", "reason", err.Error())
+		return reconcile.Result{}, removeFinalizer(ctx, r.client, app, fin)
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	instance := plan.AppInstanceName(app.Name, app.Namespace, r.opts.Namespace)
+	// The kinds recorded in the status first; a full search over every
+	// listable kind before the finalizer goes.
+	var kinds []schema.GroupVersionKind
+	for _, rs := range app.Status.Resources {
+		kinds = append(kinds, schema.GroupVersionKind{Group: rs.Group, Version: rs.Version, Kind: rs.Kind})
+	}
+	remaining, err := r.deletable(ctx, cl, instance, kinds)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if len(remaining) == 0 && len(kinds) > 0 {
+		if remaining, err = r.deletable(ctx, cl, instance, nil); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if len(remaining) == 0 {
+		log.Info("Resources deleted, removing finalizer")
+		return reconcile.Result{}, removeFinalizer(ctx, r.client, app, fin)
+	}
+	if err := deleteWave(ctx, cl.client, remaining, policy); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{RequeueAfter: deletionPoll}, nil
+}
+
+// deletable lists the objects instance tracks, minus those marked
+// Delete=false, sorted for deletion: highest wave first, then kinds in
+// reverse apply order.
+func (r *Reconciler) deletable(ctx context.Context, cl *cluster, instance string, kinds []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
+	owned, err := cl.apply.ListOwned(ctx, instance, kinds)
+	if err != nil {
+		return nil, fmt.Errorf("list resources to delete: %w", err)
+	}
+	var out []*unstructured.Unstructured
+	for _, o := range owned {
+		if opts, err := plan.SyncOptionsFor(o); err == nil && !opts.Delete {
+			continue
+		}
+		out = append(out, o)
+	}
+	slices.SortStableFunc(out, func(a, b *unstructured.Unstructured) int {
+		wa, _ := plan.WaveOf(a)
+		wb, _ := plan.WaveOf(b)
+		return cmp.Or(cmp.Compare(wb, wa), cmp.Compare(plan.KindRank(b.GetKind()), plan.KindRank(a.GetKind())))
+	})
+	return out, nil
+}
+
+// deleteWave deletes the objects of the highest wave among objs (sorted by
+// deletable) that are not already being deleted. While any object of that
+// wave is still being deleted, lower waves wait.
+func deleteWave(ctx context.Context, c client.Client, objs []*unstructured.Unstructured, policy metav1.DeletionPropagation) error {
+	top, _ := plan.WaveOf(objs[0])
+	var errs []error
+	for _, o := range objs {
+		if w, _ := plan.WaveOf(o); w != top {
+			break
+		}
+		if o.GetDeletionTimestamp() != nil {
+			continue
+		}
+		uid := o.GetUID()
+		err := c.Delete(ctx, o, client.PropagationPolicy(policy), client.Preconditions{UID: &uid})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete %s: %w", apply.RefOf(o), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeFinalizer removes fin from app with a merge patch guarded by the
+// resourceVersion, so a finalizer added meanwhile is not lost.
+func removeFinalizer(ctx context.Context, c client.Client, app *v1alpha1.Application, fin string) error {
+	orig := app.DeepCopy()
+	app.Finalizers = slices.DeleteFunc(slices.Clone(app.Finalizers), func(f string) bool { return f == fin })
+	if err := c.Patch(ctx, app, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("remove finalizer %s: %w", fin, err)
+	}
+	return nil
+}

@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/apply"
+)
+
+// fingerprintTimeout bounds reading resourceVersions from the metadata
+// cache, which waits for a new informer's first LIST.
+const fingerprintTimeout = 20 * time.Second
+
+// memo is the last full comparison of one Application. An idle resync
+// reuses it when nothing it was computed from has changed (see the package
+// documentation).
+type memo struct {
+	// identity hashes everything the desired state and the comparison
+	// depend on except the live objects: the Application spec, the project's
+	// resourceVersion, the revisions and the render keys.
+	identity string
+	// fingerprint hashes the live objects' resourceVersions as the
+	// metadata cache saw them just before the comparison.
+	fingerprint string
+	// refs are the objects the fingerprint covers.
+	refs []apply.Ref
+	at   time.Time
+	cmp  *comparison
+}
+
+// recall returns the memo of key when its identity matches and it is not
+// older than Options.CompareMaxAge.
+func (r *Reconciler) recall(key types.NamespacedName, identity string) *memo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m, ok := r.memos[key]
+	if !ok || m.identity != identity || r.opts.Now().Sub(m.at) > r.opts.CompareMaxAge {
+		return nil
+	}
+	return m
+}
+
+func (r *Reconciler) remember(key types.NamespacedName, m *memo) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.memos[key] = m
+}
+
+// forget drops the memo of key, so the next reconcile compares in full.
+func (r *Reconciler) forget(key types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.memos, key)
+}
+
+// identity hashes what a comparison depends on besides the live objects.
+func identity(app *v1alpha1.Application, project *v1alpha1.AppProject, renderKey string, revisions []string) (string, error) {
+	spec, err := json.Marshal(app.Spec)
+	if err != nil {
+		return "", fmt.Errorf("encode application spec: %w", err)
+	}
+	h := sha256.New()
+	h.Write(spec)
+	projectVersion := "-"
+	if project != nil {
+		projectVersion = project.ResourceVersion
+	}
+	for _, s := range append([]string{projectVersion, renderKey, app.Namespace, app.Name}, revisions...) {
+		h.Write([]byte{0})
+		h.Write([]byte(s))
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// fingerprint hashes the resourceVersions of refs as the cluster's metadata
+// cache holds them: no API call once the informers of the kinds run. A
+// missing object hashes as "-". It fails when a kind is not served or the
+// cache cannot answer in time; the caller then compares in full. A kind
+// whose informer did not sync in time is not waited on again.
+func fingerprint(parent context.Context, cl *cluster, refs []apply.Ref) (string, error) {
+	ctx, cancel := context.WithTimeout(parent, fingerprintTimeout)
+	defer cancel()
+	sorted := slices.Clone(refs)
+	slices.SortFunc(sorted, func(a, b apply.Ref) int { return strings.Compare(a.String(), b.String()) })
+	h := sha256.New()
+	for _, ref := range sorted {
+		gvk := ref.GroupVersionKind()
+		if _, bad := cl.uncached.Load(gvk); bad {
+			return "", fmt.Errorf("read resource version of %s: kind %s cannot be cached", ref, gvk.Kind)
+		}
+		md := &metav1.PartialObjectMetadata{}
+		md.SetGroupVersionKind(gvk)
+		rv := "-"
+		err := cl.meta.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, md)
+		switch {
+		case err == nil:
+			rv = md.ResourceVersion
+		case apierrors.IsNotFound(err):
+		default:
+			if ctx.Err() != nil && parent.Err() == nil {
+				// The informer of this kind does not sync (listing or
+				// watching it is refused): stop waiting on it.
+				cl.uncached.Store(gvk, true)
+			}
+			return "", fmt.Errorf("read resource version of %s: %w", ref, err)
+		}
+		fmt.Fprintf(h, "%s=%s\n", ref, rv)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

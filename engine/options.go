@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/tollgate-dev/tollgate/engine/render"
+	"github.com/tollgate-dev/tollgate/policies"
+)
+
+// Defaults of Options.
+const (
+	DefaultNamespace       = policies.DefaultArgoCDNamespace
+	DefaultResync          = 3 * time.Minute
+	DefaultJitter          = 0.1
+	DefaultFieldManager    = "tollgate"
+	DefaultRenderCacheSize = 512
+	DefaultWaveTimeout     = 5 * time.Minute
+	DefaultCompareMaxAge   = time.Hour
+	DefaultHistoryLimit    = 10
+	DefaultConcurrency     = 4
+	// DefaultWebhookMaxBytes bounds a Git push webhook body. GitHub caps
+	// payloads at 25 MiB; pushes of ordinary size are far below 1 MiB.
+	DefaultWebhookMaxBytes int64 = 4 << 20
+)
+
+// Options configures a Reconciler. Build them with DefaultOptions and
+// override fields; a zero field means its default.
+type Options struct {
+	// Namespace is the control-plane namespace: Applications, AppProjects
+	// and Argo CD's repository and cluster Secrets live there.
+	Namespace string
+	// Resync is how often an Application is compared again without any
+	// event; each requeue adds ±Jitter of it.
+	Resync time.Duration
+	// Jitter is the fraction of Resync added or removed at random.
+	Jitter float64
+	// FieldManager owns the fields the engine applies.
+	FieldManager string
+	// RenderCacheSize is how many rendered sources are kept in memory
+	// (least recently used out first).
+	RenderCacheSize int
+	// WaveTimeout bounds the wait for one wave to become healthy.
+	WaveTimeout time.Duration
+	// CompareMaxAge is how long a comparison may be reused by an idle
+	// resync before a full server-side comparison is forced.
+	CompareMaxAge time.Duration
+	// MaxConcurrentReconciles is the number of Applications reconciled at
+	// once.
+	MaxConcurrentReconciles int
+	// RenderLimits bound what one source may render.
+	RenderLimits render.Limits
+	// WebhookSecret, when set, is the shared secret a Git push webhook must
+	// prove: GitHub's X-Hub-Signature-256 HMAC or GitLab's X-Gitlab-Token.
+	WebhookSecret string
+	// WebhookMaxBytes bounds a webhook request body.
+	WebhookMaxBytes int64
+	// Now returns the current time; default time.Now.
+	Now func() time.Time
+	// Float64 returns a random number in [0, 1) for requeue jitter;
+	// default math/rand/v2.
+	Float64 func() float64
+}
+
+// DefaultOptions returns the options of a stock controller.
+func DefaultOptions() Options {
+	return Options{
+		Namespace:               DefaultNamespace,
+		Resync:                  DefaultResync,
+		Jitter:                  DefaultJitter,
+		FieldManager:            DefaultFieldManager,
+		RenderCacheSize:         DefaultRenderCacheSize,
+		WaveTimeout:             DefaultWaveTimeout,
+		CompareMaxAge:           DefaultCompareMaxAge,
+		MaxConcurrentReconciles: DefaultConcurrency,
+		RenderLimits:            render.DefaultLimits(),
+		WebhookMaxBytes:         DefaultWebhookMaxBytes,
+		Now:                     time.Now,
+		Float64:                 rand.Float64,
+	}
+}
+
+// withDefaults fills zero fields and rejects impossible values.
+func (o Options) withDefaults() (Options, error) {
+	d := DefaultOptions()
+	if o.Namespace == "" {
+		o.Namespace = d.Namespace
+	}
+	if o.Resync == 0 {
+		o.Resync = d.Resync
+	}
+	if o.Resync < 0 {
+		return o, fmt.Errorf("validate options: resync %s is negative", o.Resync)
+	}
+	if o.Jitter == 0 {
+		o.Jitter = d.Jitter
+	}
+	if o.Jitter < 0 || o.Jitter >= 1 {
+		return o, fmt.Errorf("validate options: jitter %g is not in [0, 1)", o.Jitter)
+	}
+	if o.FieldManager == "" {
+		o.FieldManager = d.FieldManager
+	}
+	if o.RenderCacheSize <= 0 {
+		o.RenderCacheSize = d.RenderCacheSize
+	}
+	if o.WaveTimeout <= 0 {
+		o.WaveTimeout = d.WaveTimeout
+	}
+	if o.CompareMaxAge <= 0 {
+		o.CompareMaxAge = d.CompareMaxAge
+	}
+	if o.MaxConcurrentReconciles <= 0 {
+		o.MaxConcurrentReconciles = d.MaxConcurrentReconciles
+	}
+	if o.WebhookMaxBytes <= 0 {
+		o.WebhookMaxBytes = d.WebhookMaxBytes
+	}
+	if o.Now == nil {
+		o.Now = d.Now
+	}
+	if o.Float64 == nil {
+		o.Float64 = d.Float64
+	}
+	return o, nil
+}
+
+// requeueAfter is Resync with ±Jitter.
+func (o Options) requeueAfter() time.Duration {
+	f := 1 + o.Jitter*(2*o.Float64()-1)
+	return time.Duration(float64(o.Resync) * f)
+}

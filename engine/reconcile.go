@@ -1,0 +1,422 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/plan"
+	"github.com/tollgate-dev/tollgate/engine/source"
+)
+
+// pass is the state of one reconcile of one Application. The Application is
+// changed in memory and written once at the end (plus once when a sync
+// starts, so that watchers see it Running).
+type pass struct {
+	app      *v1alpha1.Application
+	orig     *v1alpha1.Application
+	key      types.NamespacedName
+	instance string
+	now      metav1.Time
+	conds    conditionEdits
+	// ranOp is the requested operation that this pass ran (or refused); it
+	// is cleared from the Application when the status is written.
+	ranOp *v1alpha1.Operation
+	// events are recorded once the status is written.
+	events []pendingEvent
+}
+
+type pendingEvent struct {
+	eventType, reason, note string
+}
+
+// Reconcile compares one Application with its destination and syncs it
+// when a sync is requested or due; see the package documentation.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	start := time.Now()
+	defer func() { r.metrics.duration.Observe(time.Since(start).Seconds()) }()
+	var app v1alpha1.Application
+	if err := r.client.Get(ctx, req.NamespacedName, &app); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, fmt.Errorf("get application %s: %w", req.Name, err)
+	}
+	if app.DeletionTimestamp != nil {
+		return r.finalize(ctx, &app)
+	}
+	p := &pass{
+		app: &app, orig: app.DeepCopy(), key: req.NamespacedName,
+		instance: plan.AppInstanceName(app.Name, app.Namespace, r.opts.Namespace),
+		now:      metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second)),
+		conds:    conditionEdits{},
+	}
+	runErr := r.run(ctx, p)
+	if err := r.finish(ctx, p); err != nil {
+		return reconcile.Result{}, errors.Join(runErr, err)
+	}
+	if runErr != nil {
+		return reconcile.Result{}, runErr
+	}
+	return reconcile.Result{RequeueAfter: r.opts.requeueAfter()}, nil
+}
+
+// run is the data path: destination, sources, render, gate, compare, sync.
+// It records its findings on p; an error asks for a retry with backoff.
+func (r *Reconciler) run(ctx context.Context, p *pass) error {
+	app := p.app
+	tg, err := r.target(ctx, p)
+	if err != nil || tg == nil {
+		return err
+	}
+	state, err := r.desiredState(ctx, p, tg)
+	if err != nil {
+		p.conds.set(v1alpha1.ApplicationConditionComparisonError, err.Error())
+		if tg.op != nil && !errors.Is(err, source.ErrRepoUnreachable) {
+			// The request cannot succeed by waiting: refuse it.
+			r.refuseOperation(p, tg.op, "comparison failed: "+err.Error())
+		}
+		return err
+	}
+	if app.Spec.HasMultipleSources() {
+		app.Status.SourceType, app.Status.SourceTypes = "", state.sourceTypes
+	} else {
+		app.Status.SourceType, app.Status.SourceTypes = state.sourceTypes[0], nil
+	}
+	cmp, fresh, err := r.comparison(ctx, p, tg.cluster, tg.project, state)
+	if err != nil {
+		p.conds.set(v1alpha1.ApplicationConditionComparisonError, err.Error())
+		return err
+	}
+	if cmp == nil {
+		return nil // denied by policy
+	}
+	p.conds.clear(v1alpha1.ApplicationConditionComparisonError)
+	r.recordComparison(p, cmp, state, tg.sources)
+
+	req := r.syncDue(app, tg.op, cmp, state)
+	if req == nil {
+		ctrl.LoggerFrom(ctx).V(1).Info("Compared", "sync", cmp.status, "health", cmp.health.Status, "reused", !fresh)
+		return nil
+	}
+	syncErr := r.sync(ctx, p, tg.cluster, req, state, cmp)
+	// The cluster changed: compare again so the status shows the result.
+	after, err := r.compareAndRemember(ctx, p, tg.cluster, state)
+	if err != nil {
+		return errors.Join(syncErr, err)
+	}
+	r.recordComparison(p, after, state, tg.sources)
+	return syncErr
+}
+
+// target is what one reconcile works towards: where, from what, under which
+// project, and the requested operation if any.
+type target struct {
+	cluster *cluster
+	sources []v1alpha1.ApplicationSource
+	// revisions override the sources' target revisions (an operation's).
+	revisions []string
+	secrets   []corev1.Secret
+	project   *v1alpha1.AppProject
+	op        *v1alpha1.Operation
+	// hard is a hard refresh: render again even when cached.
+	hard bool
+}
+
+// target consumes the refresh annotation, resolves the destination and the
+// sources, and reads the project. A nil target without error means the
+// spec is invalid; p records why.
+func (r *Reconciler) target(ctx context.Context, p *pass) (*target, error) {
+	app := p.app
+	tg := &target{op: app.Operation}
+	if refresh := app.Annotations[v1alpha1.AnnotationKeyRefresh]; refresh != "" {
+		// Consume the request first, guarded by the resourceVersion, so a
+		// refresh requested while this reconcile runs is not lost.
+		if err := clearRefresh(ctx, r.client, app); err != nil {
+			return nil, err
+		}
+		p.orig = app.DeepCopy()
+		r.forget(p.key)
+		tg.hard = refresh == v1alpha1.RefreshTypeHard
+	}
+	if tg.op != nil && tg.op.Sync == nil {
+		r.refuseOperation(p, tg.op, "only sync operations are supported")
+		tg.op = nil
+	}
+	invalid := func(msg string) (*target, error) {
+		p.conds.set(v1alpha1.ApplicationConditionInvalidSpecError, msg)
+		if tg.op != nil {
+			r.refuseOperation(p, tg.op, msg)
+		}
+		return nil, nil
+	}
+	var err error
+	if tg.secrets, err = r.argoSecrets(ctx); err != nil {
+		return nil, err
+	}
+	tg.cluster, err = r.clusters.resolve(ctx, app.Spec.Destination, tg.secrets)
+	if errors.Is(err, errInvalidDestination) {
+		return invalid(err.Error())
+	}
+	if err != nil {
+		p.conds.set(v1alpha1.ApplicationConditionComparisonError, err.Error())
+		return nil, err
+	}
+	tg.sources = app.Sources()
+	if tg.op != nil {
+		tg.sources, tg.revisions = operationSources(tg.op.Sync, tg.sources)
+	}
+	if len(tg.sources) == 0 {
+		return invalid("spec.source or spec.sources must be set")
+	}
+	p.conds.clear(v1alpha1.ApplicationConditionInvalidSpecError)
+	if tg.project, err = r.project(ctx, app); err != nil {
+		return nil, err
+	}
+	return tg, nil
+}
+
+// desired is the desired state of an Application at some revisions.
+type desired struct {
+	// revisions are the commit SHAs, one per source.
+	revisions []string
+	// objects are final: namespaced, tracked.
+	objects     []*unstructured.Unstructured
+	sourceTypes []v1alpha1.ApplicationSourceType
+	renderKey   string
+	// identity is set by comparison (see memo.identity).
+	identity string
+}
+
+// nonHooks returns the desired objects that are not hooks.
+func (d *desired) nonHooks() []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range d.objects {
+		if !plan.IsHook(o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// desiredState fetches and renders the sources.
+func (r *Reconciler) desiredState(ctx context.Context, p *pass, tg *target) (*desired, error) {
+	fetched, err := r.fetchSources(ctx, tg.sources, tg.revisions, tg.secrets)
+	if err != nil {
+		return nil, err
+	}
+	set, err := r.renderSources(ctx, p.app, fetched, tg.hard)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := desiredObjects(set.objects, p.app.Spec.Destination.Namespace, p.instance, tg.cluster.mapper)
+	if err != nil {
+		return nil, err
+	}
+	d := &desired{objects: objs, sourceTypes: set.sourceTypes, renderKey: set.key}
+	for _, f := range fetched {
+		d.revisions = append(d.revisions, f.checkout.Revision)
+	}
+	return d, nil
+}
+
+// comparison returns the comparison of the desired state with the cluster:
+// the memo of the last one when nothing changed since (fresh is false), or
+// a new one after the policy gate allowed the desired state. A nil
+// comparison without error means the gate denied it; p records why.
+func (r *Reconciler) comparison(ctx context.Context, p *pass, cl *cluster, project *v1alpha1.AppProject, state *desired) (cmp *comparison, fresh bool, err error) {
+	app := p.app
+	id, err := identity(app, project, state.renderKey, state.revisions)
+	if err != nil {
+		return nil, false, err
+	}
+	state.identity = id
+	log := ctrl.LoggerFrom(ctx)
+	switch m := r.recall(p.key, id); {
+	case m == nil:
+		log.V(1).Info("Comparing in full", "reason", "no comparison to reuse")
+	case app.Operation != nil:
+		log.V(1).Info("Comparing in full", "reason", "sync requested")
+	default:
+		fp, err := fingerprint(ctx, cl, m.refs)
+		if err == nil && fp == m.fingerprint {
+			r.metrics.compares.WithLabelValues("reused").Inc()
+			return m.cmp, false, nil
+		}
+		reason := "live objects changed"
+		if err != nil {
+			reason = err.Error()
+		}
+		log.V(1).Info("Comparing in full", "reason", reason)
+	}
+	v, err := r.gate(ctx, app, project, state.objects)
+	if err != nil {
+		return nil, false, err
+	}
+	if !v.allowed() {
+		r.deny(p, v, state)
+		return nil, false, nil
+	}
+	p.conds.clear(v1alpha1.ApplicationConditionPolicyViolation)
+	if msg, ok := conditionMessage(app, v1alpha1.ApplicationConditionSyncError); ok && strings.HasPrefix(msg, refusedByPolicy) {
+		p.conds.clear(v1alpha1.ApplicationConditionSyncError) // the refusal is over
+	}
+	cmp, err = r.compareAndRemember(ctx, p, cl, state)
+	if err != nil {
+		return nil, false, err
+	}
+	return cmp, true, nil
+}
+
+// compareAndRemember compares in full and remembers the comparison for idle
+// resyncs, with the fingerprint of the live objects taken just before it.
+func (r *Reconciler) compareAndRemember(ctx context.Context, p *pass, cl *cluster, state *desired) (*comparison, error) {
+	refs := fingerprintRefs(state.nonHooks(), p.app.Status.Resources)
+	fp, fpErr := fingerprint(ctx, cl, refs)
+	cmp, err := r.compare(ctx, cl, p.app, state.objects, p.instance)
+	if err != nil {
+		r.forget(p.key)
+		return nil, err
+	}
+	r.metrics.compares.WithLabelValues("full").Inc()
+	if fpErr == nil && state.identity != "" && covers(refs, cmp.refs) {
+		r.remember(p.key, &memo{identity: state.identity, fingerprint: fp, at: r.opts.Now(), cmp: cmp, refs: refs})
+	} else {
+		r.forget(p.key)
+	}
+	return cmp, nil
+}
+
+// fingerprintRefs are the objects whose resourceVersions stand for the live
+// state: the desired objects and every resource recorded in the status
+// (which includes those awaiting pruning).
+func fingerprintRefs(objs []*unstructured.Unstructured, recorded []v1alpha1.ResourceStatus) []apply.Ref {
+	seen := map[apply.Ref]bool{}
+	var out []apply.Ref
+	add := func(ref apply.Ref) {
+		if !seen[refKey(ref)] {
+			seen[refKey(ref)] = true
+			out = append(out, ref)
+		}
+	}
+	for _, o := range objs {
+		add(apply.RefOf(o))
+	}
+	for _, rs := range recorded {
+		add(apply.Ref{Group: rs.Group, Version: rs.Version, Kind: rs.Kind, Namespace: rs.Namespace, Name: rs.Name})
+	}
+	return out
+}
+
+// covers reports whether every ref of b is in a.
+func covers(a, b []apply.Ref) bool {
+	in := make(map[apply.Ref]bool, len(a))
+	for _, r := range a {
+		in[refKey(r)] = true
+	}
+	for _, r := range b {
+		if !in[refKey(r)] {
+			return false
+		}
+	}
+	return true
+}
+
+// recordComparison writes a comparison into the status.
+func (r *Reconciler) recordComparison(p *pass, cmp *comparison, state *desired, srcs []v1alpha1.ApplicationSource) {
+	st := &p.app.Status
+	st.Resources = cmp.resources
+	st.Health.Status, st.Health.Message = cmp.health.Status, cmp.health.Message
+	sync := v1alpha1.SyncStatus{
+		Status: cmp.status,
+		ComparedTo: v1alpha1.ComparedTo{
+			Destination:       p.app.Spec.Destination,
+			IgnoreDifferences: p.app.Spec.IgnoreDifferences,
+		},
+	}
+	if p.app.Spec.HasMultipleSources() {
+		sync.Revisions = state.revisions
+		sync.ComparedTo.Sources = srcs
+	} else {
+		sync.Revision = state.revisions[0]
+		sync.ComparedTo.Source = srcs[0]
+	}
+	st.Sync = sync
+	if len(cmp.shared) > 0 {
+		p.conds.set(v1alpha1.ApplicationConditionSharedResourceWarning, cmp.sharedMessage())
+	} else {
+		p.conds.clear(v1alpha1.ApplicationConditionSharedResourceWarning)
+	}
+	if st.Health.Status != p.orig.Status.Health.Status {
+		st.Health.LastTransitionTime = &p.now
+	}
+}
+
+// operationSources applies a sync operation's source overrides (a
+// rollback) and revisions.
+func operationSources(op *v1alpha1.SyncOperation, srcs []v1alpha1.ApplicationSource) ([]v1alpha1.ApplicationSource, []string) {
+	if len(op.Sources) > 0 {
+		srcs = op.Sources
+	} else if op.Source != nil {
+		srcs = []v1alpha1.ApplicationSource{*op.Source}
+	}
+	revs := slices.Clone(op.Revisions)
+	if len(revs) == 0 && op.Revision != "" {
+		revs = []string{op.Revision}
+	}
+	return srcs, revs
+}
+
+// project returns the AppProject app uses, nil when it does not exist.
+func (r *Reconciler) project(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
+	var p v1alpha1.AppProject
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: projectOf(app)}, &p)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("get appproject %s: %w", projectOf(app), err)
+	}
+	return &p, nil
+}
+
+// finish writes the status and records the events of the pass.
+func (r *Reconciler) finish(ctx context.Context, p *pass) error {
+	app := p.app
+	var changed []string
+	app.Status.Conditions, changed = p.conds.apply(app.Status.Conditions, p.now)
+	app.Status.ReconciledAt = &p.now
+	if err := writeApplication(ctx, r.client, p.orig, app, p.ranOp); err != nil {
+		return err
+	}
+	if r.recorder == nil {
+		return nil
+	}
+	if slices.Contains(changed, v1alpha1.ApplicationConditionPolicyViolation) {
+		for _, c := range app.Status.Conditions {
+			if c.Type == v1alpha1.ApplicationConditionPolicyViolation {
+				r.recorder.Eventf(app, nil, corev1.EventTypeWarning, v1alpha1.ApplicationConditionPolicyViolation, "Sync",
+					"sync refused, nothing applied:\n%s", c.Message)
+			}
+		}
+	}
+	for _, e := range p.events {
+		r.recorder.Eventf(app, nil, e.eventType, e.reason, "Sync", "%s", e.note)
+	}
+	return nil
+}

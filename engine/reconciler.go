@@ -1,0 +1,262 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/policies"
+)
+
+// ControllerName names the controller in logs, metrics and events.
+const ControllerName = "tollgate-engine"
+
+// Evaluator judges inputs; *policies.Evaluator implements it.
+type Evaluator interface {
+	EvaluateAll(ctx context.Context, ins []policies.Input) ([]policies.Decision, error)
+}
+
+// Fetcher checks out Git revisions; *source.Cache implements it.
+type Fetcher interface {
+	Fetch(ctx context.Context, repoURL, revision string, creds source.Credentials) (source.Checkout, error)
+}
+
+// EventRecorder records Kubernetes events; the recorder of
+// manager.GetEventRecorder implements it.
+type EventRecorder interface {
+	Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any)
+}
+
+// Dependencies are what a Reconciler works with. Client, APIReader, Config,
+// Scheme, Evaluator and Sources are required.
+type Dependencies struct {
+	// Client reads Applications, AppProjects and Argo CD Secrets of the
+	// control-plane namespace (from the manager's cache) and patches
+	// Applications.
+	Client client.Client
+	// APIReader reads objects that are not cached (the SSH known hosts
+	// ConfigMap).
+	APIReader client.Reader
+	// Config reaches the controller's own cluster, the in-cluster
+	// destination. Wrap its transport (e.g. with apply.CallCounter) to
+	// observe the engine's API calls there.
+	Config *rest.Config
+	// Scheme knows the built-in types and v1alpha1.
+	Scheme    *runtime.Scheme
+	Evaluator Evaluator
+	Sources   Fetcher
+	// Recorder records events on Applications; nil records none.
+	Recorder EventRecorder
+	// Metrics are updated when set; register them yourself.
+	Metrics *Metrics
+}
+
+// Reconciler syncs Argo CD Applications: see the package documentation.
+type Reconciler struct {
+	client    client.Client
+	apiReader client.Reader
+	scheme    *runtime.Scheme
+	evaluator Evaluator
+	sources   Fetcher
+	recorder  EventRecorder
+	metrics   *Metrics
+	opts      Options
+
+	clusters *clusters
+	renders  *lru[string, rendered]
+
+	mu    sync.Mutex
+	memos map[types.NamespacedName]*memo
+}
+
+// New returns a Reconciler. It does not start anything; call
+// SetupWithManager.
+func New(deps Dependencies, opts Options) (*Reconciler, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case deps.Client == nil:
+		return nil, errors.New("new reconciler: client is nil")
+	case deps.APIReader == nil:
+		return nil, errors.New("new reconciler: API reader is nil")
+	case deps.Config == nil:
+		return nil, errors.New("new reconciler: REST config is nil")
+	case deps.Scheme == nil:
+		return nil, errors.New("new reconciler: scheme is nil")
+	case deps.Evaluator == nil:
+		return nil, errors.New("new reconciler: evaluator is nil")
+	case deps.Sources == nil:
+		return nil, errors.New("new reconciler: source cache is nil")
+	}
+	if deps.Metrics == nil {
+		deps.Metrics = NewMetrics()
+	}
+	r := &Reconciler{
+		client: deps.Client, apiReader: deps.APIReader, scheme: deps.Scheme,
+		evaluator: deps.Evaluator, sources: deps.Sources, recorder: deps.Recorder,
+		metrics: deps.Metrics, opts: opts,
+		renders: newLRU[string, rendered](opts.RenderCacheSize),
+		memos:   map[types.NamespacedName]*memo{},
+	}
+	r.clusters = newClusters(deps.Config, r.newCluster)
+	return r, nil
+}
+
+// newCluster builds the clients and the applier of one destination.
+func (r *Reconciler) newCluster(ctx context.Context, cfg *rest.Config) (*cluster, error) {
+	c, err := newClusterClients(ctx, cfg, r.scheme)
+	if err != nil {
+		return nil, err
+	}
+	a, err := apply.New(c.client, apply.Options{
+		FieldManager: r.opts.FieldManager,
+		WaitTimeout:  r.opts.WaveTimeout,
+		Health:       assessHealth,
+		Discovery:    c.discovery,
+	})
+	if err != nil {
+		c.stop()
+		return nil, err
+	}
+	c.apply = a
+	return c, nil
+}
+
+// CacheOptions restricts the manager's cache to what the engine reads:
+// Applications and AppProjects of the control-plane namespace, and its
+// Secrets labelled argocd.argoproj.io/secret-type (repositories,
+// credentials, clusters). Other Secrets are never cached.
+func CacheOptions(namespace string) cache.Options {
+	if namespace == "" {
+		namespace = DefaultNamespace
+	}
+	inNS := map[string]cache.Config{namespace: {}}
+	sel, _ := labels.Parse(SecretTypeLabel)
+	return cache.Options{
+		ByObject: map[client.Object]cache.ByObject{
+			&v1alpha1.Application{}: {Namespaces: inNS},
+			&v1alpha1.AppProject{}:  {Namespaces: inNS},
+			&corev1.Secret{}:        {Namespaces: inNS, Label: sel},
+		},
+	}
+}
+
+// SetupWithManager registers the controller: it watches Applications of
+// the control-plane namespace (spec, operation, finalizer, deletion and
+// refresh annotation changes; its own status writes are ignored) and maps
+// AppProject changes to the Applications of the project. It also stops the
+// destination clusters' caches when the manager stops. ctx bounds the
+// registration only.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.Application{}, projectIndex, func(o client.Object) []string {
+		app, ok := o.(*v1alpha1.Application)
+		if !ok {
+			return nil
+		}
+		return []string{projectOf(app)}
+	}); err != nil {
+		return fmt.Errorf("index applications by project: %w", err)
+	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		r.clusters.stop()
+		return nil
+	})); err != nil {
+		return fmt.Errorf("add cluster cache stopper: %w", err)
+	}
+	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == r.opts.Namespace })
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&v1alpha1.Application{}, builder.WithPredicates(inNamespace, applicationChanged())).
+		Watches(&v1alpha1.AppProject{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfProject),
+			builder.WithPredicates(inNamespace, projectChanged())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles}).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("set up controller: %w", err)
+	}
+	return nil
+}
+
+// projectIndex indexes Applications by the AppProject they use.
+const projectIndex = "spec.project"
+
+// projectOf returns the project an Application uses ("default" when
+// empty).
+func projectOf(app *v1alpha1.Application) string {
+	if app.Spec.Project == "" {
+		return "default"
+	}
+	return app.Spec.Project
+}
+
+// applicationsOfProject maps an AppProject to the Applications using it.
+func (r *Reconciler) applicationsOfProject(ctx context.Context, o client.Object) []reconcile.Request {
+	var apps v1alpha1.ApplicationList
+	if err := r.client.List(ctx, &apps, client.InNamespace(o.GetNamespace()), client.MatchingFields{projectIndex: o.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list applications of project", "project", o.GetName())
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(apps.Items))
+	for _, a := range apps.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: a.Namespace, Name: a.Name}})
+	}
+	return out
+}
+
+// applicationChanged passes Application events that ask for work: creation,
+// deletion, and updates of the spec, the operation, the finalizers, the
+// deletion timestamp or the refresh annotation. Status-only updates (the
+// controller's own writes) are dropped; without a status subresource they
+// change the generation too, so the generation cannot tell.
+func applicationChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*v1alpha1.Application)
+			n, ok2 := e.ObjectNew.(*v1alpha1.Application)
+			if !ok1 || !ok2 {
+				return true
+			}
+			return !equality.Semantic.DeepEqual(o.Spec, n.Spec) ||
+				!equality.Semantic.DeepEqual(o.Operation, n.Operation) ||
+				!equality.Semantic.DeepEqual(o.Finalizers, n.Finalizers) ||
+				!o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
+				(n.Annotations[v1alpha1.AnnotationKeyRefresh] != "" &&
+					n.Annotations[v1alpha1.AnnotationKeyRefresh] != o.Annotations[v1alpha1.AnnotationKeyRefresh])
+		},
+	}
+}
+
+// projectChanged passes AppProject creations, deletions and spec changes.
+func projectChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*v1alpha1.AppProject)
+			n, ok2 := e.ObjectNew.(*v1alpha1.AppProject)
+			return !ok1 || !ok2 || !equality.Semantic.DeepEqual(o.Spec, n.Spec)
+		},
+	}
+}

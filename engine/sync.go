@@ -1,0 +1,403 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/plan"
+)
+
+// syncRequest is a sync about to run: requested by a user (an operation on
+// the Application) or by automated sync.
+type syncRequest struct {
+	// op is recorded in status.operationState.operation.
+	op          v1alpha1.Operation
+	user        bool
+	prune       bool
+	dryRun      bool
+	syncOptions []string
+	// resources limits a partial sync; empty means all.
+	resources []v1alpha1.SyncOperationResource
+	// noHooks is the apply sync strategy: hooks are not run.
+	noHooks bool
+}
+
+// syncDue decides whether to sync now. A requested operation always runs.
+// Automated sync (enabled) runs when the live state differs from the
+// desired one and either the revision is not the one last synced, or
+// selfHeal is on; it does not retry a revision whose automated sync failed
+// unless selfHeal is on, and never syncs an empty desired state without
+// allowEmpty. Objects tracked by another Application do not count as
+// differences: they are never applied.
+func (r *Reconciler) syncDue(app *v1alpha1.Application, op *v1alpha1.Operation, cmp *comparison, state *desired) *syncRequest {
+	syncOptions := []string(nil)
+	if app.Spec.SyncPolicy != nil {
+		syncOptions = app.Spec.SyncPolicy.SyncOptions
+	}
+	if op != nil {
+		s := op.Sync
+		req := &syncRequest{op: *op.DeepCopy(), user: true, prune: s.Prune, dryRun: s.DryRun, syncOptions: syncOptions, resources: s.Resources}
+		if len(s.SyncOptions) > 0 {
+			req.syncOptions = s.SyncOptions
+		}
+		req.noHooks = s.SyncStrategy != nil && s.SyncStrategy.Apply != nil && s.SyncStrategy.Hook == nil
+		return req
+	}
+	var auto *v1alpha1.SyncPolicyAutomated
+	if app.Spec.SyncPolicy != nil {
+		auto = app.Spec.SyncPolicy.Automated
+	}
+	if !auto.IsEnabled() || cmp.status == v1alpha1.SyncStatusCodeSynced {
+		return nil
+	}
+	if !cmp.drift && (cmp.prunable == 0 || !auto.Prune) {
+		return nil
+	}
+	if len(state.nonHooks()) == 0 && !auto.AllowEmpty {
+		return nil
+	}
+	st := app.Status.OperationState
+	if st != nil && st.Operation.InitiatedBy.Automated && st.Phase.Completed() && !st.Phase.Successful() &&
+		st.SyncResult != nil && sameRevisions(syncedRevisions(st.SyncResult), state.revisions) && !auto.SelfHeal {
+		return nil // this revision already failed; a new commit or a manual sync is needed
+	}
+	if sameRevisions(lastSynced(app), state.revisions) && !auto.SelfHeal {
+		return nil // drift at the synced revision only shows as OutOfSync
+	}
+	op2 := v1alpha1.Operation{
+		Sync:        &v1alpha1.SyncOperation{Prune: auto.Prune, SyncOptions: syncOptions},
+		InitiatedBy: v1alpha1.OperationInitiator{Automated: true},
+	}
+	if len(state.revisions) == 1 {
+		op2.Sync.Revision = state.revisions[0]
+	} else {
+		op2.Sync.Revisions = state.revisions
+	}
+	return &syncRequest{op: op2, prune: auto.Prune, syncOptions: syncOptions}
+}
+
+// lastSynced returns the revisions of the last successful sync.
+func lastSynced(app *v1alpha1.Application) []string {
+	if st := app.Status.OperationState; st != nil && st.Phase.Successful() && st.SyncResult != nil {
+		return syncedRevisions(st.SyncResult)
+	}
+	if n := len(app.Status.History); n > 0 {
+		h := app.Status.History[n-1]
+		if len(h.Revisions) > 0 {
+			return h.Revisions
+		}
+		return []string{h.Revision}
+	}
+	return nil
+}
+
+func syncedRevisions(res *v1alpha1.SyncOperationResult) []string {
+	if len(res.Revisions) > 0 {
+		return res.Revisions
+	}
+	return []string{res.Revision}
+}
+
+func sameRevisions(a, b []string) bool {
+	return len(a) > 0 && slices.Equal(a, b)
+}
+
+// sync runs one sync: plan, waves (with hooks and SyncFail hooks), prune,
+// and records the operation state, history, condition and event. It returns
+// an error when the sync failed, for a retry with backoff.
+func (r *Reconciler) sync(ctx context.Context, p *pass, cl *cluster, req *syncRequest, state *desired, cmp *comparison) error {
+	app := p.app
+	log := ctrl.LoggerFrom(ctx)
+	started := metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second))
+	if req.user {
+		p.ranOp = app.Operation.DeepCopy()
+	}
+	app.Status.OperationState = &v1alpha1.OperationState{
+		Operation: req.op, Phase: v1alpha1.OperationRunning, Message: "syncing", StartedAt: started,
+	}
+	// Show the sync as running; a failure to do so does not stop it.
+	if err := writeApplication(ctx, r.client, p.orig, app, nil); err != nil {
+		log.Error(err, "record running sync")
+	} else {
+		p.orig = app.DeepCopy()
+	}
+	results, runErr := r.runSync(ctx, p, cl, req, state, cmp)
+	finished := metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second))
+	st := app.Status.OperationState
+	st.FinishedAt = &finished
+	st.SyncResult = &v1alpha1.SyncOperationResult{Resources: results}
+	if app.Spec.HasMultipleSources() {
+		st.SyncResult.Revisions = state.revisions
+		st.SyncResult.Sources = app.Sources()
+	} else {
+		st.SyncResult.Revision = state.revisions[0]
+		if srcs := app.Sources(); len(srcs) > 0 {
+			st.SyncResult.Source = srcs[0]
+		}
+	}
+	if runErr != nil {
+		st.Phase, st.Message = v1alpha1.OperationFailed, "sync failed: "+runErr.Error()
+		p.conds.set(v1alpha1.ApplicationConditionSyncError, st.Message)
+		p.events = append(p.events, pendingEvent{corev1.EventTypeWarning, "SyncFailed", st.Message})
+		r.metrics.syncs.WithLabelValues(SyncResultFailed).Inc()
+		return fmt.Errorf("sync: %w", runErr)
+	}
+	st.Phase = v1alpha1.OperationSucceeded
+	st.Message = fmt.Sprintf("successfully synced (%d resources)", countApplied(results))
+	if req.dryRun {
+		st.Message = fmt.Sprintf("dry run: %d resources would be applied; nothing was changed", len(results))
+	} else {
+		r.appendHistory(app, req, state, started, finished)
+	}
+	p.conds.clear(v1alpha1.ApplicationConditionSyncError)
+	p.events = append(p.events, pendingEvent{corev1.EventTypeNormal, "SyncSucceeded", st.Message + " at " + strings.Join(shortSHAs(state.revisions), ",")})
+	r.metrics.syncs.WithLabelValues(SyncResultSucceeded).Inc()
+	log.Info("Synced", "revisions", state.revisions, "resources", len(results))
+	return nil
+}
+
+// runSync applies the plan and prunes. Failures of objects are in the
+// results and the error.
+func (r *Reconciler) runSync(ctx context.Context, p *pass, cl *cluster, req *syncRequest, state *desired, cmp *comparison) ([]v1alpha1.ResourceResult, error) {
+	opts, err := plan.ParseSyncOptions(req.syncOptions...)
+	if err != nil {
+		return nil, err
+	}
+	var objs []*unstructured.Unstructured
+	for _, o := range state.objects {
+		switch {
+		case cmp.isShared(o):
+		case req.noHooks && plan.IsHook(o):
+		case len(req.resources) > 0 && !selected(o, req.resources):
+		default:
+			objs = append(objs, o)
+		}
+	}
+	waves, err := plan.Build(objs, req.syncOptions...)
+	if err != nil {
+		return nil, err
+	}
+	if req.dryRun {
+		var out []v1alpha1.ResourceResult
+		for _, w := range waves {
+			for _, t := range w.Tasks {
+				out = append(out, resourceResult(apply.ResourceResult{Ref: apply.RefOf(t.Object), Phase: t.Phase, Hook: t.Hook, Status: apply.ResultSynced, Message: "dry run"}))
+			}
+		}
+		return out, nil
+	}
+	if ns := p.app.Spec.Destination.Namespace; opts.CreateNamespace && ns != "" {
+		var labels, annotations map[string]string
+		if sp := p.app.Spec.SyncPolicy; sp != nil && sp.ManagedNamespaceMetadata != nil {
+			m := sp.ManagedNamespaceMetadata
+			labels, annotations = m.Labels, m.Annotations
+		}
+		if err := cl.apply.EnsureNamespace(ctx, ns, labels, annotations); err != nil {
+			return nil, err
+		}
+	}
+	waveResults, runErr := cl.apply.Run(ctx, waves, apply.WaveOptions{
+		App: p.instance, SyncID: fmt.Sprint(p.now.Unix()), Diffs: cmp.diffs, Ignore: ignoreDifferences(p.app),
+	})
+	var out []v1alpha1.ResourceResult
+	for _, w := range waveResults {
+		for _, res := range w.Results {
+			if res.Status == apply.ResultSynced && !strings.HasPrefix(res.Message, "in sync, not applied") {
+				r.metrics.applyCalls.Inc()
+			}
+			out = append(out, resourceResult(res))
+		}
+	}
+	if runErr != nil {
+		return out, runErr
+	}
+	pruned, err := r.prune(ctx, p, cl, req, state, cmp, objs)
+	out = append(out, pruned...)
+	return out, err
+}
+
+// prune deletes what the Application owns and no longer renders, when
+// pruning is on, the sync is complete (not partial) and the desired state
+// is not empty without allowEmpty. Otherwise objects awaiting pruning are
+// reported as PruneSkipped.
+func (r *Reconciler) prune(ctx context.Context, p *pass, cl *cluster, req *syncRequest, state *desired, cmp *comparison, applied []*unstructured.Unstructured) ([]v1alpha1.ResourceResult, error) {
+	allowEmpty := false
+	if sp := p.app.Spec.SyncPolicy; sp != nil && sp.Automated != nil {
+		allowEmpty = sp.Automated.AllowEmpty
+	}
+	reason := ""
+	switch {
+	case cmp.prunable == 0:
+		return nil, nil
+	case !req.prune:
+		reason = "pruning is disabled for this sync"
+	case len(req.resources) > 0:
+		reason = "partial sync: nothing is pruned"
+	case len(state.nonHooks()) == 0 && !allowEmpty:
+		reason = "the desired state is empty and allowEmpty is false: nothing is pruned"
+	}
+	if reason != "" {
+		var out []v1alpha1.ResourceResult
+		for _, rs := range p.app.Status.Resources {
+			if rs.RequiresPruning {
+				out = append(out, v1alpha1.ResourceResult{Group: rs.Group, Version: rs.Version, Kind: rs.Kind, Namespace: rs.Namespace, Name: rs.Name,
+					Status: v1alpha1.ResultCodePruneSkipped, Message: reason, SyncPhase: v1alpha1.SyncPhaseSync})
+			}
+		}
+		return out, nil
+	}
+	opts, err := plan.ParseSyncOptions(req.syncOptions...)
+	if err != nil {
+		return nil, err
+	}
+	// Every desired object counts as wanted, including those shared with
+	// another Application: they are not ours to delete.
+	results, err := cl.apply.Prune(ctx, cmp.owned, state.objects, apply.PruneOptions{App: p.instance, PropagationPolicy: opts.PrunePropagationPolicy})
+	out := make([]v1alpha1.ResourceResult, 0, len(results))
+	for _, res := range results {
+		res.Phase = plan.PhaseSync
+		out = append(out, resourceResult(res))
+	}
+	return out, err
+}
+
+// selected reports whether obj is one of the resources of a partial sync.
+func selected(obj *unstructured.Unstructured, resources []v1alpha1.SyncOperationResource) bool {
+	gvk := obj.GroupVersionKind()
+	for _, r := range resources {
+		if r.Group == gvk.Group && r.Kind == gvk.Kind && r.Name == obj.GetName() &&
+			(r.Namespace == "" || r.Namespace == obj.GetNamespace()) {
+			return true
+		}
+	}
+	return false
+}
+
+// resourceResult converts an apply result to Argo CD's.
+func resourceResult(res apply.ResourceResult) v1alpha1.ResourceResult {
+	out := v1alpha1.ResourceResult{
+		Group: res.Ref.Group, Version: res.Ref.Version, Kind: res.Ref.Kind,
+		Namespace: res.Ref.Namespace, Name: res.Ref.Name,
+		Status: v1alpha1.ResultCode(res.Status), Message: res.Message,
+		SyncPhase: v1alpha1.SyncPhase(res.Phase),
+	}
+	if res.Hook {
+		out.HookType = v1alpha1.HookType(res.Phase)
+		out.HookPhase = v1alpha1.OperationPhase(res.HookPhase)
+	}
+	return out
+}
+
+func countApplied(results []v1alpha1.ResourceResult) int {
+	n := 0
+	for _, r := range results {
+		if r.Status == v1alpha1.ResultCodeSynced || r.Status == v1alpha1.ResultCodePruned {
+			n++
+		}
+	}
+	return n
+}
+
+func shortSHAs(revs []string) []string {
+	out := make([]string, len(revs))
+	for i, r := range revs {
+		out[i] = shortSHA(r)
+	}
+	return out
+}
+
+// appendHistory records a successful sync, keeping at most
+// spec.revisionHistoryLimit entries (default 10).
+func (r *Reconciler) appendHistory(app *v1alpha1.Application, req *syncRequest, state *desired, started, finished metav1.Time) {
+	var id int64
+	for _, h := range app.Status.History {
+		id = max(id, h.ID+1)
+	}
+	h := v1alpha1.RevisionHistory{
+		ID: id, DeployedAt: finished, DeployStartedAt: &started, InitiatedBy: req.op.InitiatedBy,
+	}
+	if app.Spec.HasMultipleSources() {
+		h.Revisions, h.Sources = state.revisions, app.Sources()
+	} else {
+		h.Revision = state.revisions[0]
+		if srcs := app.Sources(); len(srcs) > 0 {
+			h.Source = srcs[0]
+		}
+	}
+	limit := int64(DefaultHistoryLimit)
+	if app.Spec.RevisionHistoryLimit != nil {
+		limit = max(*app.Spec.RevisionHistoryLimit, 1)
+	}
+	hist := append(app.Status.History, h)
+	if int64(len(hist)) > limit {
+		hist = hist[int64(len(hist))-limit:]
+	}
+	app.Status.History = hist
+}
+
+// refusedByPolicy starts the SyncError message of a refusal by the gate.
+const refusedByPolicy = "sync refused by policy"
+
+// deny records a refusal by the policy gate: conditions PolicyViolation and
+// SyncError, a Failed operation state when a sync was requested or an
+// automated sync would have run (written once per refusal), and nothing
+// applied.
+func (r *Reconciler) deny(p *pass, v verdict, state *desired) {
+	app := p.app
+	p.conds.set(v1alpha1.ApplicationConditionPolicyViolation, v.message())
+	msg := refusedByPolicy + ", nothing was applied:\n" + v.message()
+	p.conds.set(v1alpha1.ApplicationConditionSyncError, msg)
+	op := app.Operation
+	if op == nil {
+		var auto *v1alpha1.SyncPolicyAutomated
+		if app.Spec.SyncPolicy != nil {
+			auto = app.Spec.SyncPolicy.Automated
+		}
+		if !auto.IsEnabled() || sameRevisions(lastSynced(app), state.revisions) {
+			return
+		}
+		op = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}}
+		if len(state.revisions) == 1 {
+			op.Sync.Revision = state.revisions[0]
+		} else {
+			op.Sync.Revisions = state.revisions
+		}
+	} else {
+		p.ranOp = op.DeepCopy()
+	}
+	if st := app.Status.OperationState; st != nil && st.Phase == v1alpha1.OperationFailed && st.Message == msg &&
+		equalOperations(&st.Operation, op) && p.ranOp == nil {
+		return // already recorded
+	}
+	app.Status.OperationState = &v1alpha1.OperationState{
+		Operation: *op.DeepCopy(), Phase: v1alpha1.OperationFailed, Message: msg,
+		StartedAt: p.now, FinishedAt: &p.now,
+	}
+	r.metrics.syncs.WithLabelValues(SyncResultDenied).Inc()
+}
+
+// refuseOperation ends a requested operation that cannot run.
+func (r *Reconciler) refuseOperation(p *pass, op *v1alpha1.Operation, msg string) {
+	p.ranOp = op.DeepCopy()
+	p.app.Status.OperationState = &v1alpha1.OperationState{
+		Operation: *op.DeepCopy(), Phase: v1alpha1.OperationError, Message: msg,
+		StartedAt: p.now, FinishedAt: &p.now,
+	}
+	p.conds.set(v1alpha1.ApplicationConditionSyncError, msg)
+	r.metrics.syncs.WithLabelValues(SyncResultFailed).Inc()
+}
+
+func equalOperations(a, b *v1alpha1.Operation) bool {
+	return equality.Semantic.DeepEqual(a, b)
+}

@@ -1,0 +1,149 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+)
+
+func TestSyncDue(t *testing.T) {
+	const synced, next = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}}
+	succeededAt := func(rev string, automated bool) *v1alpha1.OperationState {
+		return &v1alpha1.OperationState{
+			Phase:      v1alpha1.OperationSucceeded,
+			Operation:  v1alpha1.Operation{InitiatedBy: v1alpha1.OperationInitiator{Automated: automated}},
+			SyncResult: &v1alpha1.SyncOperationResult{Revision: rev},
+		}
+	}
+	failedAt := func(rev string) *v1alpha1.OperationState {
+		st := succeededAt(rev, true)
+		st.Phase = v1alpha1.OperationFailed
+		return st
+	}
+	outOfSync := &comparison{status: v1alpha1.SyncStatusCodeOutOfSync, drift: true}
+	tests := []struct {
+		name    string
+		auto    *v1alpha1.SyncPolicyAutomated
+		op      *v1alpha1.Operation
+		opState *v1alpha1.OperationState
+		cmp     *comparison
+		rev     string
+		empty   bool
+		// want is the request's operation, nil for no sync.
+		want *v1alpha1.Operation
+	}{
+		{
+			name: "requested operation always runs",
+			op:   &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Prune: true}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}},
+			cmp:  &comparison{status: v1alpha1.SyncStatusCodeSynced},
+			rev:  synced,
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Prune: true}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}},
+		},
+		{name: "no automated sync", cmp: outOfSync, rev: next},
+		{name: "automated but disabled", auto: &v1alpha1.SyncPolicyAutomated{Enabled: ptr.To(false)}, cmp: outOfSync, rev: next},
+		{name: "automated and synced", auto: &v1alpha1.SyncPolicyAutomated{}, cmp: &comparison{status: v1alpha1.SyncStatusCodeSynced}, rev: next},
+		{
+			name: "automated at a new revision",
+			auto: &v1alpha1.SyncPolicyAutomated{Prune: true}, opState: succeededAt(synced, true), cmp: outOfSync, rev: next,
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: next, Prune: true}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}},
+		},
+		{name: "drift at the synced revision without selfHeal", auto: &v1alpha1.SyncPolicyAutomated{}, opState: succeededAt(synced, false), cmp: outOfSync, rev: synced},
+		{
+			name: "drift at the synced revision with selfHeal",
+			auto: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}, opState: succeededAt(synced, false), cmp: outOfSync, rev: synced,
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: synced}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}},
+		},
+		{name: "failed revision is not retried", auto: &v1alpha1.SyncPolicyAutomated{}, opState: failedAt(next), cmp: outOfSync, rev: next},
+		{
+			name: "failed revision is retried with selfHeal",
+			auto: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}, opState: failedAt(next), cmp: outOfSync, rev: next,
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: next}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}},
+		},
+		{
+			name: "only shared objects differ",
+			auto: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}, cmp: &comparison{status: v1alpha1.SyncStatusCodeOutOfSync}, rev: next,
+		},
+		{
+			name: "only objects to prune, pruning off",
+			auto: &v1alpha1.SyncPolicyAutomated{}, cmp: &comparison{status: v1alpha1.SyncStatusCodeOutOfSync, prunable: 2}, rev: next,
+		},
+		{
+			name: "only objects to prune, pruning on",
+			auto: &v1alpha1.SyncPolicyAutomated{Prune: true}, cmp: &comparison{status: v1alpha1.SyncStatusCodeOutOfSync, prunable: 2}, rev: next,
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: next, Prune: true}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}},
+		},
+		{
+			name: "empty desired state without allowEmpty",
+			auto: &v1alpha1.SyncPolicyAutomated{Prune: true}, cmp: &comparison{status: v1alpha1.SyncStatusCodeOutOfSync, prunable: 2}, rev: next, empty: true,
+		},
+		{
+			name: "empty desired state with allowEmpty",
+			auto: &v1alpha1.SyncPolicyAutomated{Prune: true, AllowEmpty: true}, cmp: &comparison{status: v1alpha1.SyncStatusCodeOutOfSync, prunable: 2}, rev: next, empty: true,
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: next, Prune: true}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			app := &v1alpha1.Application{Operation: tc.op}
+			app.Spec.SyncPolicy = &v1alpha1.SyncPolicy{Automated: tc.auto}
+			app.Status.OperationState = tc.opState
+			state := &desired{revisions: []string{tc.rev}}
+			if !tc.empty {
+				state.objects = append(state.objects, obj)
+			}
+			got := (&Reconciler{}).syncDue(app, tc.op, tc.cmp, state)
+			var gotOp *v1alpha1.Operation
+			if got != nil {
+				gotOp = &got.op
+			}
+			if diff := cmp.Diff(tc.want, gotOp); diff != "" {
+				t.Errorf("sync request (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAppendHistory(t *testing.T) {
+	at := metav1.NewTime(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	tests := []struct {
+		name    string
+		limit   *int64
+		history int
+		wantIDs []int64
+	}{
+		{name: "first entry", wantIDs: []int64{0}},
+		{name: "appends with the next id", history: 3, wantIDs: []int64{0, 1, 2, 3}},
+		{name: "capped at the default 10", history: 10, wantIDs: []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
+		{name: "capped at revisionHistoryLimit", limit: ptr.To[int64](2), history: 5, wantIDs: []int64{4, 5}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			app := &v1alpha1.Application{}
+			app.Spec.Source = &v1alpha1.ApplicationSource{RepoURL: "https://example.com/r.git"}
+			app.Spec.RevisionHistoryLimit = tc.limit
+			for i := range tc.history {
+				app.Status.History = append(app.Status.History, v1alpha1.RevisionHistory{ID: int64(i)})
+			}
+			req := &syncRequest{op: v1alpha1.Operation{InitiatedBy: v1alpha1.OperationInitiator{Username: "bob"}}}
+			(&Reconciler{}).appendHistory(app, req, &desired{revisions: []string{"abc"}}, at, at)
+			var ids []int64
+			for _, h := range app.Status.History {
+				ids = append(ids, h.ID)
+			}
+			if diff := cmp.Diff(tc.wantIDs, ids); diff != "" {
+				t.Errorf("history ids (-want +got):\n%s", diff)
+			}
+			last := app.Status.History[len(app.Status.History)-1]
+			if last.Revision != "abc" || last.InitiatedBy.Username != "bob" || last.Source.RepoURL != "https://example.com/r.git" {
+				t.Errorf("last entry = %+v", last)
+			}
+		})
+	}
+}

@@ -1,0 +1,230 @@
+package engine
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/source"
+)
+
+// WebhookPath is where the Git push webhook is served.
+const WebhookPath = "/api/webhook"
+
+// Git hosting webhook headers.
+const (
+	headerGitHubEvent     = "X-GitHub-Event"
+	headerGitHubSignature = "X-Hub-Signature-256"
+	headerGitLabEvent     = "X-Gitlab-Event"
+	headerGitLabToken     = "X-Gitlab-Token"
+)
+
+// pushPayload holds the repository URLs of a GitHub push or GitLab Push Hook
+// payload; the other fields are not decoded.
+type pushPayload struct {
+	Repository struct {
+		// GitHub.
+		CloneURL string `json:"clone_url"`
+		HTMLURL  string `json:"html_url"`
+		SSHURL   string `json:"ssh_url"`
+		GitURL   string `json:"git_url"`
+		// GitLab (repository is deprecated there in favour of project).
+		URL        string `json:"url"`
+		GitHTTPURL string `json:"git_http_url"`
+		GitSSHURL  string `json:"git_ssh_url"`
+	} `json:"repository"`
+	Project struct {
+		GitHTTPURL string `json:"git_http_url"`
+		GitSSHURL  string `json:"git_ssh_url"`
+		WebURL     string `json:"web_url"`
+	} `json:"project"`
+}
+
+// urls returns the normalized repository URLs of the payload.
+func (p pushPayload) urls() []string {
+	var out []string
+	for _, u := range []string{
+		p.Repository.CloneURL, p.Repository.HTMLURL, p.Repository.SSHURL, p.Repository.GitURL,
+		p.Repository.URL, p.Repository.GitHTTPURL, p.Repository.GitSSHURL,
+		p.Project.GitHTTPURL, p.Project.GitSSHURL, p.Project.WebURL,
+	} {
+		if n := source.NormalizeURL(u); n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// PushHandler serves the Git push webhook: a GitHub `push` or GitLab `Push
+// Hook` for a repository sets the refresh annotation on every Application
+// of the control-plane namespace with a source in that repository, so the
+// controller compares (and, when automated, syncs) them at once instead of
+// at the next resync. Repository URLs are compared with source.NormalizeURL
+// (https, ssh and scp-style forms of one repository match).
+type PushHandler struct {
+	client    client.Client
+	namespace string
+	secret    []byte
+	maxBytes  int64
+	metrics   *Metrics
+	log       logr.Logger
+}
+
+// NewPushHandler returns the webhook handler. c lists and patches
+// Applications in opts.Namespace; opts.WebhookSecret and
+// opts.WebhookMaxBytes apply. metrics may be nil.
+func NewPushHandler(c client.Client, opts Options, metrics *Metrics, log logr.Logger) (*PushHandler, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if metrics == nil {
+		metrics = NewMetrics()
+	}
+	return &PushHandler{
+		client: c, namespace: opts.Namespace, secret: []byte(opts.WebhookSecret),
+		maxBytes: opts.WebhookMaxBytes, metrics: metrics, log: log,
+	}, nil
+}
+
+// webhookResponse is the JSON body of every answer.
+type webhookResponse struct {
+	// Refreshed are the Applications marked for refresh.
+	Refreshed []string `json:"refreshed,omitempty"`
+	// Message says why nothing was done, or what failed.
+	Message string `json:"message,omitempty"`
+}
+
+// ServeHTTP handles one webhook request.
+func (h *PushHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		h.answer(w, http.StatusMethodNotAllowed, "invalid", webhookResponse{Message: "method not allowed: use POST"})
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			h.answer(w, http.StatusRequestEntityTooLarge, "invalid", webhookResponse{Message: fmt.Sprintf("request body larger than %d bytes", h.maxBytes)})
+			return
+		}
+		h.answer(w, http.StatusBadRequest, "invalid", webhookResponse{Message: "read request body: " + err.Error()})
+		return
+	}
+	ghEvent, glEvent := r.Header.Get(headerGitHubEvent), r.Header.Get(headerGitLabEvent)
+	if ghEvent == "" && glEvent == "" {
+		h.answer(w, http.StatusBadRequest, "invalid", webhookResponse{Message: "not a GitHub or GitLab webhook: no " + headerGitHubEvent + " or " + headerGitLabEvent + " header"})
+		return
+	}
+	if !h.authorized(r, body) {
+		h.answer(w, http.StatusUnauthorized, "unauthorized", webhookResponse{Message: "webhook secret does not match"})
+		return
+	}
+	if ghEvent != "push" && glEvent != "Push Hook" && glEvent != "Tag Push Hook" {
+		h.answer(w, http.StatusOK, "ignored", webhookResponse{Message: "event ignored: only push events refresh Applications"})
+		return
+	}
+	var p pushPayload
+	if err := json.Unmarshal(body, &p); err != nil {
+		h.answer(w, http.StatusBadRequest, "invalid", webhookResponse{Message: "decode push payload: " + err.Error()})
+		return
+	}
+	urls := p.urls()
+	if len(urls) == 0 {
+		h.answer(w, http.StatusBadRequest, "invalid", webhookResponse{Message: "push payload names no repository URL"})
+		return
+	}
+	refreshed, err := h.refresh(r, urls)
+	if err != nil {
+		h.log.Error(err, "refresh applications after push", "repositories", urls)
+		h.answer(w, http.StatusInternalServerError, "error", webhookResponse{Refreshed: refreshed, Message: err.Error()})
+		return
+	}
+	h.log.Info("git push received", "repositories", urls, "refreshed", refreshed)
+	result := "refreshed"
+	if len(refreshed) == 0 {
+		result = "ignored"
+	}
+	h.answer(w, http.StatusOK, result, webhookResponse{Refreshed: refreshed})
+}
+
+// authorized checks the shared secret: GitHub's HMAC-SHA256 signature of
+// the body, or GitLab's token header. Without a configured secret every
+// request is authorized.
+func (h *PushHandler) authorized(r *http.Request, body []byte) bool {
+	if len(h.secret) == 0 {
+		return true
+	}
+	if sig := r.Header.Get(headerGitHubSignature); sig != "" {
+		hexSum, ok := strings.CutPrefix(sig, "sha256=")
+		if !ok {
+			return false
+		}
+		got, err := hex.DecodeString(hexSum)
+		if err != nil {
+			return false
+		}
+		mac := hmac.New(sha256.New, h.secret)
+		mac.Write(body)
+		return hmac.Equal(got, mac.Sum(nil))
+	}
+	if tok := r.Header.Get(headerGitLabToken); tok != "" {
+		return subtle.ConstantTimeCompare([]byte(tok), h.secret) == 1
+	}
+	return false
+}
+
+// refresh sets the refresh annotation on every Application with a source in
+// one of urls and returns their names.
+func (h *PushHandler) refresh(r *http.Request, urls []string) ([]string, error) {
+	ctx := r.Context()
+	var apps v1alpha1.ApplicationList
+	if err := h.client.List(ctx, &apps, client.InNamespace(h.namespace)); err != nil {
+		return nil, fmt.Errorf("list applications: %w", err)
+	}
+	var out []string
+	var errs []error
+	for i := range apps.Items {
+		app := &apps.Items[i]
+		if !usesRepository(app, urls) {
+			continue
+		}
+		if err := requestRefresh(ctx, h.client, app); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, app.Name)
+	}
+	return out, errors.Join(errs...)
+}
+
+// usesRepository reports whether a source of app is in one of the
+// normalized urls.
+func usesRepository(app *v1alpha1.Application, urls []string) bool {
+	for _, s := range app.Sources() {
+		if slices.Contains(urls, source.NormalizeURL(s.RepoURL)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *PushHandler) answer(w http.ResponseWriter, code int, result string, resp webhookResponse) {
+	h.metrics.webhooks.WithLabelValues(result).Inc()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(resp)
+}

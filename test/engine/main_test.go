@@ -1,0 +1,189 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/zapr"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/test/envtest"
+)
+
+// argoNS is the control-plane namespace of the engine under test.
+const argoNS = "argocd"
+
+// resync is short so that drift and outages show within a test's timeout.
+const resync = 2 * time.Second
+
+var (
+	env *envtest.Env
+	// applies counts the engine's server-side apply requests (dry runs
+	// included) per namespace.
+	applies = &applyCounter{byNamespace: map[string]int{}}
+	// webhookURL is the Git push webhook of the engine under test.
+	webhookURL string
+)
+
+// TestMain starts one control plane and one controller manager running
+// the engine for the whole package.
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	scheme := runtime.NewScheme()
+	if err := errors.Join(clientgoscheme.AddToScheme(scheme), v1alpha1.AddToScheme(scheme)); err != nil {
+		fmt.Fprintln(os.Stderr, "build scheme:", err)
+		return 1
+	}
+	e, err := envtest.Start(envtest.Options{Scheme: scheme})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "envtest:", err)
+		return 1
+	}
+	env = e
+	defer func() {
+		if err := e.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "envtest: stop:", err)
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done, err := startEngine(ctx, scheme)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start engine:", err)
+		return 1
+	}
+	code := m.Run()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		fmt.Fprintln(os.Stderr, "engine did not stop within 30s")
+	}
+	return code
+}
+
+// startEngine creates the control-plane namespace and runs the engine in a
+// manager, as `tollgate controller` does, until ctx ends.
+func startEngine(ctx context.Context, scheme *runtime.Scheme) (<-chan struct{}, error) {
+	log := logr.Discard()
+	if os.Getenv("TOLLGATE_TEST_LOG") != "" {
+		z, err := zap.NewDevelopment()
+		if err != nil {
+			return nil, err
+		}
+		log = zapr.NewLogger(z)
+	}
+	ctrl.SetLogger(log)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: argoNS}}
+	if err := env.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("create namespace %s: %w", argoNS, err)
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(applies.wrap)
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  scheme,
+		Cache:   engine.CacheOptions(argoNS),
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Logger:  log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	evaluator, err := policies.New(ctx, policies.DefaultOptions())
+	if err != nil {
+		return nil, err
+	}
+	repoDir, err := os.MkdirTemp("", "tollgate-engine-test-")
+	if err != nil {
+		return nil, err
+	}
+	sources, err := source.NewCache(repoDir, source.DefaultOptions())
+	if err != nil {
+		return nil, err
+	}
+	opts := engine.DefaultOptions()
+	opts.Namespace, opts.Resync, opts.WaveTimeout, opts.MaxConcurrentReconciles = argoNS, resync, 30*time.Second, 4
+	metrics := engine.NewMetrics()
+	r, err := engine.New(engine.Dependencies{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Scheme: scheme,
+		Evaluator: evaluator, Sources: sources, Recorder: mgr.GetEventRecorder(engine.ControllerName), Metrics: metrics,
+	}, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
+		return nil, err
+	}
+	push, err := engine.NewPushHandler(mgr.GetClient(), opts, metrics, log)
+	if err != nil {
+		return nil, err
+	}
+	srv := httptest.NewServer(push)
+	webhookURL = srv.URL + engine.WebhookPath
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer srv.Close()
+		defer os.RemoveAll(repoDir)
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	return done, nil
+}
+
+// applyCounter counts server-side apply requests (PATCH with the apply
+// content type, dry runs included) by the namespace in their path.
+type applyCounter struct {
+	mu          sync.Mutex
+	byNamespace map[string]int
+}
+
+func (c *applyCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		if req.Method == http.MethodPatch && req.Header.Get("Content-Type") == string(types.ApplyPatchType) {
+			ns := ""
+			if _, rest, ok := strings.Cut(req.URL.Path, "/namespaces/"); ok {
+				ns, _, _ = strings.Cut(rest, "/")
+			}
+			c.mu.Lock()
+			c.byNamespace[ns]++
+			c.mu.Unlock()
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+// count returns the apply requests made so far into namespace ns.
+func (c *applyCounter) count(ns string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byNamespace[ns]
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
