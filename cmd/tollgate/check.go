@@ -178,20 +178,35 @@ func gather(ctx context.Context, o testOptions, lim render.Limits) (gathered, er
 	return g, nil
 }
 
+// evalChunk is about how many documents judge evaluates at a time before
+// it turns their decisions into results and lets go of their objects.
+const evalChunk = 512
+
 // judge evaluates the gathered documents together and builds the report.
+// The inputs are built from every document at once (AppProjects, CRDs and
+// HPAs anywhere change the review of others), then evaluated a chunk of
+// files at a time: the objects of a chunk are released as soon as its
+// results are built, so the live heap shrinks while the evaluator
+// allocates, instead of every document staying live to the end.
 func judge(ctx context.Context, c compiled, g gathered, lim render.Limits) (checkOutcome, error) {
-	items := make([]policies.Item, len(g.entries))
-	for i, e := range g.entries {
-		items[i] = policies.Item{Object: e.doc.Object, Application: e.app}
-	}
-	inputs := policies.BuildInputs(policies.PointCLI, c.argocdNS, items, g.projects)
-	decisions, err := c.ev.EvaluateAll(ctx, inputs)
-	if err != nil {
-		return checkOutcome{}, evaluationError(err, g.entries)
-	}
-	results, err := buildResults(ctx, g.entries, decisions, lim)
-	if err != nil {
-		return checkOutcome{}, err
+	inputs := buildInputs(c.argocdNS, g)
+	results := make([]report.Result, 0, len(g.entries))
+	seen := map[string]bool{}
+	for start := 0; start < len(g.entries); {
+		end := chunkEnd(g.entries, start, evalChunk)
+		entries := g.entries[start:end]
+		decisions, err := c.ev.EvaluateAll(ctx, inputs[start:end])
+		if err != nil {
+			return checkOutcome{}, evaluationError(err, entries)
+		}
+		if results, err = buildResults(ctx, results, seen, entries, decisions, lim); err != nil {
+			return checkOutcome{}, err
+		}
+		clear(inputs[start:end])
+		for i := range entries {
+			entries[i].doc.Object = nil
+		}
+		start = end
 	}
 	for _, r := range results {
 		g.files[r.File] = true
@@ -206,6 +221,26 @@ func judge(ctx context.Context, c compiled, g gathered, lim render.Limits) (chec
 		},
 		Notes: uniqueNotes(g.notes),
 	}, nil
+}
+
+// buildInputs builds the inputs of all gathered documents, in entry order.
+func buildInputs(argocdNS string, g gathered) []policies.Input {
+	items := make([]policies.Item, len(g.entries))
+	for i, e := range g.entries {
+		items[i] = policies.Item{Object: e.doc.Object, Application: e.app}
+	}
+	return policies.BuildInputs(policies.PointCLI, argocdNS, items, g.projects)
+}
+
+// chunkEnd returns the end of the chunk of entries starting at start: at
+// least size entries (or the rest), extended to the end of the last file so
+// that a file's documents are evaluated, and its lines found, together.
+func chunkEnd(entries []entry, start, size int) int {
+	end := min(start+size, len(entries))
+	for end < len(entries) && entries[end].file == entries[end-1].file {
+		end++
+	}
+	return end
 }
 
 // newEvaluator loads the configuration and compiles the policies once. It

@@ -10,17 +10,16 @@ import (
 	"github.com/tollgate-dev/tollgate/policies/report"
 )
 
-// buildResults turns the decisions about entries into report results, one
-// per entry in entry order, pointing every violation at the line a reviewer
-// edits (see fieldLines). Results that repeat an earlier one exactly (a
-// kustomize base rendered unchanged by two overlays, say) are dropped.
-func buildResults(ctx context.Context, entries []entry, decisions []policies.Decision, lim render.Limits) ([]report.Result, error) {
+// buildResults appends to results the report results of the decisions
+// about entries, one per entry in entry order, pointing every violation at
+// the line a reviewer edits (see fieldLines). Results that repeat an
+// earlier one exactly (a kustomize base rendered unchanged by two overlays,
+// say) are dropped; seen holds the encoded results so far, across calls.
+func buildResults(ctx context.Context, results []report.Result, seen map[string]bool, entries []entry, decisions []policies.Decision, lim render.Limits) ([]report.Result, error) {
 	lines, err := fieldLines(ctx, entries, decisions, lim)
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
-	results := make([]report.Result, 0, len(entries))
 	for i, e := range entries {
 		obj := e.doc.Object
 		kind, _ := obj["kind"].(string)

@@ -63,12 +63,13 @@ Exit status: 0 when nothing is denied, 1 when something is (or, with
 }
 
 // testMemoryLimit is the soft memory limit of a `tollgate test` run unless
-// GOMEMLIMIT sets one. A run holds every decoded document until the report
-// is written, and the garbage of decoding and evaluation would otherwise let
-// the heap grow to twice that; the limit keeps a run over 10,000 documents
-// under 180 MiB of RSS at the cost of some more collections. It is soft: a
-// larger repository still gets the memory it needs.
-const testMemoryLimit = 112 << 20
+// GOMEMLIMIT sets one. A run holds every decoded document until evaluation
+// starts (judge then releases them chunk by chunk), and the garbage of
+// decoding and evaluation would otherwise let the heap grow to twice that;
+// the limit keeps a run over 10,000 documents under about 190 MiB of RSS at
+// the cost of some more collections. It is soft: a larger repository still
+// gets the memory it needs.
+const testMemoryLimit = 120 << 20
 
 // runTest checks, writes the report and returns the exit status as an
 // error: nil, deniedError or usageError.

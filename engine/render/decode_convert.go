@@ -46,17 +46,7 @@ func (d *decoder) document(index int, doc *yaml.Node) error {
 		d.note(index, top.Line, "skipped: not a Kubernetes object (no apiVersion or kind)")
 		return nil
 	}
-	size, err := countNodes(top, d.budget)
-	if err != nil {
-		return &DecodeError{File: d.file, Index: index, Line: top.Line, Err: err}
-	}
-	if size > d.budget {
-		return &DecodeError{File: d.file, Index: index, Line: top.Line,
-			Err: fmt.Errorf("%w: the file expands to more than %d nodes (YAML alias bomb?)", ErrTooManyNodes, d.limit)}
-	}
-	d.budget -= size
-	c := converter{file: d.file, index: index}
-	v, err := c.value(top)
+	v, err := d.convert(index, top)
 	if err != nil {
 		return err
 	}
@@ -75,6 +65,39 @@ func (d *decoder) document(index int, doc *yaml.Node) error {
 
 func (d *decoder) note(index, line int, msg string) {
 	d.notes = append(d.notes, Note{File: d.file, Index: index, Line: line, Message: msg})
+}
+
+// convert turns the top node of a document into a Go value within the
+// file's node budget. A document without aliases is measured while it is
+// converted, in one pass; one with aliases, which may expand far beyond its
+// text, is measured first by countNodes, which rejects alias bombs and
+// cycles without expanding them.
+func (d *decoder) convert(index int, top *yaml.Node) (any, error) {
+	tooMany := func() error {
+		return &DecodeError{File: d.file, Index: index, Line: top.Line,
+			Err: fmt.Errorf("%w: the file expands to more than %d nodes (YAML alias bomb?)", ErrTooManyNodes, d.limit)}
+	}
+	c := converter{file: d.file, index: index, counting: true, budget: d.budget}
+	v, err := c.value(top)
+	switch {
+	case err == nil:
+		d.budget = c.budget
+		return v, nil
+	case errors.Is(err, errOverBudget):
+		return nil, tooMany()
+	case !errors.Is(err, errAlias):
+		return nil, err
+	}
+	size, err := countNodes(top, d.budget)
+	if err != nil {
+		return nil, &DecodeError{File: d.file, Index: index, Line: top.Line, Err: err}
+	}
+	if size > d.budget {
+		return nil, tooMany()
+	}
+	d.budget -= size
+	c = converter{file: d.file, index: index}
+	return c.value(top)
 }
 
 // object validates a Kubernetes object and records it, flattening Lists.
@@ -236,11 +259,40 @@ func saturatingAdd(a, b, ceiling int) int {
 	return a + b
 }
 
-// converter turns yaml nodes into plain Go values. Documents are measured
-// by countNodes first, so the tree is known to be finite and bounded.
+// converter turns yaml nodes into plain Go values.
+//
+// With counting set it takes one unit of budget per node and stops with
+// errOverBudget when the budget runs out, and with errAlias at the first
+// alias: a tree without aliases is finite and no deeper than the parser
+// allows, so counting while converting bounds it. Without counting the tree
+// must have been measured by countNodes first.
 type converter struct {
-	file  string
-	index int
+	file     string
+	index    int
+	counting bool
+	budget   int
+}
+
+// Sentinel errors of a counting converter, handled by decoder.convert.
+var (
+	errOverBudget = errors.New("node budget exhausted")
+	errAlias      = errors.New("alias found")
+)
+
+// visit accounts for one node in counting mode: it fails on an alias or
+// when the budget is spent.
+func (c *converter) visit(n *yaml.Node) error {
+	if !c.counting {
+		return nil
+	}
+	if n.Kind == yaml.AliasNode {
+		return errAlias
+	}
+	if c.budget <= 0 {
+		return errOverBudget
+	}
+	c.budget--
+	return nil
 }
 
 func (c *converter) fail(n *yaml.Node, format string, args ...any) error {
@@ -248,6 +300,9 @@ func (c *converter) fail(n *yaml.Node, format string, args ...any) error {
 }
 
 func (c *converter) value(n *yaml.Node) (any, error) {
+	if err := c.visit(n); err != nil {
+		return nil, err
+	}
 	n = deref(n)
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -281,9 +336,11 @@ func (c *converter) value(n *yaml.Node) (any, error) {
 // cluster gets the other.
 func (c *converter) mapping(n *yaml.Node) (map[string]any, error) {
 	out := make(map[string]any, len(n.Content)/2)
-	lines := make(map[string]int, len(n.Content)/2)
 	var merges []*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
+		if err := c.visit(n.Content[i]); err != nil {
+			return nil, err
+		}
 		kn, vn := deref(n.Content[i]), n.Content[i+1]
 		if kn.Kind == yaml.ScalarNode && kn.ShortTag() == "!!merge" {
 			merges = append(merges, vn)
@@ -293,10 +350,9 @@ func (c *converter) mapping(n *yaml.Node) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if prev, dup := lines[key]; dup {
-			return nil, c.fail(kn, "mapping key %q already defined at line %d", key, prev)
+		if _, dup := out[key]; dup {
+			return nil, c.fail(kn, "mapping key %q already defined at line %d", key, keyLine(n, key, i))
 		}
-		lines[key] = kn.Line
 		v, err := c.value(vn)
 		if err != nil {
 			return nil, err
@@ -311,7 +367,21 @@ func (c *converter) mapping(n *yaml.Node) (map[string]any, error) {
 	return out, nil
 }
 
+// keyLine returns the line of the first plain key k among the first end
+// entries of the mapping node n, 0 if there is none.
+func keyLine(n *yaml.Node, k string, end int) int {
+	for i := 0; i+1 < len(n.Content) && i < end; i += 2 {
+		if kn := deref(n.Content[i]); kn.Kind == yaml.ScalarNode && kn.ShortTag() != "!!merge" && kn.Value == k {
+			return kn.Line
+		}
+	}
+	return 0
+}
+
 func (c *converter) merge(out map[string]any, m *yaml.Node) error {
+	if err := c.visit(m); err != nil {
+		return err
+	}
 	m = deref(m)
 	var sources []*yaml.Node
 	switch m.Kind {
@@ -323,6 +393,11 @@ func (c *converter) merge(out map[string]any, m *yaml.Node) error {
 		return c.fail(m, "merge key value must be a mapping or a list of mappings")
 	}
 	for _, s := range sources {
+		if m.Kind == yaml.SequenceNode {
+			if err := c.visit(s); err != nil {
+				return err
+			}
+		}
 		s = deref(s)
 		if s.Kind != yaml.MappingNode {
 			return c.fail(s, "merge key value must be a mapping or a list of mappings")

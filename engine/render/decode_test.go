@@ -181,6 +181,28 @@ func TestDecodeErrors(t *testing.T) {
 		want:    DecodeError{File: "deployment-image-line.yaml", Index: 0, Line: 1},
 		wantMsg: "deployment-image-line.yaml: document 1 (line 1): too many YAML nodes: the file expands to more than 10 nodes (YAML alias bomb?)",
 	}, {
+		name:    "budget spans the documents of a file",
+		file:    "two.yaml",
+		data:    []byte("apiVersion: v1\nkind: A\n---\napiVersion: v1\nkind: B\n"),
+		lim:     Limits{MaxNodes: 8},
+		wantIs:  ErrTooManyNodes,
+		want:    DecodeError{File: "two.yaml", Index: 1, Line: 4},
+		wantMsg: "two.yaml: document 2 (line 4): too many YAML nodes: the file expands to more than 8 nodes (YAML alias bomb?)",
+	}, {
+		name:    "aliases are measured before conversion",
+		file:    "anchored.yaml",
+		data:    []byte("apiVersion: v1\nkind: ConfigMap\ndata: &d {a: x, b: y}\nmore: [*d, *d, *d]\n"),
+		lim:     Limits{MaxNodes: 16},
+		wantIs:  ErrTooManyNodes,
+		want:    DecodeError{File: "anchored.yaml", Index: 0, Line: 1},
+		wantMsg: "anchored.yaml: document 1 (line 1): too many YAML nodes: the file expands to more than 16 nodes (YAML alias bomb?)",
+	}, {
+		name:    "duplicate key beside an inline merge",
+		file:    "merge-dup.yaml",
+		data:    []byte("apiVersion: v1\nkind: ConfigMap\ndata:\n  <<: {a: x}\n  b: y\n  b: z\n"),
+		want:    DecodeError{File: "merge-dup.yaml", Index: 0, Line: 6},
+		wantMsg: `merge-dup.yaml: document 1 (line 6): mapping key "b" already defined at line 5`,
+	}, {
 		name:    "oversize",
 		file:    "big.yaml",
 		data:    bytes.Repeat([]byte("a"), 101),
