@@ -282,7 +282,7 @@ func TestDefaultContents(t *testing.T) {
 		wantWebhook.Replicas, wantWebhook.ServiceAccount = 2, "tollgate-webhook"
 		wantWebhook.Args = []string{"webhook", "--port", "9443", "--metrics-addr", ":8080"}
 		wantController.Replicas, wantController.ServiceAccount = 1, "tollgate-controller"
-		wantController.Args = []string{"controller", "--namespace", "argocd", "--metrics-addr", ":8080"}
+		wantController.Args = []string{"controller", "--namespace", "argocd", "--metrics-addr", ":8080", "--repo-cache", "/tmp/repo-cache", "--leader-elect"}
 		if diff := gocmp.Diff(wantWebhook, summarize("tollgate-webhook")); diff != "" {
 			t.Errorf("tollgate-webhook (-want +got):\n%s", diff)
 		}
