@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/open-policy-agent/opa/v1/ast"
 )
 
 func TestEvaluateAllOrder(t *testing.T) {
@@ -132,4 +133,66 @@ deny contains input.metadata.name if true
 			t.Error(err)
 		}
 	}
+}
+
+func TestSharedValues(t *testing.T) {
+	app := application("shop", "team")
+	project := appProject("team", "argocd")
+	lone := application("blog", "team")
+	ins := []Input{
+		{Object: deployment("a", "nginx:1", nil), Application: app, Project: project},
+		{Object: deployment("b", "nginx:1", nil), Application: app, Project: project},
+		{Object: lone, Application: lone, Project: project},
+		{Object: deployment("c", "nginx:1", nil)},
+	}
+	cache, err := sharedValues(ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cache) != 2 {
+		t.Errorf("sharedValues() cached %d maps, want 2 (the shared Application and AppProject)", len(cache))
+	}
+	for _, m := range []map[string]any{app, project} {
+		if _, ok := cache[mapKey(m)]; !ok {
+			t.Errorf("sharedValues() did not cache %s", describe(m))
+		}
+	}
+	for _, m := range []map[string]any{app, project, lone} {
+		got, err := cache.value(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ast.InterfaceToValue(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Compare(want) != 0 {
+			t.Errorf("value(%s) = %v, want %v", describe(m), got, want)
+		}
+	}
+}
+
+func TestEvaluateConversionErrors(t *testing.T) {
+	e, err := New(t.Context(), DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := application("shop", "team")
+	bad["spec"].(map[string]any)["broken"] = make(chan int)
+	t.Run("shared application", func(t *testing.T) {
+		ins := []Input{
+			{Object: deployment("a", "nginx:1", nil), Application: bad},
+			{Object: deployment("b", "nginx:1", nil), Application: bad},
+		}
+		_, err := e.EvaluateAll(t.Context(), ins)
+		if err == nil || !strings.HasPrefix(err.Error(), "evaluate inputs: input 0: convert Application/shop: ") {
+			t.Errorf("EvaluateAll() error = %v, want one naming input 0 and the Application", err)
+		}
+	})
+	t.Run("single project", func(t *testing.T) {
+		_, err := e.Evaluate(t.Context(), Input{Object: deployment("a", "nginx:1", nil), Project: bad})
+		if err == nil || !strings.HasPrefix(err.Error(), "evaluate policies for Deployment/a: convert project: ") {
+			t.Errorf("Evaluate() error = %v, want one naming the object and the project", err)
+		}
+	})
 }

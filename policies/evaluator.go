@@ -72,7 +72,9 @@ func DefaultOptions() Options {
 }
 
 // Evaluator judges Inputs against the built-in rules, the user's policies
-// and native checks. It is immutable after New and safe for concurrent use.
+// and native checks. It is immutable after New (but for a cache of the
+// built-in library's pure function results, see evaluator_cache.go) and safe
+// for concurrent use.
 type Evaluator struct {
 	cfg       Config
 	timeout   time.Duration
@@ -81,6 +83,9 @@ type Evaluator struct {
 
 	// builtin is the prepared built-in query; nil when disabled.
 	builtin *rego.PreparedEvalQuery
+	// shared caches the results of the built-in library's pure functions
+	// across evaluations (see evaluator_cache.go).
+	shared *sharedCache
 	// user is the prepared combined query over userRules; nil when there
 	// are no user rules.
 	user      *rego.PreparedEvalQuery
@@ -131,11 +136,11 @@ func newEvaluator(ctx context.Context, opts Options, lib fs.FS) (*Evaluator, err
 	e.checkDefaults = defaults
 
 	if opts.Builtin {
-		pq, err := prepareBuiltin(ctx, lib)
+		pq, shared, err := prepareBuiltin(ctx, lib)
 		if err != nil {
 			return nil, err
 		}
-		e.builtin = pq
+		e.builtin, e.shared = pq, shared
 	}
 
 	if len(opts.PolicyDirs) > 0 {
@@ -174,21 +179,22 @@ func checkRuleDefaults(rules []RuleInfo, known map[string]bool) (map[string]Seve
 	return defaults, nil
 }
 
-// prepareBuiltin compiles the built-in library and prepares its query.
-func prepareBuiltin(ctx context.Context, lib fs.FS) (*rego.PreparedEvalQuery, error) {
+// prepareBuiltin compiles the built-in library, prepares its query and
+// returns the cache its pure functions share.
+func prepareBuiltin(ctx context.Context, lib fs.FS) (*rego.PreparedEvalQuery, *sharedCache, error) {
 	modules, err := loadFS(lib)
 	if err != nil {
-		return nil, fmt.Errorf("load built-in policies: %w", err)
+		return nil, nil, fmt.Errorf("load built-in policies: %w", err)
 	}
 	compiler, err := compileModules(modules)
 	if err != nil {
-		return nil, fmt.Errorf("compile built-in policies: %w", err)
+		return nil, nil, fmt.Errorf("compile built-in policies: %w", err)
 	}
 	pq, err := prepare(ctx, compiler, builtinQuery)
 	if err != nil {
-		return nil, fmt.Errorf("prepare built-in policies: %w", err)
+		return nil, nil, fmt.Errorf("prepare built-in policies: %w", err)
 	}
-	return pq, nil
+	return pq, newSharedCache(compiler, defaultSharedCacheEntries), nil
 }
 
 // compileModules compiles parsed modules into a fresh compiler.

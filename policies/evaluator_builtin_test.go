@@ -1,10 +1,13 @@
 package policies
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -211,6 +214,32 @@ func TestBuiltinResultErrors(t *testing.T) {
 				t.Fatalf("Evaluate() error = %v, want one containing %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestBuiltinTimeout checks that the built-in query stops at the
+// evaluator's timeout (OPA watches the context through a topdown.Cancel).
+func TestBuiltinTimeout(t *testing.T) {
+	lib := fstest.MapFS{"slow.rego": {Data: []byte(`package tollgate.builtin.slow
+
+violation contains {"rule": "slow", "msg": "never"} if {
+	some i in numbers.range(1, 100000000)
+	i < 0
+}
+`)}}
+	const timeout = 100 * time.Millisecond
+	e, err := newEvaluator(t.Context(), Options{Builtin: true, Timeout: timeout}, lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = e.Evaluate(t.Context(), Input{Object: deployment("web", "nginx:1", nil)})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Evaluate() error = %v, want errors.Is DeadlineExceeded", err)
+	}
+	// Generous bound: the point is that it returns, not how fast.
+	if elapsed := time.Since(start); elapsed > 20*timeout {
+		t.Errorf("Evaluate() took %s with a %s timeout", elapsed, timeout)
 	}
 }
 

@@ -11,7 +11,9 @@ import (
 	"sync/atomic"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/metrics"
 	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/topdown"
 )
 
 // Evaluate judges one Input against the built-in rules, the user policies
@@ -21,6 +23,11 @@ import (
 // "evaluate policies for <kind>/<name>: ..." (errors.Is
 // context.DeadlineExceeded on timeout).
 func (e *Evaluator) Evaluate(ctx context.Context, in Input) (Decision, error) {
+	return e.evaluateOne(ctx, in, nil)
+}
+
+// evaluateOne is Evaluate with the ast forms of shared maps in cache.
+func (e *Evaluator) evaluateOne(ctx context.Context, in Input, cache valueCache) (Decision, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 
@@ -29,7 +36,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, in Input) (Decision, error) {
 	err := ctx.Err()
 	var vs []Violation
 	if err == nil {
-		vs, err = e.evaluate(ctx, in)
+		vs, err = e.evaluate(ctx, in, cache)
 	}
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
@@ -47,7 +54,14 @@ func (e *Evaluator) Evaluate(ctx context.Context, in Input) (Decision, error) {
 }
 
 // evaluate runs the three sources of violations for one Input.
-func (e *Evaluator) evaluate(ctx context.Context, in Input) ([]Violation, error) {
+//
+// The built-in query keeps the results of pure functions in the
+// evaluator's shared cache (evaluator_cache.go). OPA would otherwise start a
+// goroutine per query to watch ctx, and collect metrics nobody reads; a
+// topdown.Cancel tripped by context.AfterFunc (no goroutine until ctx is
+// done) and no-op metrics replace both. Rule indexing and early exit are
+// OPA's defaults, and instrumentation is off.
+func (e *Evaluator) evaluate(ctx context.Context, in Input, cache valueCache) ([]Violation, error) {
 	var obj ast.Value = ast.NullValue
 	if in.Object != nil {
 		v, err := ast.InterfaceToValue(in.Object)
@@ -56,13 +70,23 @@ func (e *Evaluator) evaluate(ctx context.Context, in Input) ([]Violation, error)
 		}
 		obj = v
 	}
+	stop := topdown.NewCancel()
+	defer context.AfterFunc(ctx, stop.Cancel)()
+	opts := func(input ast.Value) []rego.EvalOption {
+		return []rego.EvalOption{
+			rego.EvalParsedInput(input),
+			rego.EvalExternalCancel(stop),
+			rego.EvalMetrics(metrics.NoOp()),
+		}
+	}
+
 	var vs []Violation
 	if e.builtin != nil {
-		input, err := builtinInput(in, obj, e.argocdNS)
+		input, err := builtinInput(in, obj, e.argocdNS, cache)
 		if err != nil {
 			return nil, err
 		}
-		rs, err := e.builtin.Eval(ctx, rego.EvalParsedInput(input))
+		rs, err := e.builtin.Eval(ctx, append(opts(input), rego.EvalVirtualCache(newEvalCache(e.shared)))...)
 		if err != nil {
 			return nil, fmt.Errorf("evaluate built-in policies: %w", err)
 		}
@@ -71,7 +95,7 @@ func (e *Evaluator) evaluate(ctx context.Context, in Input) ([]Violation, error)
 		}
 	}
 	if e.user != nil {
-		rs, err := e.user.Eval(ctx, rego.EvalParsedInput(obj))
+		rs, err := e.user.Eval(ctx, opts(obj)...)
 		if err != nil {
 			return nil, fmt.Errorf("evaluate user policies: %w", err)
 		}
@@ -102,11 +126,17 @@ func runCheck(check Check, in Input) (out []Violation, err error) {
 
 // EvaluateAll evaluates ins concurrently with GOMAXPROCS workers and returns
 // the decisions in input order. The first error stops the remaining work and
-// is returned, naming the input's index and object.
+// is returned, naming the input's index and object. An Application or
+// AppProject map that several inputs share is converted for OPA once; the
+// caller must not modify the inputs' maps during the call.
 func (e *Evaluator) EvaluateAll(ctx context.Context, ins []Input) ([]Decision, error) {
 	out := make([]Decision, len(ins))
 	if len(ins) == 0 {
 		return out, nil
+	}
+	cache, err := sharedValues(ins)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate inputs: %w", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -125,7 +155,7 @@ func (e *Evaluator) EvaluateAll(ctx context.Context, ins []Input) ([]Decision, e
 				if i >= len(ins) || ctx.Err() != nil {
 					return
 				}
-				d, err := e.Evaluate(ctx, ins[i])
+				d, err := e.evaluateOne(ctx, ins[i], cache)
 				if err != nil {
 					once.Do(func() {
 						firstErr = fmt.Errorf("input %d: %w", i, err)

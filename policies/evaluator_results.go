@@ -4,78 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"reflect"
 	"strings"
 
-	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
 )
-
-// builtinInput builds the built-in rules' input document, the JSON form of
-// Input, directly as an ast.Value. obj is the already converted in.Object.
-// An empty Context.ArgoCDNamespace is filled with defaultNS.
-func builtinInput(in Input, obj ast.Value, defaultNS string) (ast.Value, error) {
-	kvs := make([][2]*ast.Term, 0, 4)
-	kvs = append(kvs, [2]*ast.Term{ast.InternedTerm("object"), ast.NewTerm(obj)})
-	if len(in.Application) > 0 {
-		app := obj
-		if !sameMap(in.Application, in.Object) {
-			v, err := ast.InterfaceToValue(in.Application)
-			if err != nil {
-				return nil, fmt.Errorf("convert application: %w", err)
-			}
-			app = v
-		}
-		kvs = append(kvs, [2]*ast.Term{ast.InternedTerm("application"), ast.NewTerm(app)})
-	}
-	if len(in.Project) > 0 {
-		v, err := ast.InterfaceToValue(in.Project)
-		if err != nil {
-			return nil, fmt.Errorf("convert project: %w", err)
-		}
-		kvs = append(kvs, [2]*ast.Term{ast.InternedTerm("project"), ast.NewTerm(v)})
-	}
-	c, err := contextValue(in.Context, defaultNS)
-	if err != nil {
-		return nil, err
-	}
-	kvs = append(kvs, [2]*ast.Term{ast.InternedTerm("context"), ast.NewTerm(c)})
-	return ast.NewObject(kvs...), nil
-}
-
-// contextValue is the JSON form of Context as an ast.Value.
-func contextValue(c Context, defaultNS string) (ast.Value, error) {
-	ns := c.ArgoCDNamespace
-	if ns == "" {
-		ns = defaultNS
-	}
-	kvs := make([][2]*ast.Term, 0, 5)
-	kvs = append(kvs,
-		[2]*ast.Term{ast.InternedTerm("enforcementPoint"), ast.StringTerm(string(c.EnforcementPoint))},
-		[2]*ast.Term{ast.InternedTerm("argocdNamespace"), ast.StringTerm(ns)},
-		[2]*ast.Term{ast.InternedTerm("clusterScoped"), ast.InternedTerm(c.ClusterScoped)},
-	)
-	if c.ScaledByHPA {
-		kvs = append(kvs, [2]*ast.Term{ast.InternedTerm("scaledByHPA"), ast.InternedTerm(true)})
-	}
-	if len(c.ExistingApplications) > 0 {
-		apps := make([]*ast.Term, len(c.ExistingApplications))
-		for i, a := range c.ExistingApplications {
-			v, err := ast.InterfaceToValue(a)
-			if err != nil {
-				return nil, fmt.Errorf("convert existing application %d: %w", i, err)
-			}
-			apps[i] = ast.NewTerm(v)
-		}
-		kvs = append(kvs, [2]*ast.Term{ast.InternedTerm("existingApplications"), ast.ArrayTerm(apps...)})
-	}
-	return ast.NewObject(kvs...), nil
-}
-
-// sameMap reports whether a and b are the same map (not merely equal).
-func sameMap(a, b map[string]any) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
-}
 
 // appendBuiltinResults turns the built-in query's results into violations
 // with their rules' default severities.

@@ -1,12 +1,16 @@
 package policies
 
+import "reflect"
+
 // Item is one document to review: an object and, when known, the
 // Application that rendered it.
 type Item struct {
 	// Object is the decoded Kubernetes object.
 	Object map[string]any
 	// Application is the Application that rendered Object; nil for raw
-	// documents. When Object is itself an Application it is used instead.
+	// documents. For an Object that is itself an Application it is the
+	// parent that rendered it (app of apps), or nil (or Object itself) when
+	// the Application is reviewed on its own.
 	Application map[string]any
 }
 
@@ -22,9 +26,16 @@ type Item struct {
 //   - HorizontalPodAutoscalers among the items mark their
 //     spec.scaleTargetRef (kind and name, in the HPA's namespace) as
 //     Context.ScaledByHPA.
-//   - An Application item is its own Application. Project is the AppProject
-//     named by spec.project (empty means "default"), DefaultProject() for
-//     "default" when none is in the set, else nil.
+//   - An Application item without a parent (Item.Application nil, or the
+//     object itself) is its own Application. An Application item rendered by
+//     a parent keeps the parent as its Application: it is a resource the
+//     parent deploys, judged against the parent's AppProject, as Argo CD
+//     judges it when it syncs the parent (the built-in rules then check where
+//     it lands and whether the parent's project permits the kind, not its
+//     own spec; that is checked when the child itself is reviewed).
+//   - Project is the AppProject named by the Application's spec.project
+//     (empty means "default"), DefaultProject() for "default" when none is
+//     in the set, else nil.
 //
 // An empty argocdNamespace means DefaultArgoCDNamespace. The items' maps are
 // shared with the Inputs, not copied.
@@ -63,7 +74,7 @@ func BuildInputs(point EnforcementPoint, argocdNamespace string, items []Item, p
 	for i, it := range items {
 		obj := it.Object
 		app := it.Application
-		if isKind(obj, "argoproj.io", "Application") {
+		if isKind(obj, "argoproj.io", "Application") && !renderedByParent(it) {
 			app = obj
 		}
 		apiVersion, _ := obj["apiVersion"].(string)
@@ -81,6 +92,15 @@ func BuildInputs(point EnforcementPoint, argocdNamespace string, items []Item, p
 		}
 	}
 	return ins
+}
+
+// renderedByParent reports whether the item is an object a parent
+// Application rendered, rather than the Application itself. The built-in
+// rules draw the same line (data.tollgate.lib.rendered): input.application
+// is set and is not input.object.
+func renderedByParent(it Item) bool {
+	return len(it.Application) > 0 && !sameMap(it.Application, it.Object) &&
+		!reflect.DeepEqual(it.Application, it.Object)
 }
 
 // resolveProject returns the AppProject app uses, DefaultProject() for an

@@ -164,6 +164,36 @@ func TestBuildInputs(t *testing.T) {
 			},
 		},
 		{
+			name: "child Application rendered by a parent is judged against the parent's project",
+			items: []Item{
+				{Object: application("apps", "team")},
+				{Object: application("child", "other"), Application: application("apps", "team")},
+				{Object: team},
+				{Object: appProject("other", "")},
+			},
+			want: []summary{
+				{Application: "apps", Project: "team", Point: PointCLI, Namespace: "argocd"},
+				{Application: "apps", Project: "team", Point: PointCLI, Namespace: "argocd"},
+				{Point: PointCLI, Namespace: "argocd"},
+				{Point: PointCLI, Namespace: "argocd"},
+			},
+		},
+		{
+			name: "Application given as its own Application is reviewed on its own",
+			items: []Item{
+				{Object: shopApp, Application: shopApp},
+				{Object: application("blog", "other"), Application: application("blog", "other")},
+				{Object: team},
+				{Object: appProject("other", "")},
+			},
+			want: []summary{
+				{Application: "shop", Project: "team", Point: PointCLI, Namespace: "argocd"},
+				{Application: "blog", Project: "other", Point: PointCLI, Namespace: "argocd"},
+				{Point: PointCLI, Namespace: "argocd"},
+				{Point: PointCLI, Namespace: "argocd"},
+			},
+		},
+		{
 			name: "cluster scope from the built-in table and CRDs",
 			items: []Item{
 				{Object: object("v1", "Namespace", "", "shop")},

@@ -113,10 +113,21 @@ func TestHandleDecisions(t *testing.T) {
 			want: allowed,
 		},
 		{
-			name: "secret owned by a controller allowed",
+			// Anyone can write an ownerReference: it exempts nothing. The
+			// sealed-secrets controller is exempt by user instead.
+			name: "secret claiming a controller owner still denied",
 			req: request(admissionv1.Create, with(secret("web", "db"), []any{map[string]any{
 				"apiVersion": "bitnami.com/v1alpha1", "kind": "SealedSecret", "name": "db", "uid": "u1", "controller": true,
 			}}, "metadata", "ownerReferences"), nil),
+			want: denied("[no-plaintext-secret]"),
+		},
+		{
+			name: "secret written by the sealed-secrets controller allowed",
+			req: func() admission.Request {
+				r := request(admissionv1.Create, secret("web", "db"), nil)
+				r.UserInfo = authenticationv1.UserInfo{Username: "system:serviceaccount:kube-system:sealed-secrets-controller"}
+				return r
+			}(),
 			want: allowed,
 		},
 		{

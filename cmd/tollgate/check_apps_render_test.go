@@ -13,7 +13,9 @@ import (
 
 // appOfAppsRepo is a repository whose origin remote is the URL its
 // Applications use: a root Application renders the argocd/apps directory of
-// Applications, and the web Application renders a local chart with value
+// Applications (as Argo CD does, its project must permit the Argo CD
+// namespace they land in, so that platform project carries an explicit
+// no-argocd-destination exemption), and the web Application renders a local chart with value
 // files from a second source of the same repository. The chart's own
 // values pin nothing; the production values do.
 var appOfAppsRepo = map[string]string{
@@ -25,11 +27,21 @@ spec:
   sourceRepos: ["*"]
   destinations: [{server: "*", namespace: web}]
 `,
+	"argocd/platform.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: AppProject
+metadata:
+  name: platform
+  namespace: argocd
+  annotations: {tollgate.dev/exempt: no-argocd-destination}
+spec:
+  sourceRepos: ["*"]
+  destinations: [{server: "*", namespace: web}, {server: "*", namespace: argocd}]
+`,
 	"argocd/root.yaml": `apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata: {name: root, namespace: argocd, finalizers: [resources-finalizer.argocd.argoproj.io]}
 spec:
-  project: p
+  project: platform
   source: {repoURL: git@github.com:acme/config.git, path: argocd/apps}
   destination: {server: https://kubernetes.default.svc, namespace: web}
 `,
@@ -101,6 +113,7 @@ func TestTestAppOfApps(t *testing.T) {
 	}
 	want := []string{
 		"argocd/apps/web.yaml Application/web app=root",
+		"argocd/platform.yaml AppProject/platform app=",
 		"argocd/project.yaml AppProject/p app=",
 		"argocd/root.yaml Application/root app=",
 		"charts/web/templates/pod.yaml Pod/web app=web",
@@ -126,6 +139,7 @@ func TestTestAppOfApps(t *testing.T) {
 func TestTestRepoURL(t *testing.T) {
 	unrendered := []string{
 		"argocd/apps/web.yaml Application/web app=",
+		"argocd/platform.yaml AppProject/platform app=",
 		"argocd/project.yaml AppProject/p app=",
 		"argocd/root.yaml Application/root app=",
 		"charts/web/templates/pod.yaml Pod/release-name app= no-latest-tag",
@@ -145,6 +159,7 @@ func TestTestRepoURL(t *testing.T) {
 			wantCode: exitOK,
 			wantRows: []string{
 				"argocd/apps/web.yaml Application/web app=root",
+				"argocd/platform.yaml AppProject/platform app=",
 				"argocd/project.yaml AppProject/p app=",
 				"argocd/root.yaml Application/root app=",
 				"charts/web/templates/pod.yaml Pod/web app=web",

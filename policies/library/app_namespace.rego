@@ -18,7 +18,8 @@ package tollgate.builtin.app_namespace
 import data.tollgate.lib
 
 violation contains v if {
-	argocd_kind
+	input.object.kind in {"Application", "AppProject"}
+	startswith(input.object.apiVersion, "argoproj.io/")
 	ns := lib.namespace_of(input.object)
 	ns != ""
 	ns != lib.argocd_namespace
@@ -31,16 +32,6 @@ violation contains v if {
 		),
 		"path": ["metadata", "namespace"],
 	}
-}
-
-argocd_kind if {
-	input.object.kind == "Application"
-	lib.object_group == "argoproj.io"
-}
-
-argocd_kind if {
-	input.object.kind == "AppProject"
-	lib.object_group == "argoproj.io"
 }
 
 # source_namespace_permitted mirrors Argo CD's

@@ -13,7 +13,7 @@ import data.tollgate.lib
 
 violation contains v if {
 	input.object.kind == "Application"
-	lib.object_group == "argoproj.io"
+	startswith(input.object.apiVersion, "argoproj.io/")
 	lib.app_project(input.object) == "default"
 	v := object.union(
 		{

@@ -10,7 +10,7 @@ import data.tollgate.lib
 
 violation contains v if {
 	input.object.kind == "Application"
-	lib.object_group == "argoproj.io"
+	startswith(input.object.apiVersion, "argoproj.io/")
 	dest := lib.destination_of(input.object)
 	dest.server != ""
 	dest.name != ""

@@ -13,7 +13,7 @@ import data.tollgate.lib
 violation contains v if {
 	input.context.scaledByHPA == true
 	input.object.kind in {"Deployment", "StatefulSet"}
-	lib.object_group == "apps"
+	startswith(input.object.apiVersion, "apps/")
 	replicas := input.object.spec.replicas
 	replicas != null
 	v := {

@@ -6,6 +6,30 @@
 # The other lib_*.rego files extend this package: lib_glob.rego (Argo CD glob
 # matching), lib_images.rego (image references), lib_pods.rego (pod specs
 # and containers), lib_project.rego (AppProject permission checks).
+#
+# Speed. Every rule runs for every object under review, and most objects
+# concern most rules not at all, so the rules are written for OPA's rule
+# index and for few evaluation steps:
+#
+#   - A violation rule states, among its first expressions, what it needs
+#     of input as comparisons OPA indexes: `input.object.kind == "Secret"`,
+#     `input.object.kind in {...}`, `startswith(input.object.apiVersion,
+#     "apps/")` (the API group "apps"), `input.context.clusterScoped ==
+#     false`, or a bare `input.project.spec.x` that must be defined. The
+#     index then skips the rule for other objects without entering it. A
+#     comparison with a rule's value (`lib.x == "apps"`) is not indexed: it
+#     only narrows a rule already entered.
+#   - Values several rules need in one review (the pod spec, the namespace
+#     a rendered object lands in) are rules without arguments, which OPA
+#     computes once per review.
+#   - A function that reads no input (nor any rule that does) is pure: the
+#     evaluator keeps its results across reviews (policies/
+#     evaluator_cache.go). Facts about an Application and its AppProject are
+#     therefore computed by pure functions of input.application and
+#     input.project (namespace_permitted, resource_in_list), so the objects
+#     an Application renders pay for them once.
+#   - Every evaluation step costs: the paths every object takes avoid
+#     needless rule references and leave messages (sprintf) to violations.
 package tollgate.lib
 
 # str returns obj[key] when it is a string, else "".
@@ -32,21 +56,6 @@ api_group(api_version) := group if {
 # group_of returns the API group of a Kubernetes object; undefined when it
 # has no apiVersion, so that kind checks fail for it.
 group_of(obj) := api_group(obj.apiVersion)
-
-# object_group is the API group of input.object, computed once per review
-# (group_of inlined: this runs for every object); undefined when the object
-# has no apiVersion.
-object_group := substring(version, 0, i) if {
-	version := input.object.apiVersion
-	is_string(version)
-	i := indexof(version, "/")
-	i >= 0
-} else := "" if {
-	is_string(input.object.apiVersion)
-}
-
-# object_namespace is input.object's metadata.namespace, "" when unset.
-object_namespace := namespace_of(input.object)
 
 # name_of returns metadata.name, or "" when it is missing.
 name_of(obj) := name if {
@@ -88,7 +97,8 @@ default argocd_namespace := "argocd"
 
 argocd_namespace := ns if {
 	ns := input.context.argocdNamespace
-	non_empty_string(ns)
+	is_string(ns)
+	trim_space(ns) != ""
 }
 
 # object_is_argocd_kind holds when input.object is one of the Argo CD kinds
@@ -96,14 +106,15 @@ argocd_namespace := ns if {
 # and AppProject.
 object_is_argocd_kind if {
 	input.object.kind in {"Application", "ApplicationSet", "AppProject"}
-	object_group == "argoproj.io"
+	startswith(input.object.apiVersion, "argoproj.io/")
 }
 
 # rendered holds when input.object is a manifest that input.application
-# renders (or claims), not the Application itself.
+# renders (or claims), not the Application itself. (The comparison of two
+# different objects stops at the first field that differs.)
 rendered if {
 	is_object(input.application)
-	not self_application
+	input.object != input.application
 }
 
 # reviewed_application holds when input.object is an Application judged as
@@ -112,15 +123,8 @@ rendered if {
 # input.project the parent's project).
 reviewed_application if {
 	input.object.kind == "Application"
-	object_group == "argoproj.io"
+	startswith(input.object.apiVersion, "argoproj.io/")
 	not rendered
-}
-
-# self_application holds when input.object is input.application.
-self_application if {
-	input.object.kind == "Application"
-	object_group == "argoproj.io"
-	input.object == input.application
 }
 
 # application_name is the name of input.application, for messages.
@@ -143,13 +147,22 @@ app_destination := destination_of(input.application)
 # a violation cites: {"path": ["metadata", "namespace"]}, or {} when the
 # namespace was defaulted (the object has no such field).
 rendered_namespace := [ns, {"path": ["metadata", "namespace"]}] if {
-	ns := object_namespace
+	ns := input.object.metadata.namespace
+	is_string(ns)
 	ns != ""
 } else := [app_destination.namespace, {}]
 
 # destination_of returns an Application's spec.destination as
-# {"server", "name", "namespace"}, each "" when missing.
-destination_of(app) := {
+# {"server", "name", "namespace"}, each "" when missing or not a string.
+# The first clause takes a well-formed destination in a few builtin calls.
+destination_of(app) := d if {
+	dest := app.spec.destination
+	is_object(dest)
+	d := object.union({"server": "", "name": "", "namespace": ""}, object.filter(dest, ["server", "name", "namespace"]))
+	is_string(d.server)
+	is_string(d.name)
+	is_string(d.namespace)
+} else := {
 	"server": str(dest, "server"),
 	"name": str(dest, "name"),
 	"namespace": str(dest, "namespace"),

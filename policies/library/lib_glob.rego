@@ -25,7 +25,7 @@ path_delimiters := ["/"]
 
 # glob_match reports whether value matches pattern, "*" crossing everything.
 # Both arguments must be strings (see str).
-glob_match(pattern, value) if glob.match(pattern, no_delimiters, value)
+glob_match(pattern, value) if glob.match(pattern, null, value)
 
 # is_deny_pattern holds for a pattern with a leading "!".
 is_deny_pattern(pattern) if startswith(pattern, "!")

@@ -30,18 +30,34 @@ split_tag(segment) := [substring(segment, 0, i), substring(segment, i + 1, -1)] 
 	i >= 0
 } else := [segment, ""]
 
-# pinned_pattern matches a reference with a tag (a ":" followed by no "/"
-# up to the end) or a well-formed digest; image_pinned then rejects the tag
-# "latest".
-pinned_pattern := `^([^@]*:[^/@:]+|[^@]+@[A-Za-z][A-Za-z0-9]*([-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})$`
+# pinned_pattern matches exactly the pinned image references: a tag other
+# than "latest" and no digest, or one well-formed digest (whatever the tag):
+#
+#   - a tag: text without "@", a ":", then _tag_not_latest, one or more
+#     characters other than "/", "@" and ":" that do not spell "latest" (a
+#     ":" followed by a "/" is a registry port, not a tag);
+#   - a digest: text without "@", an "@", then _digest.
+pinned_pattern := concat("", ["^(?:[^@]*:", _tag_not_latest, "|[^@]+@", _digest, ")$"])
+
+# _tag_not_latest is a tag that is not "latest", spelled out letter by
+# letter: it leaves "latest" after any proper prefix of it ("l", "la", ...,
+# "lates"), or goes on past it ("latest-2").
+_tag_not_latest := concat("", [
+	"(?:[^/@:l][^/@:]*|l(?:[^/@:a][^/@:]*|a(?:[^/@:t][^/@:]*|t(?:[^/@:e][^/@:]*",
+	"|e(?:[^/@:s][^/@:]*|s(?:[^/@:t][^/@:]*|t[^/@:]+)?)?)?)?)?)",
+])
+
+# _digest is digest_pattern without its anchors.
+_digest := `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}`
 
 # image_pinned holds when an image reference names a tag other than
 # "latest", or a well-formed digest. The rules call it for every container,
-# so it is one regular expression, without parse_image.
+# so it is one regular expression, written out: the value of pinned_pattern
+# (a rule reference would cost an evaluation; library_test.go checks that
+# the two agree).
 image_pinned(ref) if {
 	is_string(ref)
-	regex.match(pinned_pattern, ref)
-	not endswith(ref, ":latest")
+	regex.match(`^(?:[^@]*:(?:[^/@:l][^/@:]*|l(?:[^/@:a][^/@:]*|a(?:[^/@:t][^/@:]*|t(?:[^/@:e][^/@:]*|e(?:[^/@:s][^/@:]*|s(?:[^/@:t][^/@:]*|t[^/@:]+)?)?)?)?)?)|[^@]+@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})$`, ref)
 }
 
 # pinned_by_digest holds when a parsed image carries a well-formed digest.

@@ -1,61 +1,63 @@
 # Pod specs inside pod-bearing objects, and their containers.
 #
 # These run for every object under review, so they are written for OPA's
-# rule index: each pod_spec_path clause starts with a comparison of
-# input.object.kind to a constant, and only the clause of the object's kind
-# is evaluated (a constant object mapping kinds to paths would be rebuilt on
-# every review).
+# rule index: each pod_spec_path clause compares input.object.kind and
+# input.object.apiVersion to constants, and only the clause of the object's
+# kind and API group is evaluated (a constant object mapping kinds to paths
+# would be rebuilt on every review).
 package tollgate.lib
 
+# pod_kinds are the kinds pod_spec_path knows. A rule that checks pod specs
+# repeats this set as a literal among its first expressions, so that OPA's
+# rule index skips it for every other kind (the index reads literals only).
+pod_kinds := {
+	"Pod", "PodTemplate", "ReplicationController",
+	"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet",
+	"Job", "CronJob",
+}
+
 # pod_spec_path is the path of input.object's pod spec; undefined for
-# objects that carry none.
+# objects that carry none. A "group/" prefix of apiVersion is the API group;
+# the core group's only version is "v1".
 pod_spec_path := ["spec"] if {
 	input.object.kind == "Pod"
-	object_group == ""
+	input.object.apiVersion == "v1"
 }
 
 pod_spec_path := ["template", "spec"] if {
 	input.object.kind == "PodTemplate"
-	object_group == ""
+	input.object.apiVersion == "v1"
 }
 
 pod_spec_path := ["spec", "template", "spec"] if {
 	input.object.kind == "ReplicationController"
-	object_group == ""
+	input.object.apiVersion == "v1"
 }
 
 pod_spec_path := ["spec", "template", "spec"] if {
-	input.object.kind == "Deployment"
-	object_group in {"apps", "extensions"}
+	input.object.kind in {"Deployment", "DaemonSet", "ReplicaSet"}
+	strings.any_prefix_match(input.object.apiVersion, {"apps/", "extensions/"})
 }
 
 pod_spec_path := ["spec", "template", "spec"] if {
 	input.object.kind == "StatefulSet"
-	object_group == "apps"
-}
-
-pod_spec_path := ["spec", "template", "spec"] if {
-	input.object.kind == "DaemonSet"
-	object_group in {"apps", "extensions"}
-}
-
-pod_spec_path := ["spec", "template", "spec"] if {
-	input.object.kind == "ReplicaSet"
-	object_group in {"apps", "extensions"}
+	startswith(input.object.apiVersion, "apps/")
 }
 
 pod_spec_path := ["spec", "template", "spec"] if {
 	input.object.kind == "Job"
-	object_group == "batch"
+	startswith(input.object.apiVersion, "batch/")
 }
 
 pod_spec_path := ["spec", "jobTemplate", "spec", "template", "spec"] if {
 	input.object.kind == "CronJob"
-	object_group == "batch"
+	startswith(input.object.apiVersion, "batch/")
 }
 
-# container_lists are the fields of a pod spec that hold containers.
-container_lists := ["containers", "initContainers", "ephemeralContainers"]
+# pod_spec is input.object's pod spec (whatever value sits at
+# pod_spec_path, null when the path is missing); undefined for objects that
+# carry none.
+pod_spec := object.get(input.object, pod_spec_path, null)
 
 # container_label names a container for a message: `container "web"`,
 # `init container "setup"`, or `container containers[1]` when it has no name.

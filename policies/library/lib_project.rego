@@ -29,9 +29,35 @@ default project_destinations := []
 # Entries that are not objects, and fields that are not strings, match
 # nothing.
 destination_permitted(entries, dest) if {
+	# The common case, in few steps: no "!" pattern in any entry (one look
+	# at their JSON text tells), and an entry whose server and namespace
+	# globs match.
+	dest.server != ""
+	not contains(json.marshal(entries), `"!`)
+	some entry in entries
+	server := entry.server
+	is_string(server)
+	glob.match(server, null, dest.server)
+	namespace := object.get(entry, "namespace", "")
+	is_string(namespace)
+	glob.match(namespace, null, dest.namespace)
+} else if {
 	some entry in entries
 	destination_entry_matches(entry, dest)
 	not destination_denied(entries, dest)
+}
+
+# namespace_permitted holds when project's spec.destinations permit app's
+# destination cluster with the namespace namespace: the destination of an
+# object app renders. It is a pure function of its arguments, which the
+# evaluator keeps across reviews, so the objects of one Application cost one
+# check per namespace.
+namespace_permitted(app, project, namespace) if {
+	dest := destination_of(app)
+	destination_permitted(
+		project_list(project, "destinations"),
+		{"server": dest.server, "name": dest.name, "namespace": namespace},
+	)
 }
 
 # destination_denied holds when one of entries has a "!" pattern that
@@ -150,9 +176,16 @@ scp_to_path(url) := concat("/", [substring(url, 0, i), substring(url, i + 1, -1)
 # --- Resource kinds ---------------------------------------------------------
 
 # resource_in_list holds when a {group, kind} entry of list matches group
-# and kind (globs, as Argo CD's isResourceInList).
+# and kind (globs, as Argo CD's isResourceInList; a missing group is the
+# core group ""). Entries that are not objects, and patterns that are not
+# strings, match nothing; a list that is not an array holds no entries.
 resource_in_list(group, kind, list) if {
+	is_array(list)
 	some entry in list
-	glob_match(str(entry, "kind"), kind)
-	glob_match(str(entry, "group"), group)
+	kind_pattern := entry.kind
+	is_string(kind_pattern)
+	glob.match(kind_pattern, null, kind)
+	group_pattern := object.get(entry, "group", "")
+	is_string(group_pattern)
+	glob.match(group_pattern, null, group)
 }

@@ -19,7 +19,7 @@ finalizers := {
 
 violation contains v if {
 	input.object.kind == "Application"
-	lib.object_group == "argoproj.io"
+	startswith(input.object.apiVersion, "argoproj.io/")
 	not has_finalizer
 	v := {
 		"rule": "missing-resources-finalizer",

@@ -23,7 +23,7 @@ import data.tollgate.lib
 
 violation contains v if {
 	input.object.kind == "Application"
-	lib.object_group == "argoproj.io"
+	startswith(input.object.apiVersion, "argoproj.io/")
 	dest := lib.destination_of(input.object)
 	dest.namespace == lib.argocd_namespace
 	v := {
@@ -40,7 +40,7 @@ violation contains v if {
 
 violation contains v if {
 	input.object.kind == "AppProject"
-	lib.object_group == "argoproj.io"
+	startswith(input.object.apiVersion, "argoproj.io/")
 	ns := lib.argocd_namespace
 	not namespace_rejected(ns)
 	some i in permitting_entries(ns)
@@ -86,11 +86,11 @@ namespace_rejected(ns) if {
 
 violation contains v if {
 	input.application.kind == "Application"
-	lib.rendered
-	not input.context.clusterScoped
-	not lib.object_is_argocd_kind
+	input.context.clusterScoped == false
 	[ns, path] := lib.rendered_namespace
 	ns == lib.argocd_namespace
+	lib.rendered
+	not lib.object_is_argocd_kind
 	v := object.union(
 		{
 			"rule": "no-argocd-destination",

@@ -3,7 +3,9 @@
 # What: a container, init container or ephemeral container of a Pod,
 # Deployment, StatefulSet, DaemonSet, ReplicaSet, ReplicationController, Job,
 # CronJob or PodTemplate whose image has the tag "latest", has no tag (which
-# means "latest"), has a malformed digest, or is missing.
+# means "latest"), has a malformed or empty digest, or is missing. A
+# container list that is not a list (a map of containers, say) is malformed
+# for the API server too and is skipped.
 # Why: a mutable tag makes the running version depend on when each node
 # pulled it: replicas drift apart, a rollback does not roll back, and Git no
 # longer says what runs.
@@ -16,10 +18,17 @@ import data.tollgate.lib
 _fix := "pin a version tag or a digest (@sha256:...)"
 
 violation contains v if {
-	prefix := lib.pod_spec_path
-	spec := object.get(input.object, prefix, null)
-	some field in lib.container_lists
-	some i, container in spec[field]
+	# lib.pod_kinds, as a literal for the rule index.
+	input.object.kind in {
+		"Pod", "PodTemplate", "ReplicationController",
+		"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet",
+		"Job", "CronJob",
+	}
+	spec := lib.pod_spec
+	some field in ["containers", "initContainers", "ephemeralContainers"]
+	containers := spec[field]
+	is_array(containers)
+	some i, container in containers
 	is_object(container)
 	image := object.get(container, "image", null)
 	not lib.image_pinned(image)
@@ -27,7 +36,7 @@ violation contains v if {
 	v := {
 		"rule": "no-latest-tag",
 		"msg": sprintf("%s %s; %s", [lib.container_label(field, container, i), problem, fix]),
-		"path": array.concat(prefix, [field, i, "image"]),
+		"path": array.concat(lib.pod_spec_path, [field, i, "image"]),
 	}
 }
 
@@ -35,10 +44,13 @@ violation contains v if {
 # pinned, and how to fix it.
 image_problem(image) := ["has no image", concat(" ", ["set an image and", _fix])] if {
 	not lib.non_empty_string(image)
-} else := [sprintf("uses image %q %s", [image, reference_problem(lib.parse_image(image))]), _fix]
+} else := [sprintf("uses image %q %s", [image, reference_problem(image, lib.parse_image(image))]), _fix]
 
-reference_problem(ref) := sprintf("with a malformed digest %q", [ref.digest]) if {
-	ref.digest != ""
+reference_problem(image, ref) := `with an empty digest after "@"` if {
+	contains(image, "@")
+	ref.digest == ""
+} else := sprintf("with a malformed digest %q", [ref.digest]) if {
+	contains(image, "@")
 } else := "without a tag, which means the mutable tag \"latest\"" if {
 	ref.tag == ""
 } else := "with the mutable tag \"latest\""

@@ -1,6 +1,7 @@
 package tollgate.builtin.no_latest_tag_test
 
 import data.tollgate.builtin.no_latest_tag
+import data.tollgate.lib
 
 digest := "sha256:2a3c2b0d4e5f60718293a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5"
 
@@ -71,6 +72,15 @@ test_untagged_references_denied[image] if {
 test_registry_port_is_not_a_tag if {
 	some v in violations(deployment([container("localhost:5000/app")]))
 	contains(v.msg, "without a tag")
+}
+
+test_empty_digest_denied[image] if {
+	some image in ["nginx:1.0@", "nginx@"]
+	violations(deployment([container(image)])) == {{
+		"rule": "no-latest-tag",
+		"msg": sprintf(`container "web" uses image %q with an empty digest after "@"; pin a version tag or a digest (@sha256:...)`, [image]),
+		"path": image_path,
+	}}
 }
 
 test_malformed_digest_denied if {
@@ -164,8 +174,34 @@ test_malformed_objects_tolerated[note] if {
 		"no spec": {"apiVersion": "v1", "kind": "Pod"},
 		"spec not an object": {"apiVersion": "v1", "kind": "Pod", "spec": "nginx:latest"},
 		"containers not a list": {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": {"image": "nginx"}}},
+		"containers a map of containers": {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": {"a": {"name": "a", "image": "nginx"}}}},
+		"init containers a map of containers": {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"template": {"spec": {
+			"containers": [container("nginx:1")],
+			"initContainers": {"setup": {"image": "busybox"}},
+		}}}},
 		"container not an object": {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": ["nginx"]}},
 		"no apiVersion": {"kind": "Pod", "spec": pod_spec},
 	}
 	count(violations(obj)) == 0
+}
+
+# The rule repeats lib.pod_kinds as a literal (for the rule index); every
+# kind there must be checked.
+pod_objects := {
+	"Pod": {"apiVersion": "v1", "kind": "Pod", "spec": pod_spec},
+	"PodTemplate": {"apiVersion": "v1", "kind": "PodTemplate", "template": {"spec": pod_spec}},
+	"ReplicationController": {"apiVersion": "v1", "kind": "ReplicationController", "spec": {"template": {"spec": pod_spec}}},
+	"Deployment": {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"template": {"spec": pod_spec}}},
+	"StatefulSet": {"apiVersion": "apps/v1", "kind": "StatefulSet", "spec": {"template": {"spec": pod_spec}}},
+	"DaemonSet": {"apiVersion": "apps/v1", "kind": "DaemonSet", "spec": {"template": {"spec": pod_spec}}},
+	"ReplicaSet": {"apiVersion": "apps/v1", "kind": "ReplicaSet", "spec": {"template": {"spec": pod_spec}}},
+	"Job": {"apiVersion": "batch/v1", "kind": "Job", "spec": {"template": {"spec": pod_spec}}},
+	"CronJob": {"apiVersion": "batch/v1", "kind": "CronJob", "spec": {"jobTemplate": {"spec": {"template": {"spec": pod_spec}}}}},
+}
+
+test_pod_kinds_all_checked if {
+	{kind | some kind, _ in pod_objects} == lib.pod_kinds
+	every _, obj in pod_objects {
+		count(violations(obj)) == 1
+	}
 }

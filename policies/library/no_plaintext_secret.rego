@@ -13,9 +13,16 @@
 # SealedSecret, bitnami.com/v1alpha1) or fetch it from a secret manager with
 # an ExternalSecret (external-secrets.io) that names its SecretStore.
 #
-# At admission, a Secret owned by a controller (ownerReferences with
-# controller: true, as the SealedSecret and ExternalSecret controllers set)
-# was made in the cluster, not committed, and passes.
+# A v1 Secret without data and stringData (or with both empty) passes: a
+# placeholder, such as a service-account token Secret the cluster fills in,
+# holds no secret material.
+#
+# The rule judges every enforcement point alike. The Secrets that the
+# SealedSecret and ExternalSecret controllers write at admission carry data
+# by design: exempt those controllers' service accounts with the admission
+# webhook's user or group exemptions. The rule cannot tell them apart by
+# their content: anyone who may create a Secret may also set
+# ownerReferences with controller: true.
 package tollgate.builtin.no_plaintext_secret
 
 import data.tollgate.lib
@@ -26,7 +33,6 @@ violation contains v if {
 	input.object.kind == "Secret"
 	input.object.apiVersion == "v1"
 	field := plaintext_field
-	not generated_in_cluster
 	v := {
 		"rule": "no-plaintext-secret",
 		"msg": sprintf(
@@ -50,17 +56,11 @@ secret_data(field) if {
 	count(values) > 0
 }
 
-generated_in_cluster if {
-	input.context.enforcementPoint == "admission"
-	some ref in input.object.metadata.ownerReferences
-	ref.controller == true
-}
-
 # (b) SealedSecrets without ciphertext.
 
 violation contains v if {
 	input.object.kind == "SealedSecret"
-	lib.object_group == "bitnami.com"
+	startswith(input.object.apiVersion, "bitnami.com/")
 	not has_encrypted_data
 	v := {
 		"rule": "no-plaintext-secret",
@@ -74,7 +74,7 @@ violation contains v if {
 
 violation contains v if {
 	input.object.kind == "SealedSecret"
-	lib.object_group == "bitnami.com"
+	startswith(input.object.apiVersion, "bitnami.com/")
 	some key, value in input.object.spec.encryptedData
 	not lib.non_empty_string(value)
 	v := {
@@ -97,7 +97,7 @@ has_encrypted_data if {
 
 violation contains v if {
 	input.object.kind == "ExternalSecret"
-	lib.object_group == "external-secrets.io"
+	startswith(input.object.apiVersion, "external-secrets.io/")
 	not has_store
 	some field in ["data", "dataFrom"]
 	some i, entry in external_entries(field)
@@ -114,7 +114,7 @@ violation contains v if {
 
 violation contains v if {
 	input.object.kind == "ExternalSecret"
-	lib.object_group == "external-secrets.io"
+	startswith(input.object.apiVersion, "external-secrets.io/")
 	not has_store
 	count(external_entries("data")) + count(external_entries("dataFrom")) == 0
 	v := {

@@ -26,8 +26,9 @@ import data.tollgate.lib
 
 violation contains v if {
 	input.object.kind == "Application"
+	startswith(input.object.apiVersion, "argoproj.io/")
+	is_object(input.project)
 	lib.reviewed_application
-	lib.has_project
 	dest := lib.destination_of(input.object)
 	not lib.destination_permitted(lib.project_destinations, dest)
 	v := {
@@ -44,13 +45,14 @@ violation contains v if {
 
 violation contains v if {
 	input.application.kind == "Application"
-	lib.rendered
-	lib.has_project
-	not input.context.clusterScoped
+	input.context.clusterScoped == false
+	is_object(input.project)
 	[ns, path] := lib.rendered_namespace
 	ns != ""
-	dest := object.union(lib.app_destination, {"namespace": ns})
-	not lib.destination_permitted(lib.project_destinations, dest)
+	lib.rendered
+	not lib.namespace_permitted(input.application, input.project, ns)
+	app_dest := lib.app_destination
+	dest := {"server": app_dest.server, "name": app_dest.name, "namespace": ns}
 	v := object.union(
 		{
 			"rule": "project-destination-denied",

@@ -158,3 +158,11 @@ test_rendered_child_application_checked if {
 	v.path == ["metadata", "namespace"]
 	startswith(v.msg, `Application "child" of Application "shop"`)
 }
+
+# A child Application is a resource of its parent: where it lands is checked
+# against the parent's project, its own spec.destination is not (that is
+# checked against its own project when the child itself is reviewed).
+test_rendered_child_application_own_destination_not_checked if {
+	child := object.union(app({"server": in_cluster, "namespace": "kube-system"}), {"metadata": {"name": "child", "namespace": "shop"}})
+	count(review_rendered(child, false)) == 0
+}
