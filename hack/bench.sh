@@ -65,4 +65,4 @@ echo "denials found: tollgate $tn, conftest $cn"
 
 echo
 echo "Go benchmarks (one decision through all built-in rules, 1 CPU):"
-go test -run '^$' -bench 'BenchmarkEvaluateDeployment$' -benchmem -cpu 1 -count 3 ./policies | grep -E '^Benchmark'
+go test -run '^$' -bench 'BenchmarkEvaluate(Deployment|Yardstick)$' -benchmem -cpu 1 -count 3 ./policies | grep -E '^Benchmark'
