@@ -207,17 +207,17 @@ func (r *Reconciler) resolveValueFiles(f fetched, refs map[string]fetched, h *re
 		if err != nil {
 			return fmt.Errorf("parse helm value file %s: %w", vf, err)
 		}
-		vals = mergeValues(vals, m)
+		vals = render.MergeValues(vals, m)
 	}
 	if strings.TrimSpace(h.Values) != "" {
 		m, err := chartutil.ReadValues([]byte(h.Values))
 		if err != nil {
 			return fmt.Errorf("parse helm values: %w", err)
 		}
-		vals = mergeValues(vals, m)
+		vals = render.MergeValues(vals, m)
 	}
 	if h.ValuesObject != nil {
-		vals = mergeValues(vals, h.ValuesObject)
+		vals = render.MergeValues(vals, h.ValuesObject)
 	}
 	h.ValueFiles, h.Values, h.ValuesObject = nil, "", vals
 	return nil
@@ -253,25 +253,6 @@ func readConfined(root, rel string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("larger than %d bytes", limit)
 	}
 	return data, nil
-}
-
-// mergeValues merges b into a copy of a: nested maps merge, anything else
-// in b replaces what a has (Helm's rule for -f files).
-func mergeValues(a, b map[string]any) map[string]any {
-	out := make(map[string]any, len(a)+len(b))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		if bm, ok := v.(map[string]any); ok {
-			if am, ok := out[k].(map[string]any); ok {
-				out[k] = mergeValues(am, bm)
-				continue
-			}
-		}
-		out[k] = v
-	}
-	return out
 }
 
 // sourceType maps a render kind to Argo CD's source type.

@@ -182,24 +182,9 @@ func loadHelmValues(files []string, lim render.Limits) (map[string]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read helm values %s: %w", f, err)
 		}
-		merged = mergeValues(merged, vals)
+		merged = render.MergeValues(merged, vals)
 	}
 	return merged, nil
-}
-
-// mergeValues merges b into a: nested maps merge, anything else in b
-// replaces what a has.
-func mergeValues(a, b map[string]any) map[string]any {
-	for k, v := range b {
-		if bm, ok := v.(map[string]any); ok {
-			if am, ok := a[k].(map[string]any); ok {
-				a[k] = mergeValues(am, bm)
-				continue
-			}
-		}
-		a[k] = v
-	}
-	return a
 }
 
 // loadProjects reads the AppProjects in the --project files. A file without

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 func TestForEach(t *testing.T) {
@@ -62,14 +60,5 @@ func TestForEachCanceled(t *testing.T) {
 	err := forEach(ctx, 10, func(context.Context, int) error { calls.Add(1); return nil })
 	if !errors.Is(err, context.Canceled) || calls.Load() != 0 {
 		t.Errorf("forEach on a canceled context = %v after %d calls, want context.Canceled and no calls", err, calls.Load())
-	}
-}
-
-func TestMergeValues(t *testing.T) {
-	a := map[string]any{"image": map[string]any{"repository": "r", "tag": "1"}, "replicas": 1.0, "list": []any{1.0}}
-	b := map[string]any{"image": map[string]any{"tag": "2"}, "list": []any{2.0}, "extra": true}
-	want := map[string]any{"image": map[string]any{"repository": "r", "tag": "2"}, "replicas": 1.0, "list": []any{2.0}, "extra": true}
-	if diff := cmp.Diff(want, mergeValues(a, b)); diff != "" {
-		t.Errorf("mergeValues mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -26,14 +26,14 @@ func (s source) helmValues() (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		vals = mergeMaps(vals, m)
+		vals = MergeValues(vals, m)
 	}
 	if strings.TrimSpace(h.Values) != "" {
 		m, err := chartutil.ReadValues([]byte(h.Values))
 		if err != nil {
 			return nil, fmt.Errorf("parse helm values: %w", err)
 		}
-		vals = mergeMaps(vals, m)
+		vals = MergeValues(vals, m)
 	}
 	if h.ValuesObject != nil {
 		data, err := json.Marshal(h.ValuesObject)
@@ -44,7 +44,7 @@ func (s source) helmValues() (map[string]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("parse helm valuesObject: %w", err)
 		}
-		vals = mergeMaps(vals, m)
+		vals = MergeValues(vals, m)
 	}
 	for i, p := range h.Parameters {
 		if p.Name == "" {
@@ -95,9 +95,9 @@ func (s source) valueFile(vf string) (map[string]any, error) {
 	return m, nil
 }
 
-// mergeMaps merges b into a copy of a: nested maps merge, anything else in
-// b replaces what a has (Helm's rule for -f files).
-func mergeMaps(a, b map[string]any) map[string]any {
+// MergeValues merges b into a copy of a: nested maps merge, anything else in
+// b replaces what a has (Helm's rule for -f files). Neither input is changed.
+func MergeValues(a, b map[string]any) map[string]any {
 	out := make(map[string]any, len(a)+len(b))
 	for k, v := range a {
 		out[k] = v
@@ -105,7 +105,7 @@ func mergeMaps(a, b map[string]any) map[string]any {
 	for k, v := range b {
 		if bm, ok := v.(map[string]any); ok {
 			if am, ok := out[k].(map[string]any); ok {
-				out[k] = mergeMaps(am, bm)
+				out[k] = MergeValues(am, bm)
 				continue
 			}
 		}
