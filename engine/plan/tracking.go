@@ -59,19 +59,19 @@ func (t TrackingID) Matches(obj *unstructured.Unstructured) bool {
 
 // ParseTrackingID parses an annotation value.
 func ParseTrackingID(s string) (TrackingID, error) {
-	parts := strings.Split(s, ":")
-	if len(parts) != 3 {
+	// Application and kind names cannot hold ":"; object names can
+	// (system:auth-delegator), so only the first two colons separate.
+	app, rest, ok1 := strings.Cut(s, ":")
+	gk, nsName, ok2 := strings.Cut(rest, ":")
+	group, kind, ok3 := strings.Cut(gk, "/")
+	ns, name, ok4 := strings.Cut(nsName, "/")
+	if !ok1 || !ok2 || !ok3 || !ok4 || strings.Contains(kind, "/") || strings.Contains(name, "/") {
 		return TrackingID{}, fmt.Errorf("parse tracking id %q: want <app>:<group>/<kind>:<namespace>/<name>", s)
 	}
-	group, kind, ok1 := strings.Cut(parts[1], "/")
-	ns, name, ok2 := strings.Cut(parts[2], "/")
-	if !ok1 || !ok2 || strings.Contains(kind, "/") || strings.Contains(name, "/") {
-		return TrackingID{}, fmt.Errorf("parse tracking id %q: want <app>:<group>/<kind>:<namespace>/<name>", s)
-	}
-	if parts[0] == "" || kind == "" || name == "" {
+	if app == "" || kind == "" || name == "" {
 		return TrackingID{}, fmt.Errorf("parse tracking id %q: application, kind and name must not be empty", s)
 	}
-	return TrackingID{App: parts[0], Group: group, Kind: kind, Namespace: ns, Name: name}, nil
+	return TrackingID{App: app, Group: group, Kind: kind, Namespace: ns, Name: name}, nil
 }
 
 // TrackingOf returns the parsed tracking annotation of obj, or an error

@@ -19,6 +19,8 @@ func TestTrackingRoundTrip(t *testing.T) {
 		{"cluster scoped", "guestbook", "v1 Namespace web", "guestbook:/Namespace:/web"},
 		{"app in another namespace", AppInstanceName("guestbook", "team-a", "argocd"), "rbac.authorization.k8s.io/v1 ClusterRole viewer",
 			"team-a_guestbook:rbac.authorization.k8s.io/ClusterRole:/viewer"},
+		{"name with colons", "platform", "rbac.authorization.k8s.io/v1 ClusterRole system:auth-delegator",
+			"platform:rbac.authorization.k8s.io/ClusterRole:/system:auth-delegator"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
