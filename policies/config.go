@@ -161,8 +161,8 @@ func parseConfig(data []byte) (Config, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
 	}
-	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
-		return Config{}, cleanYAMLError(err)
+	if err := DecodeConfigYAML(data, &cfg); err != nil {
+		return Config{}, err
 	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err
@@ -170,9 +170,15 @@ func parseConfig(data []byte) (Config, error) {
 	return cfg, nil
 }
 
-// cleanYAMLError strips the decoder's layering prefixes so the message
-// names the offending field plainly.
-func cleanYAMLError(err error) error {
+// DecodeConfigYAML decodes a YAML configuration document into v strictly
+// (unknown fields are errors) and strips the decoder's layering prefixes so
+// the message names the offending field plainly. Configurations that embed
+// Config (the webhook's) decode with it too.
+func DecodeConfigYAML(data []byte, v any) error {
+	err := yaml.UnmarshalStrict(data, v)
+	if err == nil {
+		return nil
+	}
 	msg := err.Error()
 	for _, p := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
 		msg = strings.TrimPrefix(msg, p)
@@ -180,8 +186,9 @@ func cleanYAMLError(err error) error {
 	return errors.New(msg)
 }
 
-// argoCDNamespace returns the configured Argo CD namespace or the default.
-func (c Config) argoCDNamespace() string {
+// ArgoCDNamespaceOrDefault returns the configured Argo CD namespace or
+// DefaultArgoCDNamespace.
+func (c Config) ArgoCDNamespaceOrDefault() string {
 	if c.ArgoCDNamespace == "" {
 		return DefaultArgoCDNamespace
 	}

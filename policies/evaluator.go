@@ -118,7 +118,7 @@ func newEvaluator(ctx context.Context, opts Options, lib fs.FS) (*Evaluator, err
 	e := &Evaluator{
 		cfg:       cfg,
 		timeout:   opts.Timeout,
-		argocdNS:  opts.Config.argoCDNamespace(),
+		argocdNS:  opts.Config.ArgoCDNamespaceOrDefault(),
 		exemptKey: opts.Config.exemptAnnotation(),
 		checks:    append([]Check(nil), opts.Checks...),
 	}

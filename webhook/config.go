@@ -9,8 +9,6 @@ import (
 	"regexp"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -226,23 +224,13 @@ func ParseConfig(data []byte) (Config, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
 	}
-	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
-		return Config{}, cleanYAMLError(err)
+	if err := policies.DecodeConfigYAML(data, &cfg); err != nil {
+		return Config{}, err
 	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
-}
-
-// cleanYAMLError strips the decoder's layering prefixes so the message names
-// the offending field plainly.
-func cleanYAMLError(err error) error {
-	msg := err.Error()
-	for _, p := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
-		msg = strings.TrimPrefix(msg, p)
-	}
-	return errors.New(msg)
 }
 
 // mode returns the configured mode, enforce when unset.
@@ -260,12 +248,4 @@ func (c Config) trackingMethod() TrackingMethod {
 		return TrackingAnnotationAndLabel
 	}
 	return c.TrackingMethod
-}
-
-// argoCDNamespace returns the configured Argo CD namespace or the default.
-func (c Config) argoCDNamespace() string {
-	if c.ArgoCDNamespace == "" {
-		return policies.DefaultArgoCDNamespace
-	}
-	return c.ArgoCDNamespace
 }

@@ -104,7 +104,7 @@ func NewHandler(opts Options) (*Handler, error) {
 	h := &Handler{
 		cfg:                opts.Config,
 		mode:               opts.Config.mode(),
-		argocdNS:           opts.Config.argoCDNamespace(),
+		argocdNS:           opts.Config.ArgoCDNamespaceOrDefault(),
 		reader:             opts.Reader,
 		metrics:            opts.Metrics,
 		timeout:            opts.Timeout,
