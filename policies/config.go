@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -135,17 +133,9 @@ func (c Config) Validate() error {
 // Unknown fields and invalid severities are errors naming the file. Unknown
 // rule ids are reported by New, which also knows the user policies' ids.
 func LoadConfig(path string) (Config, error) {
-	f, err := os.Open(path)
+	data, err := readBounded(path, maxConfigBytes)
 	if err != nil {
 		return Config{}, fmt.Errorf("load config: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
-	if err != nil {
-		return Config{}, fmt.Errorf("load config %s: %w", path, err)
-	}
-	if len(data) > maxConfigBytes {
-		return Config{}, fmt.Errorf("load config %s: file larger than %d bytes", path, maxConfigBytes)
 	}
 	cfg, err := parseConfig(data)
 	if err != nil {
