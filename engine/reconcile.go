@@ -10,8 +10,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -108,6 +110,14 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 	}
 	p.conds.clear(v1alpha1.ApplicationConditionComparisonError)
 	r.recordComparison(p, cmp, state, tg.sources)
+	if cmp.status != v1alpha1.SyncStatusCodeSynced {
+		// A sync may be due: it needs the objects (a reused comparison
+		// did not build them).
+		if err := state.build(); err != nil {
+			p.conds.set(v1alpha1.ApplicationConditionComparisonError, err.Error())
+			return err
+		}
+	}
 
 	req := r.syncDue(app, tg.op, cmp, state)
 	if req == nil {
@@ -195,12 +205,44 @@ func (r *Reconciler) target(ctx context.Context, p *pass) (*target, error) {
 type desired struct {
 	// revisions are the commit SHAs, one per source.
 	revisions []string
-	// objects are final: namespaced, tracked.
+	// objects are final: namespaced, tracked. They are built from the
+	// rendered objects on first need (build): an idle resync that reuses
+	// its last comparison never needs them.
 	objects     []*unstructured.Unstructured
 	sourceTypes []v1alpha1.ApplicationSourceType
 	renderKey   string
-	// identity is set by comparison (see memo.identity).
+	// identity hashes what the comparison depends on besides the live
+	// objects (see memo.identity).
 	identity string
+	// unbuilt, when not nil, is what build turns into objects.
+	unbuilt *unbuiltObjects
+}
+
+// unbuiltObjects are rendered objects not yet made final.
+type unbuiltObjects struct {
+	// rendered are shared with the render cache: read only.
+	rendered            []map[string]any
+	namespace, instance string
+	mapper              meta.RESTMapper
+}
+
+// build makes the desired objects final, from copies of the rendered ones,
+// once.
+func (d *desired) build() error {
+	u := d.unbuilt
+	if u == nil {
+		return nil
+	}
+	copies := make([]map[string]any, len(u.rendered))
+	for i, o := range u.rendered {
+		copies[i] = runtime.DeepCopyJSON(o)
+	}
+	objs, err := desiredObjects(copies, u.namespace, u.instance, u.mapper)
+	if err != nil {
+		return err
+	}
+	d.objects, d.unbuilt = objs, nil
+	return nil
 }
 
 // nonHooks returns the desired objects that are not hooks.
@@ -214,7 +256,10 @@ func (d *desired) nonHooks() []*unstructured.Unstructured {
 	return out
 }
 
-// desiredState fetches and renders the sources.
+// desiredState fetches and renders the sources. The objects are built at
+// once when the Application's last comparison cannot be reused anyway (no
+// memo of this identity, or an operation is requested), so that a render
+// that cannot be applied fails here; otherwise on first need.
 func (r *Reconciler) desiredState(ctx context.Context, p *pass, tg *target) (*desired, error) {
 	fetched, err := r.fetchSources(ctx, tg.sources, tg.revisions, tg.secrets)
 	if err != nil {
@@ -224,13 +269,20 @@ func (r *Reconciler) desiredState(ctx context.Context, p *pass, tg *target) (*de
 	if err != nil {
 		return nil, err
 	}
-	objs, err := desiredObjects(set.objects, p.app.Spec.Destination.Namespace, p.instance, tg.cluster.mapper)
-	if err != nil {
-		return nil, err
+	d := &desired{
+		sourceTypes: set.sourceTypes, renderKey: set.key,
+		unbuilt: &unbuiltObjects{rendered: set.objects, namespace: p.app.Spec.Destination.Namespace, instance: p.instance, mapper: tg.cluster.mapper},
 	}
-	d := &desired{objects: objs, sourceTypes: set.sourceTypes, renderKey: set.key}
 	for _, f := range fetched {
 		d.revisions = append(d.revisions, f.checkout.Revision)
+	}
+	if d.identity, err = identity(p.app, tg.project, d.renderKey, d.revisions); err != nil {
+		return nil, err
+	}
+	if tg.op != nil || r.recall(p.key, d.identity) == nil {
+		if err := d.build(); err != nil {
+			return nil, err
+		}
 	}
 	return d, nil
 }
@@ -241,13 +293,8 @@ func (r *Reconciler) desiredState(ctx context.Context, p *pass, tg *target) (*de
 // comparison without error means the gate denied it; p records why.
 func (r *Reconciler) comparison(ctx context.Context, p *pass, cl *cluster, project *v1alpha1.AppProject, state *desired) (cmp *comparison, fresh bool, err error) {
 	app := p.app
-	id, err := identity(app, project, state.renderKey, state.revisions)
-	if err != nil {
-		return nil, false, err
-	}
-	state.identity = id
 	log := ctrl.LoggerFrom(ctx)
-	switch m := r.recall(p.key, id); {
+	switch m := r.recall(p.key, state.identity); {
 	case m == nil:
 		log.V(1).Info("Comparing in full", "reason", "no comparison to reuse")
 	case app.Operation != nil:
@@ -263,6 +310,9 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, cl *cluster, proje
 			reason = err.Error()
 		}
 		log.V(1).Info("Comparing in full", "reason", reason)
+	}
+	if err := state.build(); err != nil {
+		return nil, false, err
 	}
 	v, err := r.gate(ctx, app, project, state.objects)
 	if err != nil {

@@ -15,7 +15,6 @@ import (
 
 	securejoin "github.com/cyphar/filepath-securejoin"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/render"
@@ -31,7 +30,8 @@ type rendered struct {
 
 // renderedSet is what every source of an Application rendered.
 type renderedSet struct {
-	// objects are deep copies the caller may modify.
+	// objects are shared with the render cache: the caller must copy
+	// them before modifying them.
 	objects []map[string]any
 	// sourceTypes has one entry per source; ref-only sources are empty.
 	sourceTypes []v1alpha1.ApplicationSourceType
@@ -91,9 +91,7 @@ func (r *Reconciler) renderSources(ctx context.Context, app *v1alpha1.Applicatio
 			r.renders.Add(key, out)
 		}
 		set.sourceTypes = append(set.sourceTypes, sourceType(out.kind))
-		for _, obj := range out.objects {
-			set.objects = append(set.objects, runtime.DeepCopyJSON(obj))
-		}
+		set.objects = append(set.objects, out.objects...)
 	}
 	set.key = hex.EncodeToString(keys.Sum(nil))
 	return set, nil

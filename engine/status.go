@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -119,39 +121,99 @@ func writeApplication(ctx context.Context, c client.Client, orig, app *v1alpha1.
 }
 
 // patchIfChanged merge-patches app from orig, skipping the call when
-// nothing changed.
+// nothing changed. With lock, the patch carries orig's resourceVersion, so
+// it fails with a conflict when the Application changed meanwhile.
 func patchIfChanged(ctx context.Context, c client.Client, orig, app *v1alpha1.Application, lock bool) error {
-	var patch client.Patch = client.MergeFrom(orig)
-	if lock {
-		patch = client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})
-	}
-	data, err := patch.Data(app)
+	before, err := json.Marshal(orig)
 	if err != nil {
 		return fmt.Errorf("compute application patch: %w", err)
 	}
-	if isEmptyPatch(data) {
+	after, err := json.Marshal(app)
+	if err != nil {
+		return fmt.Errorf("compute application patch: %w", err)
+	}
+	patch, err := mergePatch(before, after, applicationPatchDepth)
+	if err != nil {
+		return fmt.Errorf("compute application patch: %w", err)
+	}
+	if patch == nil {
 		return nil
 	}
-	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, data)); err != nil {
+	if lock {
+		if patch, err = withResourceVersion(patch, orig.ResourceVersion); err != nil {
+			return fmt.Errorf("compute application patch: %w", err)
+		}
+	}
+	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("patch application %s: %w", app.Name, err)
 	}
 	return nil
 }
 
-// isEmptyPatch reports whether a merge patch changes nothing: "{}" or only
-// the optimistic lock's resourceVersion.
-func isEmptyPatch(data []byte) bool {
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		return false
+// applicationPatchDepth is how many object levels mergePatch compares
+// field by field before it diffs whole values: the Application's top
+// level, then metadata, spec and status fields. A resync usually changes a
+// timestamp or two of the status, while the status lists every resource
+// and the sync history; comparing raw fields skips those without decoding
+// them.
+const applicationPatchDepth = 2
+
+// mergePatch returns the JSON merge patch (RFC 7386) that turns document a
+// into b, or nil when they are equal. Objects are compared key by key for
+// depth levels, each key's raw value compared as bytes (both documents come
+// from encoding/json, which writes a value the same way every time), and
+// only values that differ are diffed in depth.
+func mergePatch(a, b []byte, depth int) ([]byte, error) {
+	if bytes.Equal(a, b) {
+		return nil, nil
 	}
-	if md, ok := m["metadata"].(map[string]any); ok {
-		delete(md, "resourceVersion")
-		if len(md) == 0 {
-			delete(m, "metadata")
+	var am, bm map[string]json.RawMessage
+	if json.Unmarshal(a, &am) != nil || json.Unmarshal(b, &bm) != nil || am == nil || bm == nil {
+		return b, nil // not both objects: the patch is the new value
+	}
+	if depth == 0 {
+		return jsonpatch.CreateMergePatch(a, b)
+	}
+	patch := map[string]json.RawMessage{}
+	for k := range am {
+		if _, ok := bm[k]; !ok {
+			patch[k] = json.RawMessage("null")
 		}
 	}
-	return len(m) == 0
+	for k, bv := range bm {
+		av, ok := am[k]
+		if !ok {
+			patch[k] = bv
+			continue
+		}
+		p, err := mergePatch(av, bv, depth-1)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		if p != nil {
+			patch[k] = p
+		}
+	}
+	if len(patch) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(patch)
+}
+
+// withResourceVersion adds metadata.resourceVersion to a merge patch, as an
+// optimistic lock.
+func withResourceVersion(patch []byte, version string) ([]byte, error) {
+	var m map[string]any
+	if err := json.Unmarshal(patch, &m); err != nil {
+		return nil, err
+	}
+	md, _ := m["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		m["metadata"] = md
+	}
+	md["resourceVersion"] = version
+	return json.Marshal(m)
 }
 
 // clearRefresh removes the refresh annotation from app with a merge patch

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -73,22 +74,67 @@ func TestConditionMessageTruncated(t *testing.T) {
 	}
 }
 
-func TestIsEmptyPatch(t *testing.T) {
+// TestMergePatch checks that the field-by-field patch is the same merge
+// patch a whole-document diff gives, and that applying it turns the old
+// document into the new one.
+func TestMergePatch(t *testing.T) {
+	base := `{"metadata":{"name":"a","resourceVersion":"1","managedFields":[{"manager":"m"}],"annotations":{"x":"1","y":"2"}},` +
+		`"spec":{"project":"p","destination":{"namespace":"n"}},` +
+		`"status":{"reconciledAt":"2024-01-01T00:00:00Z","resources":[{"kind":"ConfigMap","name":"c"}],"health":{"status":"Healthy","message":"ok"},"sync":{"status":"Synced"}}}`
 	tests := []struct {
-		patch string
-		want  bool
+		name, after string
+		empty       bool
 	}{
-		{`{}`, true},
-		{`{"metadata":{"resourceVersion":"12"}}`, true},
-		{`{"metadata":{"resourceVersion":"12","annotations":{"a":null}}}`, false},
-		{`{"status":{"reconciledAt":"2024-01-01T00:00:00Z"}}`, false},
-		{`not json`, false},
+		{name: "equal", after: base, empty: true},
+		{name: "timestamp", after: strings.Replace(base, "2024-01-01", "2024-01-02", 1)},
+		{name: "removed nested field", after: strings.Replace(base, `,"message":"ok"`, "", 1)},
+		{name: "removed top-level field", after: strings.Replace(base, `,"sync":{"status":"Synced"}`, "", 1)},
+		{name: "annotation removed", after: strings.Replace(base, `,"y":"2"`, "", 1)},
+		{name: "list changed", after: strings.Replace(base, `"name":"c"}]`, `"name":"c"},{"kind":"Service","name":"s"}]`, 1)},
+		{name: "value became object", after: strings.Replace(base, `"project":"p"`, `"project":{"name":"p"}`, 1)},
+		{name: "new top-level field", after: strings.Replace(base, `{"metadata"`, `{"operation":{"sync":{}},"metadata"`, 1)},
 	}
 	for _, tc := range tests {
-		t.Run(tc.patch, func(t *testing.T) {
-			if got := isEmptyPatch([]byte(tc.patch)); got != tc.want {
-				t.Errorf("isEmptyPatch(%s) = %v, want %v", tc.patch, got, tc.want)
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := mergePatch([]byte(base), []byte(tc.after), applicationPatchDepth)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.empty {
+				if got != nil {
+					t.Fatalf("patch %s, want none", got)
+				}
+				return
+			}
+			want, err := jsonpatch.CreateMergePatch([]byte(base), []byte(tc.after))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !jsonpatch.Equal(got, want) {
+				t.Errorf("patch\n got %s\nwant %s", got, want)
+			}
+			applied, err := jsonpatch.MergePatch([]byte(base), got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !jsonpatch.Equal(applied, []byte(tc.after)) {
+				t.Errorf("applied patch gives %s, want %s", applied, tc.after)
 			}
 		})
+	}
+}
+
+func TestWithResourceVersion(t *testing.T) {
+	for patch, want := range map[string]string{
+		`{"status":{"a":1}}`:                 `{"metadata":{"resourceVersion":"7"},"status":{"a":1}}`,
+		`{"metadata":{"labels":{"l":null}}}`: `{"metadata":{"labels":{"l":null},"resourceVersion":"7"}}`,
+	} {
+		got, err := withResourceVersion([]byte(patch), "7")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !jsonpatch.Equal(got, []byte(want)) {
+			t.Errorf("withResourceVersion(%s) = %s, want %s", patch, got, want)
+		}
 	}
 }
