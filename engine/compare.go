@@ -139,7 +139,7 @@ func otherOwner(live *unstructured.Unstructured, instance string) string {
 		return ""
 	}
 	id, err := plan.TrackingOf(live)
-	if err != nil || id.App == instance || !id.Matches(live) {
+	if err != nil || id.App == instance || !plan.Describes(id, live) {
 		return ""
 	}
 	return id.App

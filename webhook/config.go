@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -45,7 +46,7 @@ const (
 	// annotation: "<app>:<group>/<kind>:<namespace>/<name>", where <app> is
 	// the Application's name, or "<namespace>_<name>" for an Application
 	// outside the Argo CD namespace.
-	TrackingIDAnnotation = "argocd.argoproj.io/tracking-id"
+	TrackingIDAnnotation = v1alpha1.AnnotationKeyTrackingID
 	// InstanceLabel is Argo CD's legacy tracking label; its value is <app> as
 	// above. Many Helm charts set it to the release name too, which only
 	// matters when an Application of that name exists.

@@ -8,49 +8,15 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/policies"
 )
-
-// TrackingID is a parsed TrackingIDAnnotation:
-// "<app>:<group>/<kind>:<namespace>/<name>". Group and namespace are empty
-// for the core group and for cluster-scoped objects.
-type TrackingID struct {
-	// App is the application instance name: "<name>" for an Application in
-	// the Argo CD namespace, "<namespace>_<name>" otherwise.
-	App       string
-	Group     string
-	Kind      string
-	Namespace string
-	Name      string
-}
-
-// ParseTrackingID parses a TrackingIDAnnotation value. Object names may
-// contain ":" (system:controller:x), so only the first two separate fields.
-func ParseTrackingID(v string) (TrackingID, error) {
-	app, rest, ok := strings.Cut(v, ":")
-	if !ok || app == "" {
-		return TrackingID{}, fmt.Errorf("parse tracking id %q: want <app>:<group>/<kind>:<namespace>/<name>", v)
-	}
-	gk, nsName, ok := strings.Cut(rest, ":")
-	if !ok {
-		return TrackingID{}, fmt.Errorf("parse tracking id %q: want <app>:<group>/<kind>:<namespace>/<name>", v)
-	}
-	group, kind, ok := strings.Cut(gk, "/")
-	if !ok || kind == "" || strings.Contains(kind, "/") {
-		return TrackingID{}, fmt.Errorf("parse tracking id %q: invalid <group>/<kind> %q", v, gk)
-	}
-	ns, name, ok := strings.Cut(nsName, "/")
-	if !ok || name == "" {
-		return TrackingID{}, fmt.Errorf("parse tracking id %q: invalid <namespace>/<name> %q", v, nsName)
-	}
-	return TrackingID{App: app, Group: group, Kind: kind, Namespace: ns, Name: name}, nil
-}
 
 // describes reports whether the tracking id names obj. Argo CD ignores an
 // annotation copied onto another object (a Pod from its template, a
 // resource duplicated by hand), and so does the webhook. The namespace is
 // not compared for cluster-scoped objects.
-func (t TrackingID) describes(obj map[string]any, clusterScoped bool) bool {
+func describes(t v1alpha1.TrackingID, obj map[string]any, clusterScoped bool) bool {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	if t.Kind != kind || t.Group != policies.GroupOf(apiVersion) || t.Name != stringAt(obj, "metadata", "name") {
@@ -84,7 +50,7 @@ func (h *Handler) owner(ctx context.Context, obj map[string]any, clusterScoped b
 	method := h.cfg.trackingMethod()
 	if method != TrackingLabel {
 		if v := stringAt(obj, "metadata", "annotations", TrackingIDAnnotation); v != "" {
-			if id, err := ParseTrackingID(v); err == nil && id.describes(obj, clusterScoped) {
+			if id, err := v1alpha1.ParseTrackingID(v); err == nil && describes(id, obj, clusterScoped) {
 				return h.applicationByInstance(ctx, id.App)
 			}
 		}

@@ -9,41 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-func TestParseTrackingID(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    TrackingID
-		wantErr bool
-	}{
-		{in: "web:apps/Deployment:team-a/api", want: TrackingID{App: "web", Group: "apps", Kind: "Deployment", Namespace: "team-a", Name: "api"}},
-		{in: "web:/ConfigMap:team-a/settings", want: TrackingID{App: "web", Kind: "ConfigMap", Namespace: "team-a", Name: "settings"}},
-		{in: "team-b_web:/Service:team-b/api", want: TrackingID{App: "team-b_web", Kind: "Service", Namespace: "team-b", Name: "api"}},
-		{
-			in:   "web:rbac.authorization.k8s.io/ClusterRole:/system:controller:web",
-			want: TrackingID{App: "web", Group: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "system:controller:web"},
-		},
-		{in: "", wantErr: true},
-		{in: "web", wantErr: true},
-		{in: ":apps/Deployment:a/b", wantErr: true},
-		{in: "web:apps/Deployment", wantErr: true},
-		{in: "web:Deployment:a/b", wantErr: true},
-		{in: "web:apps/v1/Deployment:a/b", wantErr: true},
-		{in: "web:apps/Deployment:a", wantErr: true},
-		{in: "web:apps/Deployment:a/", wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseTrackingID(tt.in)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("ParseTrackingID(%q) error = %v, wantErr %v", tt.in, err, tt.wantErr)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ParseTrackingID(%q) (-want +got):\n%s", tt.in, diff)
-			}
-		})
-	}
-}
-
 func TestApplicationKey(t *testing.T) {
 	h := newHandler(t, DefaultConfig())
 	tests := []struct {

@@ -120,7 +120,7 @@ func pruneSkipReason(obj *unstructured.Unstructured, app string) string {
 		return fmt.Sprintf("unreadable tracking annotation: %v", err)
 	case id.App != app:
 		return fmt.Sprintf("tracked by application %q", id.App)
-	case !id.Matches(obj):
+	case !plan.Describes(id, obj):
 		return fmt.Sprintf("tracking id %q names another object (copied?)", id.String())
 	}
 	o, err := plan.SyncOptionsFor(obj)

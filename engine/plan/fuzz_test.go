@@ -5,28 +5,6 @@ import (
 	"testing"
 )
 
-// FuzzParseTrackingID checks that whatever parses formats back to itself.
-func FuzzParseTrackingID(f *testing.F) {
-	for _, s := range []string{
-		"guestbook:/ConfigMap:web/settings",
-		"guestbook:apps/Deployment:web/front",
-		"team_app:/Namespace:/web",
-		"app:/ConfigMap:ns/a/b",
-		"::/",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		id, err := ParseTrackingID(s)
-		if err != nil {
-			return
-		}
-		if id.String() != s {
-			t.Fatalf("ParseTrackingID(%q).String() = %q", s, id.String())
-		}
-	})
-}
-
 // FuzzParseSyncOptions checks that parsing never panics and that a
 // successful parse keeps a valid propagation policy.
 func FuzzParseSyncOptions(f *testing.F) {

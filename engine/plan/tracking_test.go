@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 )
 
 func TestTrackingRoundTrip(t *testing.T) {
@@ -30,7 +32,7 @@ func TestTrackingRoundTrip(t *testing.T) {
 			if got != tt.want {
 				t.Fatalf("annotation = %q, want %q", got, tt.want)
 			}
-			parsed, err := ParseTrackingID(got)
+			parsed, err := v1alpha1.ParseTrackingID(got)
 			if err != nil {
 				t.Fatalf("ParseTrackingID: %v", err)
 			}
@@ -60,27 +62,6 @@ func TestAppInstanceName(t *testing.T) {
 		if got := AppInstanceName(tt.name, tt.ns, tt.cp); got != tt.want {
 			t.Errorf("AppInstanceName(%q, %q, %q) = %q, want %q", tt.name, tt.ns, tt.cp, got, tt.want)
 		}
-	}
-}
-
-func TestParseTrackingIDErrors(t *testing.T) {
-	for _, s := range []string{
-		"",
-		"app",
-		"app:/ConfigMap",
-		"app:ConfigMap:ns/name",
-		"app:/ConfigMap:ns-name",
-		":/ConfigMap:ns/name",
-		"app:/:ns/name",
-		"app:/ConfigMap:ns/",
-		"app:/ConfigMap:ns/a/b",
-		"a:b:/ConfigMap:ns/name",
-	} {
-		t.Run(s, func(t *testing.T) {
-			if id, err := ParseTrackingID(s); err == nil {
-				t.Errorf("ParseTrackingID(%q) = %+v, want error", s, id)
-			}
-		})
 	}
 }
 
