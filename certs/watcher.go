@@ -6,9 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -18,6 +16,8 @@ import (
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/tollgate-dev/tollgate/internal/bounded"
 )
 
 // DefaultFilePollInterval is how often a FileWatcher re-reads its files in
@@ -184,11 +184,11 @@ func (w *FileWatcher) check(log logr.Logger) {
 func (w *FileWatcher) reload() (bool, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	certPEM, err := readBounded(w.certFile)
+	certPEM, err := bounded.ReadFile(w.certFile, maxPEMFileSize)
 	if err != nil {
 		return false, err
 	}
-	keyPEM, err := readBounded(w.keyFile)
+	keyPEM, err := bounded.ReadFile(w.keyFile, maxPEMFileSize)
 	if err != nil {
 		return false, err
 	}
@@ -206,21 +206,4 @@ func (w *FileWatcher) reload() (bool, error) {
 	w.certPEM, w.keyPEM = certPEM, keyPEM
 	w.current.Store(&cert)
 	return true, nil
-}
-
-// readBounded reads a file of at most maxPEMFileSize bytes.
-func readBounded(name string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxPEMFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	if len(data) > maxPEMFileSize {
-		return nil, fmt.Errorf("read %s: larger than %d bytes", name, maxPEMFileSize)
-	}
-	return data, nil
 }

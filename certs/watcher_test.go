@@ -200,8 +200,8 @@ func TestNewFileWatcherErrors(t *testing.T) {
 		cert, key     string
 		wantSubstring string
 	}{
-		{"missing certificate", filepath.Join(dir, "missing.crt"), key, "read " + filepath.Join(dir, "missing.crt") + ": open"},
-		{"missing key", cert, filepath.Join(dir, "missing.key"), "read " + filepath.Join(dir, "missing.key") + ": open"},
+		{"missing certificate", filepath.Join(dir, "missing.crt"), key, "open " + filepath.Join(dir, "missing.crt") + ": no such file"},
+		{"missing key", cert, filepath.Join(dir, "missing.key"), "open " + filepath.Join(dir, "missing.key") + ": no such file"},
 		{"mismatched key", cert, file("ca.key", ca.KeyPEM), "load key pair " + cert + ", " + filepath.Join(dir, "ca.key") + ": tls: private key does not match public key"},
 		{"garbage certificate", file("garbage.crt", []byte("garbage")), key, "failed to find any PEM data in certificate input"},
 		{"oversized certificate", file("big.crt", make([]byte, maxPEMFileSize+1)), key, "big.crt: larger than 1048576 bytes"},

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"regexp"
 	"strings"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/bounded"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -199,17 +198,9 @@ func (c Config) Validate() error {
 // values are errors naming the file and the field. Unknown rule ids are
 // reported by policies.New, which also knows the user policies.
 func LoadConfig(path string) (Config, error) {
-	f, err := os.Open(path)
+	data, err := bounded.ReadFile(path, maxConfigBytes)
 	if err != nil {
 		return Config{}, fmt.Errorf("load webhook config: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
-	if err != nil {
-		return Config{}, fmt.Errorf("load webhook config %s: %w", path, err)
-	}
-	if len(data) > maxConfigBytes {
-		return Config{}, fmt.Errorf("load webhook config %s: file larger than %d bytes", path, maxConfigBytes)
 	}
 	cfg, err := ParseConfig(data)
 	if err != nil {

@@ -111,7 +111,7 @@ func TestLoadConfig(t *testing.T) {
 	}
 	for _, tt := range []struct{ path, want string }{
 		{bad, "load webhook config " + bad + `: unknown field "mood"`},
-		{big, "load webhook config " + big + ": file larger than 1048576 bytes"},
+		{big, "load webhook config: " + big + ": larger than 1048576 bytes"},
 		{filepath.Join(dir, "missing.yaml"), "load webhook config: open " + filepath.Join(dir, "missing.yaml") + ": no such file or directory"},
 	} {
 		if _, err := LoadConfig(tt.path); err == nil || err.Error() != tt.want {

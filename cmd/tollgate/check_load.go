@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 
 	"github.com/tollgate-dev/tollgate/engine/render"
+	"github.com/tollgate-dev/tollgate/internal/bounded"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -174,7 +175,7 @@ func loadHelmValues(files []string, lim render.Limits) (map[string]any, error) {
 	}
 	merged := map[string]any{}
 	for _, f := range files {
-		data, err := readBounded(f, lim.MaxFileBytes)
+		data, err := bounded.ReadFile(f, lim.MaxFileBytes)
 		if err != nil {
 			return nil, fmt.Errorf("read helm values: %w", err)
 		}
@@ -192,7 +193,7 @@ func loadHelmValues(files []string, lim render.Limits) (map[string]any, error) {
 func loadProjects(files []string, lim render.Limits) ([]map[string]any, error) {
 	var out []map[string]any
 	for _, f := range files {
-		data, err := readBounded(f, lim.MaxFileBytes)
+		data, err := bounded.ReadFile(f, lim.MaxFileBytes)
 		if err != nil {
 			return nil, fmt.Errorf("read project: %w", err)
 		}

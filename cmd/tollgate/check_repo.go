@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	gitconfig "github.com/go-git/go-git/v5/config"
+
+	"github.com/tollgate-dev/tollgate/internal/bounded"
 )
 
 // maxGitFileBytes bounds the reads of .git/config and .git files.
@@ -36,7 +37,7 @@ func originURL(dir string) (string, error) {
 		return "", err
 	}
 	path := filepath.Join(gitDir, "config")
-	data, err := readBounded(path, maxGitFileBytes)
+	data, err := bounded.ReadFile(path, maxGitFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -84,7 +85,7 @@ func findGitDir(dir string) (string, error) {
 // holding the configuration, through its "commondir" file when it has one
 // (linked worktrees keep the config in the main repository).
 func gitDirFromFile(file string) (string, error) {
-	data, err := readBounded(file, maxGitFileBytes)
+	data, err := bounded.ReadFile(file, maxGitFileBytes)
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", file, err)
 	}
@@ -97,7 +98,7 @@ func gitDirFromFile(file string) (string, error) {
 	if !filepath.IsAbs(gitDir) {
 		gitDir = filepath.Join(filepath.Dir(file), gitDir)
 	}
-	common, err := readBounded(filepath.Join(gitDir, "commondir"), maxGitFileBytes)
+	common, err := bounded.ReadFile(filepath.Join(gitDir, "commondir"), maxGitFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return gitDir, nil
 	}
@@ -109,22 +110,4 @@ func gitDirFromFile(file string) (string, error) {
 		c = filepath.Join(gitDir, c)
 	}
 	return c, nil
-}
-
-// readBounded reads at most limit bytes of the file at path and fails when
-// it is larger.
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("read %s: larger than %d bytes", path, limit)
-	}
-	return data, nil
 }

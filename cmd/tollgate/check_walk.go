@@ -11,6 +11,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/konfig"
+
+	"github.com/tollgate-dev/tollgate/internal/bounded"
 )
 
 // manifestExts are the file extensions decoded when walking a directory.
@@ -263,7 +265,7 @@ func kustomizationFile(dir string) string {
 // kind: Component. A file that cannot be read or parsed is not a component:
 // rendering it reports the problem.
 func isComponent(p string) bool {
-	data, err := readBounded(p, maxKustomizationBytes)
+	data, err := bounded.ReadFile(p, maxKustomizationBytes)
 	if err != nil {
 		return false
 	}

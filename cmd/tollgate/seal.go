@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/engine/render"
+	"github.com/tollgate-dev/tollgate/internal/bounded"
 )
 
 // Bounds of the files seal reads.
@@ -116,7 +117,7 @@ func loadSealingKey(file string) (*rsa.PublicKey, error) {
 	if file == "" {
 		return nil, errors.New("load certificate: --cert is required")
 	}
-	data, err := readBounded(file, maxCertBytes)
+	data, err := bounded.ReadFile(file, maxCertBytes)
 	if err != nil {
 		return nil, fmt.Errorf("load certificate: %w", err)
 	}
@@ -149,14 +150,10 @@ func loadSecret(file string, stdin io.Reader) (*corev1.Secret, string, error) {
 	var err error
 	if file == "-" {
 		name = "<stdin>"
-		data, err = io.ReadAll(io.LimitReader(stdin, maxSecretBytes+1))
-		if err == nil && len(data) > maxSecretBytes {
-			err = fmt.Errorf("larger than %d bytes", maxSecretBytes)
-		}
-		if err != nil {
+		if data, err = bounded.ReadAll(stdin, maxSecretBytes); err != nil {
 			return nil, name, fmt.Errorf("read secret from %s: %w", name, err)
 		}
-	} else if data, err = readBounded(file, maxSecretBytes); err != nil {
+	} else if data, err = bounded.ReadFile(file, maxSecretBytes); err != nil {
 		return nil, name, fmt.Errorf("read secret: %w", err)
 	}
 	docs, _, err := render.Decode(name, data, render.Limits{MaxFileBytes: maxSecretBytes})
