@@ -241,14 +241,15 @@ func TestDefaultContents(t *testing.T) {
 
 	t.Run("deployments", func(t *testing.T) {
 		type container struct {
-			Replicas                int32
-			ServiceAccount, Image   string
-			Args                    []string
-			Readiness, Liveness     string
-			NonRoot, ReadOnlyRoot   bool
-			DropCaps                []corev1.Capability
-			Seccomp                 corev1.SeccompProfileType
-			NamespaceEnv, HasLimits bool
+			Replicas                  int32
+			ServiceAccount, Image     string
+			Args                      []string
+			Readiness, Liveness       string
+			NonRoot, ReadOnlyRoot     bool
+			DropCaps                  []corev1.Capability
+			Seccomp                   corev1.SeccompProfileType
+			NamespaceEnv, MemLimitEnv bool
+			HasLimits                 bool
 		}
 		summarize := func(name string) container {
 			var dep appsv1.Deployment
@@ -269,14 +270,16 @@ func TestDefaultContents(t *testing.T) {
 				ReadOnlyRoot:   *c.SecurityContext.ReadOnlyRootFilesystem,
 				DropCaps:       c.SecurityContext.Capabilities.Drop,
 				Seccomp:        pod.SecurityContext.SeccompProfile.Type,
-				NamespaceEnv:   len(c.Env) == 1 && c.Env[0].Name == "POD_NAMESPACE" && c.Env[0].ValueFrom.FieldRef.FieldPath == "metadata.namespace",
-				HasLimits:      !c.Resources.Limits.Memory().IsZero() && !c.Resources.Requests.Cpu().IsZero(),
+				NamespaceEnv:   len(c.Env) == 2 && c.Env[0].Name == "POD_NAMESPACE" && c.Env[0].ValueFrom.FieldRef.FieldPath == "metadata.namespace",
+				MemLimitEnv: len(c.Env) == 2 && c.Env[1].Name == "GOMEMLIMIT" && c.Env[1].ValueFrom.ResourceFieldRef != nil &&
+					c.Env[1].ValueFrom.ResourceFieldRef.Resource == "limits.memory" && c.Env[1].ValueFrom.ResourceFieldRef.ContainerName == c.Name,
+				HasLimits: !c.Resources.Limits.Memory().IsZero() && !c.Resources.Requests.Cpu().IsZero(),
 			}
 		}
 		common := container{
 			Image: "ghcr.io/tollgate-dev/tollgate:v0.1.0", Readiness: "/readyz health", Liveness: "/healthz health",
 			NonRoot: true, ReadOnlyRoot: true, DropCaps: []corev1.Capability{"ALL"}, Seccomp: corev1.SeccompProfileTypeRuntimeDefault,
-			NamespaceEnv: true, HasLimits: true,
+			NamespaceEnv: true, MemLimitEnv: true, HasLimits: true,
 		}
 		wantWebhook, wantController := common, common
 		wantWebhook.Replicas, wantWebhook.ServiceAccount = 2, "tollgate-webhook"
