@@ -58,7 +58,7 @@ bench-webhook: ## Load benchmark of the admission webhook over HTTPS on loopback
 	go run ./test/bench/webhookload
 
 .PHONY: bench-engine
-bench-engine: tools ## Sync 500 objects beside kubectl apply --server-side; idle resync cost of 200 Applications.
+bench-engine: tools build ## Sync 500 objects beside kubectl apply --server-side; idle resync cost of 200 Applications (bin/tollgate controller in its own process).
 	go run ./test/bench/engine
 
 .PHONY: clean

@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -33,6 +35,7 @@ type controllerOptions struct {
 	concurrency   int
 	metricsAddr   string
 	healthAddr    string
+	pprofAddr     string
 	webhookAddr   string
 	webhookSecret string
 	leaderElect   bool
@@ -74,6 +77,7 @@ replica reconciles at a time, holding a Lease in $POD_NAMESPACE (else in
 	f.IntVar(&o.concurrency, "concurrency", engine.DefaultConcurrency, "Applications reconciled in parallel")
 	f.StringVar(&o.metricsAddr, "metrics-addr", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	f.StringVar(&o.healthAddr, "health-addr", ":8081", "address of /healthz and /readyz (0 disables them)")
+	f.StringVar(&o.pprofAddr, "pprof-addr", "0", "address of the Go profiling endpoints /debug/pprof/ (0 disables them)")
 	f.StringVar(&o.webhookAddr, "webhook-addr", ":8082", "address of the Git push webhook /api/webhook (0 disables it)")
 	f.StringVar(&o.webhookSecret, "webhook-secret", "", "shared secret of the Git push webhook (default $"+webhookSecretEnv+")")
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "run only while holding the leader Lease")
@@ -149,27 +153,14 @@ func runController(cmd *cobra.Command, o controllerOptions) error {
 	return nil
 }
 
-// newControllerManager builds the controller-runtime manager: cache limited
-// to what the engine reads, metrics, health probes, leader election.
+// newControllerManager builds the controller-runtime manager with health
+// checks.
 func newControllerManager(kc kubeconfig, o controllerOptions) (manager.Manager, error) {
 	scheme, err := newScheme()
 	if err != nil {
 		return nil, err
 	}
-	leaseNS := os.Getenv("POD_NAMESPACE")
-	if leaseNS == "" {
-		leaseNS = o.namespace
-	}
-	mgr, err := ctrl.NewManager(kc.rest, ctrl.Options{
-		Scheme:                        scheme,
-		Cache:                         engine.CacheOptions(o.namespace),
-		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
-		HealthProbeBindAddress:        o.healthAddr,
-		LeaderElection:                o.leaderElect,
-		LeaderElectionID:              "tollgate-controller",
-		LeaderElectionNamespace:       leaseNS,
-		LeaderElectionReleaseOnCancel: true,
-	})
+	mgr, err := ctrl.NewManager(controllerRESTConfig(kc.rest), controllerManagerOptions(o, scheme))
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
@@ -180,6 +171,39 @@ func newControllerManager(kc kubeconfig, o controllerOptions) (manager.Manager, 
 		return nil, fmt.Errorf("add ready check: %w", err)
 	}
 	return mgr, nil
+}
+
+// controllerRESTConfig returns a copy of cfg without client-side rate
+// limiting unless cfg sets one: left unset, client-go limits every REST
+// client to 5 requests/s (burst 10), one applied object per 200 ms. Like
+// controller-runtime's config.GetConfig, it relies on the API server's
+// priority and fairness instead.
+func controllerRESTConfig(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		cfg.QPS = -1
+	}
+	return cfg
+}
+
+// controllerManagerOptions are the manager's options: cache limited to what
+// the engine reads, metrics, health probes, pprof, leader election.
+func controllerManagerOptions(o controllerOptions, scheme *runtime.Scheme) ctrl.Options {
+	leaseNS := os.Getenv("POD_NAMESPACE")
+	if leaseNS == "" {
+		leaseNS = o.namespace
+	}
+	return ctrl.Options{
+		Scheme:                        scheme,
+		Cache:                         engine.CacheOptions(o.namespace),
+		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:        o.healthAddr,
+		PprofBindAddress:              o.pprofAddr,
+		LeaderElection:                o.leaderElect,
+		LeaderElectionID:              "tollgate-controller",
+		LeaderElectionNamespace:       leaseNS,
+		LeaderElectionReleaseOnCancel: true,
+	}
 }
 
 // addPushWebhook serves the Git push webhook on every replica (it only sets

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -37,14 +41,6 @@ func (b *breakdown) observe(req *http.Request) {
 		b.counts = map[string]int64{}
 	}
 	b.counts[class]++
-}
-
-// wrap fits rest.Config.Wrap.
-func (b *breakdown) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		b.observe(req)
-		return rt.RoundTrip(req)
-	})
 }
 
 // snapshot returns a copy of the counts.
@@ -94,13 +90,10 @@ func classify(req *http.Request) string {
 	return classWrite
 }
 
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
-
-// countingProxy is a plain-HTTP reverse proxy on loopback in front of the
-// API server, authenticating with cfg, that counts what passes through. It
-// is how kubectl's requests are counted.
+// countingProxy is a plain-HTTP reverse proxy in front of the API server,
+// authenticating with cfg, that counts what passes through. kubectl and the
+// controller each reach the API server through one of their own (see
+// serveProxy), so their calls are counted apart.
 func countingProxy(cfg *rest.Config, b *breakdown) (http.Handler, error) {
 	target, err := url.Parse(cfg.Host)
 	if err != nil {
@@ -112,9 +105,55 @@ func countingProxy(cfg *rest.Config, b *breakdown) (http.Handler, error) {
 	}
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.Transport = transport
+	// Flush every write at once: watches are long-lived streams.
 	proxy.FlushInterval = -1
+	proxy.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+		if r.Context().Err() != nil {
+			return // the client went away (a watch ended, the controller stopped)
+		}
+		http.Error(w, "bench proxy: "+err.Error(), http.StatusBadGateway)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.observe(r)
 		proxy.ServeHTTP(w, r)
 	}), nil
+}
+
+// serveProxy serves countingProxy(cfg, b) on a free loopback port and
+// writes a kubeconfig pointing at it to kubeconfig. The server has no
+// request or write timeout, so watches stream for as long as the client
+// keeps them, and it takes any number of connections. stop closes the
+// listener and every connection.
+func serveProxy(cfg *rest.Config, b *breakdown, kubeconfig string) (stop func(), err error) {
+	handler, err := countingProxy(cfg, b)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	kc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: bench
+  cluster:
+    server: http://%s
+contexts:
+- name: bench
+  context:
+    cluster: bench
+    user: bench
+current-context: bench
+users:
+- name: bench
+  user: {}
+`, ln.Addr())
+	if err := os.WriteFile(kubeconfig, []byte(kc), 0o600); err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, nil
 }

@@ -5,37 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/zapr"
-	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/engine/apply"
-	"github.com/tollgate-dev/tollgate/engine/source"
-	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/test/envtest"
 )
 
@@ -47,24 +33,24 @@ type bench struct {
 	repoURL string
 	files   map[string]string
 	tmp     string
-	// calls and kinds count the controller's API requests.
-	calls   *apply.CallCounter
-	kinds   *breakdown
-	metrics *prometheus.Registry
+	// ctrl is the tollgate controller process.
+	controller *controller
+	// kinds counts the controller's API requests: its kubeconfig points at
+	// a counting proxy of its own.
+	kinds *breakdown
 }
 
 func run(ctx context.Context, o options, out io.Writer) error {
-	log := logr.Discard()
-	if os.Getenv("BENCH_LOG") != "" {
-		cfg := zap.NewDevelopmentConfig()
-		cfg.Level = zap.NewAtomicLevelAt(zapcore.Level(-1))
-		z, err := cfg.Build()
-		if err != nil {
-			return err
-		}
-		log = zapr.NewLogger(z)
+	bin, err := filepath.Abs(o.tollgate)
+	if err != nil {
+		return err
 	}
-	ctrl.SetLogger(log)
+	if fi, err := os.Stat(bin); err != nil || fi.IsDir() {
+		return fmt.Errorf("tollgate binary %s not found: run `make build` first, or pass -tollgate", o.tollgate)
+	}
+	o.tollgate = bin
+	// envtest logs through controller-runtime's logger.
+	ctrl.SetLogger(logr.Discard())
 	scheme := kruntime.NewScheme()
 	if err := errors.Join(clientgoscheme.AddToScheme(scheme), v1alpha1.AddToScheme(scheme)); err != nil {
 		return err
@@ -81,7 +67,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	defer os.RemoveAll(tmp)
 
-	b := &bench{env: env, tmp: tmp, files: map[string]string{}, calls: &apply.CallCounter{}, kinds: &breakdown{}, metrics: prometheus.NewRegistry()}
+	b := &bench{env: env, tmp: tmp, files: map[string]string{}, kinds: &breakdown{}}
 	manifests(b.files, "big", "big", o.objects)
 	for i := range o.apps {
 		manifests(b.files, fmt.Sprintf("apps/app-%03d", i), fmt.Sprintf("a%03d", i), o.appObjects)
@@ -89,14 +75,34 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if b.repoURL, err = writeRepo(filepath.Join(tmp, "repo"), b.files); err != nil {
 		return err
 	}
-	mgrCtx, stopManager := context.WithCancel(ctx)
-	defer stopManager()
-	mgrDone, err := b.startController(mgrCtx, scheme, o)
+	if err := b.createProject(ctx); err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(tmp, "controller.kubeconfig")
+	stopProxy, err := serveProxy(env.Config, b.kinds, kubeconfig)
 	if err != nil {
 		return err
 	}
+	defer stopProxy()
+	fmt.Fprintf(out, "starting %s controller...\n", o.tollgate)
+	if b.controller, err = startController(ctx, o, tmp, kubeconfig); err != nil {
+		return err
+	}
+	// Deferred after the proxy and the control plane, so it runs before
+	// them: the controller stops first.
+	defer b.controller.stop()
+	running, release := b.controller.running(ctx)
+	defer release()
+	if err := b.measure(running, o, out); err != nil {
+		return b.controller.explain(err)
+	}
+	return nil
+}
+
+// measure runs parts 1 and 2 and prints the report.
+func (b *bench) measure(ctx context.Context, o options, out io.Writer) error {
 	kubeletCtx, stopKubelet := context.WithCancel(ctx)
-	go fakeKubelet(kubeletCtx, env.Client)
+	go fakeKubelet(kubeletCtx, b.env.Client)
 	defer stopKubelet()
 
 	fmt.Fprintf(out, "part 1: one Application of %d objects...\n", o.objects)
@@ -119,16 +125,14 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return fmt.Errorf("part 2, idle: %w", err)
 	}
 	report(out, o, engineSync, kubectl, synced, idle)
-	stopManager()
-	<-mgrDone
 	return nil
 }
 
-// startController runs the engine in a manager, as `tollgate controller`
-// does, with every API request counted.
-func (b *bench) startController(ctx context.Context, scheme *kruntime.Scheme, o options) (<-chan struct{}, error) {
+// createProject creates the Argo CD namespace and the AppProject of every
+// Application.
+func (b *bench) createProject(ctx context.Context) error {
 	if err := b.env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: argoNS}}); err != nil {
-		return nil, err
+		return err
 	}
 	project := &v1alpha1.AppProject{
 		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: argoNS},
@@ -137,48 +141,7 @@ func (b *bench) startController(ctx context.Context, scheme *kruntime.Scheme, o 
 			Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "bench-*"}},
 		},
 	}
-	if err := b.env.Client.Create(ctx, project); err != nil {
-		return nil, err
-	}
-	cfg := rest.CopyConfig(b.env.Config)
-	cfg.Wrap(b.calls.Wrap)
-	cfg.Wrap(b.kinds.wrap)
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Cache: engine.CacheOptions(argoNS), Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err != nil {
-		return nil, err
-	}
-	evaluator, err := policies.New(ctx, policies.DefaultOptions())
-	if err != nil {
-		return nil, err
-	}
-	sources, err := source.NewCache(filepath.Join(b.tmp, "cache"), source.DefaultOptions())
-	if err != nil {
-		return nil, err
-	}
-	metrics := engine.NewMetrics()
-	if err := metrics.Register(b.metrics); err != nil {
-		return nil, err
-	}
-	opts := engine.DefaultOptions()
-	opts.Namespace, opts.Resync, opts.MaxConcurrentReconciles = argoNS, o.resync, 8
-	r, err := engine.New(engine.Dependencies{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Scheme: scheme,
-		Evaluator: evaluator, Sources: sources, Metrics: metrics,
-	}, opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.SetupWithManager(ctx, mgr); err != nil {
-		return nil, err
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-	}()
-	return done, nil
+	return b.env.Client.Create(ctx, project)
 }
 
 // newApp returns an automated Application of path into namespace ns.
@@ -217,7 +180,6 @@ type measurement struct {
 // syncOne creates the big Application and waits until it is synced and
 // healthy.
 func (b *bench) syncOne(ctx context.Context, o options) (measurement, error) {
-	b.calls.Reset()
 	before := b.kinds.snapshot()
 	start := time.Now()
 	if err := b.env.Client.Create(ctx, b.newApp("big", "big", "bench-big")); err != nil {
@@ -239,7 +201,9 @@ func (b *bench) syncOne(ctx context.Context, o options) (measurement, error) {
 			return measurement{}, err
 		}
 	}
-	return measurement{wall: time.Since(start), total: b.calls.Total(), kinds: b.kinds.since(before)}, nil
+	m := measurement{wall: time.Since(start), kinds: b.kinds.since(before)}
+	m.total = total(m.kinds)
+	return m, nil
 }
 
 // kubectlApply applies the same objects with kubectl server-side apply
@@ -266,37 +230,12 @@ func (b *bench) kubectlApply(ctx context.Context) (measurement, error) {
 		return measurement{}, err
 	}
 	counts := &breakdown{}
-	handler, err := countingProxy(b.env.Config, counts)
+	kubeconfig := filepath.Join(b.tmp, "kubectl.kubeconfig")
+	stopProxy, err := serveProxy(b.env.Config, counts, kubeconfig)
 	if err != nil {
 		return measurement{}, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return measurement{}, err
-	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	kubeconfig := filepath.Join(b.tmp, "kubeconfig")
-	kc := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: bench
-  cluster:
-    server: http://%s
-contexts:
-- name: bench
-  context:
-    cluster: bench
-    user: bench
-current-context: bench
-users:
-- name: bench
-  user: {}
-`, ln.Addr())
-	if err := os.WriteFile(kubeconfig, []byte(kc), 0o600); err != nil {
-		return measurement{}, err
-	}
+	defer stopProxy()
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "--cache-dir", filepath.Join(b.tmp, "kubectl-cache"),
 		"apply", "--server-side", "-n", "bench-kubectl", "-f", dir)
@@ -361,17 +300,34 @@ type idleResult struct {
 // settlePeriods bounds the wait for the controller to go idle.
 const settlePeriods = 12
 
+// heapSampleEvery is how often the controller's Go heap is read from its
+// metrics during the idle window. Each scrape costs the controller about
+// 3 ms of CPU (its Go collector exports every runtime metric), so about
+// 60 ms of a 10 s resync cycle's CPU figure is the sampling.
+const heapSampleEvery = 500 * time.Millisecond
+
 // idle waits until a whole resync period passes without a full comparison
 // (the last syncs settled), then lets the controller resync the untouched
-// Applications for o.cycles periods and measures the process.
+// Applications for o.cycles periods and measures its process: CPU time
+// and peak RSS from /proc/<pid>, Go heap in use from its metrics, API
+// calls from its proxy. The heap profiles of -memprofile are taken just
+// outside the window so that their cost is not measured.
 func (b *bench) idle(ctx context.Context, o options) (idleResult, error) {
+	c := b.controller
 	settled := false
 	for range settlePeriods {
-		_, before := b.compares()
+		_, before, err := c.compares(ctx)
+		if err != nil {
+			return idleResult{}, err
+		}
 		if err := sleep(ctx, o.resync+o.resync/5); err != nil {
 			return idleResult{}, err
 		}
-		if _, after := b.compares(); after == before {
+		_, after, err := c.compares(ctx)
+		if err != nil {
+			return idleResult{}, err
+		}
+		if after == before {
 			settled = true
 			break
 		}
@@ -379,92 +335,74 @@ func (b *bench) idle(ctx context.Context, o options) (idleResult, error) {
 	if !settled {
 		fmt.Fprintf(os.Stderr, "bench-engine: warning: the controller still compared in full after %d resync periods; measuring anyway\n", settlePeriods)
 	}
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		return idleResult{}, fmt.Errorf("reset peak RSS: %w", err)
+	if o.memProfile != "" {
+		if err := c.heapProfile(ctx, o.memProfile+".base"); err != nil {
+			return idleResult{}, err
+		}
 	}
-	var peakHeap atomic.Uint64
+	reusedBefore, fullBefore, err := c.compares(ctx)
+	if err != nil {
+		return idleResult{}, err
+	}
+	kindsBefore := b.kinds.snapshot()
+	if err := c.resetPeakRSS(); err != nil {
+		return idleResult{}, err
+	}
+	cpuBefore, err := c.cpuTime()
+	if err != nil {
+		return idleResult{}, err
+	}
 	sampleCtx, stopSampling := context.WithCancel(ctx)
+	sampled := make(chan uint64)
 	go func() {
-		var ms runtime.MemStats
-		for sleep(sampleCtx, 100*time.Millisecond) == nil {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peakHeap.Load() {
-				peakHeap.Store(ms.HeapInuse)
+		var peak uint64
+		tick := time.NewTicker(heapSampleEvery)
+		defer tick.Stop()
+		for {
+			if heap, err := c.heapInUse(sampleCtx); err == nil {
+				peak = max(peak, heap)
+			}
+			select {
+			case <-sampleCtx.Done():
+				sampled <- peak
+				return
+			case <-tick.C:
 			}
 		}
 	}()
-	reusedBefore, fullBefore := b.compares()
-	kindsBefore := b.kinds.snapshot()
-	cpuBefore := cpuTime()
-	err := sleep(ctx, time.Duration(o.cycles)*o.resync)
+	err = sleep(ctx, time.Duration(o.cycles)*o.resync)
 	stopSampling()
+	peakHeap := <-sampled
 	if err != nil {
 		return idleResult{}, err
 	}
-	cpu := cpuTime() - cpuBefore
-	kinds := b.kinds.since(kindsBefore)
-	reused, full := b.compares()
-	rss, err := peakRSS()
+	cpuAfter, err := c.cpuTime()
 	if err != nil {
 		return idleResult{}, err
+	}
+	rss, err := c.peakRSS()
+	if err != nil {
+		return idleResult{}, err
+	}
+	kinds := b.kinds.since(kindsBefore)
+	reused, full, err := c.compares(ctx)
+	if err != nil {
+		return idleResult{}, err
+	}
+	if peakHeap == 0 {
+		return idleResult{}, fmt.Errorf("no sample of go_memstats_heap_inuse_bytes from %s", c.metricsURL)
+	}
+	if o.memProfile != "" {
+		if err := c.heapProfile(ctx, o.memProfile); err != nil {
+			return idleResult{}, err
+		}
 	}
 	n := float64(o.cycles)
 	return idleResult{
-		cpu: cpu / time.Duration(o.cycles), peakRSS: rss, peakHeap: peakHeap.Load(),
+		cpu: (cpuAfter - cpuBefore) / time.Duration(o.cycles), peakRSS: rss, peakHeap: peakHeap,
 		calls: float64(total(kinds)) / n, applies: float64(kinds[classApply]) / n, dryRuns: float64(kinds[classDryRun]) / n,
 		reused: (reused - reusedBefore) / n, fullCompare: (full - fullBefore) / n,
 	}, nil
-}
-
-// compares returns the engine's reused and full comparisons so far.
-func (b *bench) compares() (reused, full float64) {
-	families, err := b.metrics.Gather()
-	if err != nil {
-		return 0, 0
-	}
-	for _, f := range families {
-		if f.GetName() != "tollgate_engine_compares_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				switch l.GetValue() {
-				case "reused":
-					reused = m.GetCounter().GetValue()
-				case "full":
-					full = m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return reused, full
-}
-
-// cpuTime is the user plus system CPU time of this process.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// peakRSS reads VmHWM (kB) from /proc/self/status, in bytes.
-func peakRSS() (uint64, error) {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb uint64
-			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err != nil {
-				return 0, fmt.Errorf("parse VmHWM %q: %w", rest, err)
-			}
-			return kb << 10, nil
-		}
-	}
-	return 0, errors.New("no VmHWM in /proc/self/status")
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -501,9 +439,9 @@ func report(out io.Writer, o options, engineSync, kubectl measurement, synced ti
 	w = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "part 2: %d apps x %d objects, resync %s\tper idle cycle\t\n", o.apps, o.appObjects, o.resync)
 	fmt.Fprintf(w, "initial sync of all apps (wall)\t%.1fs\t\n", synced.Seconds())
-	fmt.Fprintf(w, "controller CPU\t%.3fs\t\n", idle.cpu.Seconds())
-	fmt.Fprintf(w, "peak RSS (VmHWM)\t%.1f MiB\t\n", float64(idle.peakRSS)/(1<<20))
-	fmt.Fprintf(w, "peak Go heap in use\t%.1f MiB\t\n", float64(idle.peakHeap)/(1<<20))
+	fmt.Fprintf(w, "CPU (controller process, utime+stime)\t%.2fs\t\n", idle.cpu.Seconds())
+	fmt.Fprintf(w, "peak RSS (controller process, VmHWM)\t%.1f MiB\t\n", float64(idle.peakRSS)/(1<<20))
+	fmt.Fprintf(w, "peak Go heap in use (controller, sampled)\t%.1f MiB\t\n", float64(idle.peakHeap)/(1<<20))
 	fmt.Fprintf(w, "API calls (status patches, reads)\t%.1f\t\n", idle.calls)
 	fmt.Fprintf(w, "apply calls (target 0)\t%.1f\t\n", idle.applies)
 	fmt.Fprintf(w, "dry-run apply calls (target 0)\t%.1f\t\n", idle.dryRuns)

@@ -1,0 +1,360 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// stopGrace is how long the controller has to exit after SIGTERM before it
+// is killed.
+const stopGrace = 15 * time.Second
+
+// clockTicks is the unit of utime and stime in /proc/<pid>/stat:
+// sysconf(_SC_CLK_TCK), USER_HZ, which is 100 on Linux on every
+// architecture Go supports. CPU times are thus precise to 10 ms.
+const clockTicks = 100
+
+// controller is `tollgate controller` running in a child process.
+type controller struct {
+	cmd        *exec.Cmd
+	logPath    string
+	metricsURL string
+	// pprofURL is the pprof endpoint's base URL; empty without -memprofile.
+	pprofURL string
+	http     *http.Client
+	// stopProcess ends cmd's context: os/exec then sends SIGTERM and, after
+	// stopGrace, SIGKILL.
+	stopProcess context.CancelFunc
+	// exited is closed once the process has exited and waitErr and
+	// unasked are set.
+	exited  chan struct{}
+	waitErr error
+	// unasked is whether the process exited before it was told to stop.
+	unasked bool
+}
+
+// startController starts bin/tollgate controller (o.tollgate) against the
+// API server behind the counting proxy of kubeconfig, with its output in
+// tmp/controller.log, and waits until it serves metrics. The process gets
+// SIGTERM when ctx ends, when stop is called, and (Pdeathsig) when this
+// process dies first.
+func startController(ctx context.Context, o options, tmp, kubeconfig string) (*controller, error) {
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"controller",
+		"--kubeconfig", kubeconfig, "--namespace", argoNS, "--repo-cache", filepath.Join(tmp, "cache"),
+		"--resync", o.resync.String(), "--concurrency", "8",
+		"--metrics-addr", metricsAddr, "--health-addr", "0", "--webhook-addr", "0",
+	}
+	c := &controller{
+		logPath:    filepath.Join(tmp, "controller.log"),
+		metricsURL: "http://" + metricsAddr + "/metrics",
+		http:       &http.Client{Timeout: 30 * time.Second},
+		exited:     make(chan struct{}),
+	}
+	if o.memProfile != "" {
+		pprofAddr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--pprof-addr", pprofAddr)
+		c.pprofURL = "http://" + pprofAddr + "/debug/pprof"
+	}
+	if os.Getenv("BENCH_LOG") != "" {
+		args = append(args, "-v", "1")
+	}
+	logFile, err := os.Create(c.logPath)
+	if err != nil {
+		return nil, err
+	}
+	var output io.Writer = logFile
+	if os.Getenv("BENCH_LOG") != "" {
+		output = io.MultiWriter(logFile, os.Stderr)
+	}
+	procCtx, stopProcess := context.WithCancel(ctx)
+	c.stopProcess = stopProcess
+	c.cmd = exec.CommandContext(procCtx, o.tollgate, args...)
+	c.cmd.Stdout, c.cmd.Stderr = output, output
+	c.cmd.Cancel = func() error { return c.cmd.Process.Signal(syscall.SIGTERM) }
+	c.cmd.WaitDelay = stopGrace
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := c.cmd.Start(); err != nil {
+		stopProcess()
+		_ = logFile.Close()
+		return nil, fmt.Errorf("start %s: %w", o.tollgate, err)
+	}
+	go func() {
+		c.waitErr = c.cmd.Wait()
+		c.unasked = procCtx.Err() == nil
+		// Open until now: with BENCH_LOG, this process copies the output.
+		_ = logFile.Close()
+		close(c.exited)
+	}()
+	if err := c.waitReady(ctx); err != nil {
+		c.stop()
+		return nil, c.explain(err)
+	}
+	return c, nil
+}
+
+// waitReady polls the metrics endpoint until it answers: the policies are
+// compiled and the manager has started; its caches may still be syncing.
+// Part 1's clock starts after this, as it did when the manager ran in this
+// process.
+func (c *controller) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if _, err := c.scrape(ctx); err == nil {
+			return nil
+		} else if time.Now().After(deadline) {
+			return fmt.Errorf("controller metrics at %s not answering after 2m: %w", c.metricsURL, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.exited:
+			if c.unasked {
+				return c.exitErr()
+			}
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// exitErr describes an exit of the controller that nobody asked for.
+func (c *controller) exitErr() error {
+	if c.waitErr != nil {
+		return fmt.Errorf("controller exited early: %w", c.waitErr)
+	}
+	return errors.New("controller exited early with status 0")
+}
+
+// running returns a context that ends with ctx or, with cause exitErr, when
+// the controller exits; cancel releases it.
+func (c *controller) running(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-c.exited:
+			if c.unasked {
+				cancel(c.exitErr())
+			}
+		}
+	}()
+	return ctx, func() { cancel(nil) }
+}
+
+// explain adds to err the last lines of the controller's log, and why the
+// controller exited if it did.
+func (c *controller) explain(err error) error {
+	select {
+	case <-c.exited:
+		if exit := c.exitErr(); c.unasked && !strings.Contains(err.Error(), exit.Error()) {
+			err = fmt.Errorf("%w (%w)", err, exit)
+		}
+	default:
+	}
+	return fmt.Errorf("%w\nlast lines of controller.log:\n%s", err, c.logTail(25))
+}
+
+// logTail returns the last n lines of the controller's log.
+func (c *controller) logTail(n int) string {
+	data, err := os.ReadFile(c.logPath)
+	if err != nil {
+		return "  (" + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	for i, l := range lines {
+		if len(l) > 1000 {
+			l = l[:1000] + "..."
+		}
+		lines[i] = "  " + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// stop sends SIGTERM, waits for the controller to exit (SIGKILL after
+// stopGrace) and warns when it had to be killed. It is safe to call twice.
+func (c *controller) stop() {
+	c.stopProcess()
+	<-c.exited
+	if ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+		fmt.Fprintf(os.Stderr, "bench-engine: warning: the controller did not stop within %s of SIGTERM and was killed\n", stopGrace)
+	}
+}
+
+// scrape reads the controller's metrics in the text format, uncompressed.
+func (c *controller) scrape(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.metricsURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
+	req.Header.Set("Accept-Encoding", "identity")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", c.metricsURL, resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("parse %s: %w", c.metricsURL, err)
+	}
+	return families, nil
+}
+
+// compares returns the engine's reused and full comparisons so far
+// (tollgate_engine_compares_total{mode}).
+func (c *controller) compares(ctx context.Context) (reused, full float64, err error) {
+	families, err := c.scrape(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, m := range families["tollgate_engine_compares_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() != "mode" {
+				continue
+			}
+			switch l.GetValue() {
+			case "reused":
+				reused = m.GetCounter().GetValue()
+			case "full":
+				full = m.GetCounter().GetValue()
+			}
+		}
+	}
+	return reused, full, nil
+}
+
+// heapInUse returns the controller's go_memstats_heap_inuse_bytes.
+func (c *controller) heapInUse(ctx context.Context) (uint64, error) {
+	families, err := c.scrape(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range families["go_memstats_heap_inuse_bytes"].GetMetric() {
+		return uint64(m.GetGauge().GetValue()), nil
+	}
+	return 0, errors.New("no go_memstats_heap_inuse_bytes in the controller's metrics")
+}
+
+// heapProfile writes the controller's heap profile, taken after a garbage
+// collection, to path.
+func (c *controller) heapProfile(ctx context.Context, path string) error {
+	url := c.pprofURL + "/heap?gc=1"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("heap profile: GET %s: %s", url, resp.Status)
+	}
+	var buf bytes.Buffer
+	if _, err := io.Copy(&buf, io.LimitReader(resp.Body, 256<<20)); err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// procFile is /proc/<pid>/name of the controller.
+func (c *controller) procFile(name string) string {
+	return filepath.Join("/proc", strconv.Itoa(c.cmd.Process.Pid), name)
+}
+
+// cpuTime is the controller's user plus system CPU time: utime and stime,
+// fields 14 and 15 of /proc/<pid>/stat, in clock ticks.
+func (c *controller) cpuTime() (time.Duration, error) {
+	data, err := os.ReadFile(c.procFile("stat"))
+	if err != nil {
+		return 0, err
+	}
+	// Field 2, the command name in parentheses, may contain spaces: count
+	// from the last ')'. What follows starts with field 3.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("parse %s: no ')'", c.procFile("stat"))
+	}
+	fields := strings.Fields(string(data[i+1:]))
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("parse %s: %d fields after the command name", c.procFile("stat"), len(fields))
+	}
+	var ticks uint64
+	for _, f := range []string{fields[14-3], fields[15-3]} { // utime, stime
+		n, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parse %s: %w", c.procFile("stat"), err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// resetPeakRSS resets the controller's VmHWM to its current RSS.
+func (c *controller) resetPeakRSS() error {
+	if err := os.WriteFile(c.procFile("clear_refs"), []byte("5"), 0); err != nil {
+		return fmt.Errorf("reset peak RSS: %w", err)
+	}
+	return nil
+}
+
+// peakRSS reads the controller's VmHWM (kB) from /proc/<pid>/status, in
+// bytes.
+func (c *controller) peakRSS() (uint64, error) {
+	data, err := os.ReadFile(c.procFile("status"))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb uint64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err != nil {
+				return 0, fmt.Errorf("parse VmHWM %q: %w", rest, err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in %s", c.procFile("status"))
+}
+
+// freeAddr returns a loopback address with a port that was free a moment
+// ago, for a server of the child process to bind.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := ln.Addr().String()
+	return addr, ln.Close()
+}
