@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -220,24 +220,26 @@ type desired struct {
 
 // unbuiltObjects are rendered objects not yet made final.
 type unbuiltObjects struct {
-	// rendered are shared with the render cache: read only.
-	rendered            []map[string]any
+	// rendered are JSON documents shared with the render cache.
+	rendered            [][]byte
 	namespace, instance string
 	mapper              meta.RESTMapper
 }
 
-// build makes the desired objects final, from copies of the rendered ones,
-// once.
+// build decodes the rendered objects and makes them final, once.
 func (d *desired) build() error {
 	u := d.unbuilt
 	if u == nil {
 		return nil
 	}
-	copies := make([]map[string]any, len(u.rendered))
-	for i, o := range u.rendered {
-		copies[i] = runtime.DeepCopyJSON(o)
+	decoded := make([]map[string]any, len(u.rendered))
+	for i, data := range u.rendered {
+		// util/json keeps integers int64, as the renderer made them.
+		if err := utiljson.Unmarshal(data, &decoded[i]); err != nil {
+			return fmt.Errorf("decode rendered object %d: %w", i+1, err)
+		}
 	}
-	objs, err := desiredObjects(copies, u.namespace, u.instance, u.mapper)
+	objs, err := desiredObjects(decoded, u.namespace, u.instance, u.mapper)
 	if err != nil {
 		return err
 	}

@@ -90,7 +90,7 @@ func conditionMessage(app *v1alpha1.Application, typ string) (string, bool) {
 // types do not know are never dropped. When ranOp is set the operation is
 // cleared too, with an optimistic lock: if the Application changed since it
 // was read and now holds a different operation (a new request), that one
-// is kept. app is updated from the answer.
+// is kept. app's metadata is updated from the answer.
 func writeApplication(ctx context.Context, c client.Client, orig, app *v1alpha1.Application, ranOp *v1alpha1.Operation) error {
 	if ranOp != nil {
 		app.Operation = nil
@@ -121,8 +121,9 @@ func writeApplication(ctx context.Context, c client.Client, orig, app *v1alpha1.
 }
 
 // patchIfChanged merge-patches app from orig, skipping the call when
-// nothing changed. With lock, the patch carries orig's resourceVersion, so
-// it fails with a conflict when the Application changed meanwhile.
+// nothing changed, and takes app's metadata (resourceVersion) from the
+// answer. With lock, the patch carries orig's resourceVersion, so it fails
+// with a conflict when the Application changed meanwhile.
 func patchIfChanged(ctx context.Context, c client.Client, orig, app *v1alpha1.Application, lock bool) error {
 	before, err := json.Marshal(orig)
 	if err != nil {
@@ -144,9 +145,17 @@ func patchIfChanged(ctx context.Context, c client.Client, orig, app *v1alpha1.Ap
 			return fmt.Errorf("compute application patch: %w", err)
 		}
 	}
-	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	// The answer is read as metadata only: decoding the whole Application
+	// back (its status lists every resource) costs more than the patch,
+	// and app already holds the status just written.
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(v1alpha1.ApplicationGroupVersionKind)
+	meta.SetNamespace(app.Namespace)
+	meta.SetName(app.Name)
+	if err := c.Patch(ctx, meta, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("patch application %s: %w", app.Name, err)
 	}
+	app.ObjectMeta = meta.ObjectMeta
 	return nil
 }
 
