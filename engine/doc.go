@@ -14,9 +14,10 @@
 //	             credentials from Argo CD repository Secrets.
 //	render       engine/render, the very code `tollgate test` runs. Sources
 //	             with a ref only provide `$ref/path` Helm value files. Output
-//	             is cached per (repository, commit, path, options) in an LRU.
-//	             Namespaced objects get the destination namespace and every
-//	             object the tracking annotation.
+//	             is cached as compact JSON per (repository, commit, path,
+//	             options) in an LRU. When a comparison needs them, objects
+//	             are decoded; namespaced ones get the destination namespace
+//	             and every object the tracking annotation.
 //	gate         policies.BuildInputs(PointSync, ...) over the Application and
 //	             every rendered object, then EvaluateAll. Any deny: nothing is
 //	             applied; conditions PolicyViolation and SyncError list
@@ -68,8 +69,9 @@
 //     before the comparison.
 //
 // A later reconcile whose identity and fingerprint are equal reuses the
-// comparison: no render (cache hit), no gate, no dry run, no apply, no
-// list; its only API call is the status patch of reconciledAt. Any change
+// comparison: no render (cache hit), no decoding of the rendered objects,
+// no gate, no dry run, no apply, no list; its only API call is the status
+// patch of reconciledAt (whose answer is read as metadata only). Any change
 // to a live object changes its resourceVersion, so drift is seen at the
 // next resync as before. A refresh annotation, an operation, a sync, or
 // Options.CompareMaxAge (default 1h) force a full comparison. The remaining
