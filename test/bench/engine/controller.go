@@ -329,23 +329,39 @@ func (c *controller) resetPeakRSS() error {
 	return nil
 }
 
-// peakRSS reads the controller's VmHWM (kB) from /proc/<pid>/status, in
-// bytes.
-func (c *controller) peakRSS() (uint64, error) {
+// memory is the controller's memory as /proc/<pid>/status shows it, in
+// bytes: the peak RSS since the last reset (VmHWM), and the current RSS
+// split into anonymous memory (heap, stacks) and file-backed pages (the
+// executable's code and data, shared and reclaimable).
+type memory struct {
+	peak, anon, file uint64
+}
+
+// memory reads the controller's memory from /proc/<pid>/status.
+func (c *controller) memory() (memory, error) {
 	data, err := os.ReadFile(c.procFile("status"))
 	if err != nil {
-		return 0, err
+		return memory{}, err
 	}
+	var m memory
+	fields := map[string]*uint64{"VmHWM:": &m.peak, "RssAnon:": &m.anon, "RssFile:": &m.file}
+	found := 0
 	for line := range strings.SplitSeq(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb uint64
-			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err != nil {
-				return 0, fmt.Errorf("parse VmHWM %q: %w", rest, err)
+		for prefix, dst := range fields {
+			if rest, ok := strings.CutPrefix(line, prefix); ok {
+				var kb uint64
+				if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err != nil {
+					return memory{}, fmt.Errorf("parse %s %q: %w", prefix, rest, err)
+				}
+				*dst = kb << 10
+				found++
 			}
-			return kb << 10, nil
 		}
 	}
-	return 0, fmt.Errorf("no VmHWM in %s", c.procFile("status"))
+	if found != len(fields) {
+		return memory{}, fmt.Errorf("no VmHWM, RssAnon and RssFile in %s", c.procFile("status"))
+	}
+	return m, nil
 }
 
 // freeAddr returns a loopback address with a port that was free a moment

@@ -291,7 +291,8 @@ func (b *bench) syncMany(ctx context.Context, o options) (time.Duration, error) 
 // idleResult is the cost of idle resync cycles, per cycle.
 type idleResult struct {
 	cpu                 time.Duration
-	peakRSS, peakHeap   uint64
+	mem                 memory
+	peakHeap            uint64
 	calls, applies      float64
 	dryRuns             float64
 	reused, fullCompare float64
@@ -380,7 +381,7 @@ func (b *bench) idle(ctx context.Context, o options) (idleResult, error) {
 	if err != nil {
 		return idleResult{}, err
 	}
-	rss, err := c.peakRSS()
+	mem, err := c.memory()
 	if err != nil {
 		return idleResult{}, err
 	}
@@ -399,11 +400,13 @@ func (b *bench) idle(ctx context.Context, o options) (idleResult, error) {
 	}
 	n := float64(o.cycles)
 	return idleResult{
-		cpu: (cpuAfter - cpuBefore) / time.Duration(o.cycles), peakRSS: rss, peakHeap: peakHeap,
+		cpu: (cpuAfter - cpuBefore) / time.Duration(o.cycles), mem: mem, peakHeap: peakHeap,
 		calls: float64(total(kinds)) / n, applies: float64(kinds[classApply]) / n, dryRuns: float64(kinds[classDryRun]) / n,
 		reused: (reused - reusedBefore) / n, fullCompare: (full - fullBefore) / n,
 	}, nil
 }
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
 func sleep(ctx context.Context, d time.Duration) error {
 	select {
@@ -440,8 +443,9 @@ func report(out io.Writer, o options, engineSync, kubectl measurement, synced ti
 	fmt.Fprintf(w, "part 2: %d apps x %d objects, resync %s\tper idle cycle\t\n", o.apps, o.appObjects, o.resync)
 	fmt.Fprintf(w, "initial sync of all apps (wall)\t%.1fs\t\n", synced.Seconds())
 	fmt.Fprintf(w, "CPU (controller process, utime+stime)\t%.2fs\t\n", idle.cpu.Seconds())
-	fmt.Fprintf(w, "peak RSS (controller process, VmHWM)\t%.1f MiB\t\n", float64(idle.peakRSS)/(1<<20))
-	fmt.Fprintf(w, "peak Go heap in use (controller, sampled)\t%.1f MiB\t\n", float64(idle.peakHeap)/(1<<20))
+	fmt.Fprintf(w, "peak RSS (controller process, VmHWM)\t%.1f MiB\t\n", mib(idle.mem.peak))
+	fmt.Fprintf(w, "  RSS at the end: anonymous / file-backed\t%.1f / %.1f MiB\t\n", mib(idle.mem.anon), mib(idle.mem.file))
+	fmt.Fprintf(w, "peak Go heap in use (controller, sampled)\t%.1f MiB\t\n", mib(idle.peakHeap))
 	fmt.Fprintf(w, "API calls (status patches, reads)\t%.1f\t\n", idle.calls)
 	fmt.Fprintf(w, "apply calls (target 0)\t%.1f\t\n", idle.applies)
 	fmt.Fprintf(w, "dry-run apply calls (target 0)\t%.1f\t\n", idle.dryRuns)
