@@ -25,18 +25,17 @@ type comparison struct {
 	// diffs are the per-object results, in the order of the desired
 	// objects that are not hooks.
 	diffs []apply.ResourceDiff
-	// owned are the live objects tracked by the Application (metadata
-	// only).
+	// owned are the live objects tracked by the Application that are no
+	// longer desired, hooks excepted (metadata only): what a prune would
+	// delete. Kept for idle resyncs, so usually empty.
 	owned []*unstructured.Unstructured
 	// shared maps desired objects tracked by another Application to a
 	// message; they are never applied.
 	shared map[apply.Ref]string
 	// drift is true when a desired object that is not shared is OutOfSync.
 	drift bool
-	// prunable counts owned objects no longer desired.
-	prunable int
 	// refs are the objects whose resourceVersions fingerprint the live
-	// state: every desired object and every prunable one.
+	// state: every desired object and every owned one.
 	refs []apply.Ref
 }
 
@@ -80,7 +79,7 @@ func (r *Reconciler) compare(ctx context.Context, cl *cluster, app *v1alpha1.App
 	if err != nil {
 		return nil, fmt.Errorf("compare with live state: %w", err)
 	}
-	c := &comparison{diffs: diffs, owned: owned, shared: map[apply.Ref]string{}}
+	c := &comparison{diffs: diffs, shared: map[apply.Ref]string{}}
 	wanted := map[apply.Ref]bool{}
 	for i, d := range diffs {
 		obj := objs[i]
@@ -105,7 +104,7 @@ func (r *Reconciler) compare(ctx context.Context, cl *cluster, app *v1alpha1.App
 		if wanted[refKey(ref)] || plan.IsHook(o) {
 			continue
 		}
-		c.prunable++
+		c.owned = append(c.owned, o)
 		c.refs = append(c.refs, ref)
 		c.resources = append(c.resources, v1alpha1.ResourceStatus{
 			Group: ref.Group, Version: ref.Version, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name,
@@ -126,7 +125,7 @@ func (r *Reconciler) compare(ctx context.Context, cl *cluster, app *v1alpha1.App
 	for i := range c.diffs {
 		c.diffs[i].Live = nil
 	}
-	for _, o := range owned {
+	for _, o := range c.owned {
 		o.SetManagedFields(nil)
 	}
 	return c, nil

@@ -156,6 +156,9 @@ func CacheOptions(namespace string) cache.Options {
 	inNS := map[string]cache.Config{namespace: {}}
 	sel, _ := labels.Parse(SecretTypeLabel)
 	return cache.Options{
+		// Nothing reads managedFields; an Application's list every field of
+		// its status.
+		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&v1alpha1.Application{}: {Namespaces: inNS},
 			&v1alpha1.AppProject{}:  {Namespaces: inNS},

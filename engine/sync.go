@@ -61,7 +61,7 @@ func (r *Reconciler) syncDue(app *v1alpha1.Application, op *v1alpha1.Operation, 
 	if !auto.IsEnabled() || cmp.status == v1alpha1.SyncStatusCodeSynced {
 		return nil
 	}
-	if !cmp.drift && (cmp.prunable == 0 || !auto.Prune) {
+	if !cmp.drift && (len(cmp.owned) == 0 || !auto.Prune) {
 		return nil
 	}
 	if len(state.nonHooks()) == 0 && !auto.AllowEmpty {
@@ -238,7 +238,7 @@ func (r *Reconciler) prune(ctx context.Context, p *pass, cl *cluster, req *syncR
 	}
 	reason := ""
 	switch {
-	case cmp.prunable == 0:
+	case len(cmp.owned) == 0:
 		return nil, nil
 	case !req.prune:
 		reason = "pruning is disabled for this sync"

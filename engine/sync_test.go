@@ -72,20 +72,20 @@ func TestSyncDue(t *testing.T) {
 		},
 		{
 			name: "only objects to prune, pruning off",
-			auto: &v1alpha1.SyncPolicyAutomated{}, cmp: &comparison{status: v1alpha1.SyncStatusCodeOutOfSync, prunable: 2}, rev: next,
+			auto: &v1alpha1.SyncPolicyAutomated{}, cmp: &comparison{status: v1alpha1.SyncStatusCodeOutOfSync, owned: []*unstructured.Unstructured{obj, obj}}, rev: next,
 		},
 		{
 			name: "only objects to prune, pruning on",
-			auto: &v1alpha1.SyncPolicyAutomated{Prune: true}, cmp: &comparison{status: v1alpha1.SyncStatusCodeOutOfSync, prunable: 2}, rev: next,
+			auto: &v1alpha1.SyncPolicyAutomated{Prune: true}, cmp: &comparison{status: v1alpha1.SyncStatusCodeOutOfSync, owned: []*unstructured.Unstructured{obj, obj}}, rev: next,
 			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: next, Prune: true}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}},
 		},
 		{
 			name: "empty desired state without allowEmpty",
-			auto: &v1alpha1.SyncPolicyAutomated{Prune: true}, cmp: &comparison{status: v1alpha1.SyncStatusCodeOutOfSync, prunable: 2}, rev: next, empty: true,
+			auto: &v1alpha1.SyncPolicyAutomated{Prune: true}, cmp: &comparison{status: v1alpha1.SyncStatusCodeOutOfSync, owned: []*unstructured.Unstructured{obj, obj}}, rev: next, empty: true,
 		},
 		{
 			name: "empty desired state with allowEmpty",
-			auto: &v1alpha1.SyncPolicyAutomated{Prune: true, AllowEmpty: true}, cmp: &comparison{status: v1alpha1.SyncStatusCodeOutOfSync, prunable: 2}, rev: next, empty: true,
+			auto: &v1alpha1.SyncPolicyAutomated{Prune: true, AllowEmpty: true}, cmp: &comparison{status: v1alpha1.SyncStatusCodeOutOfSync, owned: []*unstructured.Unstructured{obj, obj}}, rev: next, empty: true,
 			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: next, Prune: true}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}},
 		},
 	}
