@@ -75,8 +75,10 @@
 // to a live object changes its resourceVersion, so drift is seen at the
 // next resync as before. A refresh annotation, an operation, a sync, or
 // Options.CompareMaxAge (default 1h) force a full comparison. The remaining
-// cost of an idle resync is resolving branch names with one ls-remote per
-// repository (a full commit SHA as targetRevision needs none).
+// cost of an idle resync is resolving branch names: one reference listing
+// per repository per Options.ListingMaxAge (a tenth of the resync period),
+// shared by every Application of the repository; a refresh or an operation
+// lists again, and a full commit SHA as targetRevision needs none.
 //
 // # Deletion
 //

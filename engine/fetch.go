@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,8 +29,9 @@ type fetched struct {
 // fetchSources resolves and checks out every source. revisions, when not
 // empty, override the sources' targetRevisions one by one (an operation's
 // sync.revision or sync.revisions). secrets are the control-plane
-// namespace's Argo CD Secrets.
-func (r *Reconciler) fetchSources(ctx context.Context, sources []v1alpha1.ApplicationSource, revisions []string, secrets []corev1.Secret) ([]fetched, error) {
+// namespace's Argo CD Secrets. Branch and tag names are resolved from a
+// repository listing up to listingMaxAge old (none when not positive).
+func (r *Reconciler) fetchSources(ctx context.Context, sources []v1alpha1.ApplicationSource, revisions []string, secrets []corev1.Secret, listingMaxAge time.Duration) ([]fetched, error) {
 	out := make([]fetched, len(sources))
 	var knownHosts []byte
 	for i, s := range sources {
@@ -51,7 +53,7 @@ func (r *Reconciler) fetchSources(ctx context.Context, sources []v1alpha1.Applic
 			knownHosts = kh
 		}
 		creds := source.MatchCredentials(s.RepoURL, secrets, knownHosts)
-		co, err := r.sources.Fetch(ctx, s.RepoURL, rev, creds)
+		co, err := r.sources.Fetch(ctx, s.RepoURL, rev, creds, source.ListingMaxAge(listingMaxAge))
 		if err != nil {
 			return nil, err
 		}

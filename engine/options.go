@@ -46,6 +46,12 @@ type Options struct {
 	// CompareMaxAge is how long a comparison may be reused by an idle
 	// resync before a full server-side comparison is forced.
 	CompareMaxAge time.Duration
+	// ListingMaxAge is how old a repository's reference listing may be for
+	// a periodic reconcile to resolve branch and tag names from it, so that
+	// the Applications of one repository cost its server one listing per
+	// period instead of one each. A refresh request or an operation always
+	// lists again. Zero means a tenth of Resync; negative, no reuse.
+	ListingMaxAge time.Duration
 	// MaxConcurrentReconciles is the number of Applications reconciled at
 	// once.
 	MaxConcurrentReconciles int
@@ -110,6 +116,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.CompareMaxAge <= 0 {
 		o.CompareMaxAge = d.CompareMaxAge
+	}
+	if o.ListingMaxAge == 0 {
+		o.ListingMaxAge = o.Resync / 10
 	}
 	if o.MaxConcurrentReconciles <= 0 {
 		o.MaxConcurrentReconciles = d.MaxConcurrentReconciles

@@ -144,8 +144,9 @@ type target struct {
 	secrets   []corev1.Secret
 	project   *v1alpha1.AppProject
 	op        *v1alpha1.Operation
-	// hard is a hard refresh: render again even when cached.
-	hard bool
+	// refresh is a refresh request (the annotation); hard a hard one:
+	// render again even when cached.
+	refresh, hard bool
 }
 
 // target consumes the refresh annotation, resolves the destination and the
@@ -162,7 +163,7 @@ func (r *Reconciler) target(ctx context.Context, p *pass) (*target, error) {
 		}
 		p.orig = app.DeepCopy()
 		r.forget(p.key)
-		tg.hard = refresh == v1alpha1.RefreshTypeHard
+		tg.refresh, tg.hard = true, refresh == v1alpha1.RefreshTypeHard
 	}
 	if tg.op != nil && tg.op.Sync == nil {
 		r.refuseOperation(p, tg.op, "only sync operations are supported")
@@ -263,7 +264,11 @@ func (d *desired) nonHooks() []*unstructured.Unstructured {
 // memo of this identity, or an operation is requested), so that a render
 // that cannot be applied fails here; otherwise on first need.
 func (r *Reconciler) desiredState(ctx context.Context, p *pass, tg *target) (*desired, error) {
-	fetched, err := r.fetchSources(ctx, tg.sources, tg.revisions, tg.secrets)
+	listingMaxAge := r.opts.ListingMaxAge
+	if tg.refresh || tg.op != nil {
+		listingMaxAge = 0
+	}
+	fetched, err := r.fetchSources(ctx, tg.sources, tg.revisions, tg.secrets, listingMaxAge)
 	if err != nil {
 		return nil, err
 	}

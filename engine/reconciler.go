@@ -39,7 +39,7 @@ type Evaluator interface {
 
 // Fetcher checks out Git revisions; *source.Cache implements it.
 type Fetcher interface {
-	Fetch(ctx context.Context, repoURL, revision string, creds source.Credentials) (source.Checkout, error)
+	Fetch(ctx context.Context, repoURL, revision string, creds source.Credentials, opts ...source.FetchOption) (source.Checkout, error)
 }
 
 // EventRecorder records Kubernetes events; the recorder of

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -28,10 +29,14 @@ var fullFetchSpecs = []config.RefSpec{"+refs/heads/*:refs/heads/*", "+refs/tags/
 
 // repoEntry is the per-repository state of a Cache.
 type repoEntry struct {
-	// sem is a one-slot semaphore guarding repo and the directory.
+	// sem is a one-slot semaphore guarding repo, the directory and the
+	// last listing.
 	sem  chan struct{}
 	dir  string
 	repo *git.Repository
+	// listed is the remote's last reference listing, taken at listedAt.
+	listed   []*plumbing.Reference
+	listedAt time.Time
 }
 
 func (c *Cache) entry(key string) *repoEntry {
@@ -106,7 +111,15 @@ func (e *repoEntry) reset() (*git.Repository, error) {
 // A full SHA whose tree is already in the cache is returned without
 // contacting the remote. Otherwise Fetch lists the remote's references and
 // fetches what is missing; ctx bounds the whole call.
-func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Credentials) (Checkout, error) {
+//
+// With ListingMaxAge, a reference listing of the same repository taken
+// within that age answers instead of a new one: Applications that share a
+// repository then cost its server one listing per period, not one each.
+func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Credentials, opts ...FetchOption) (Checkout, error) {
+	var fo fetchOptions
+	for _, o := range opts {
+		o(&fo)
+	}
 	revision = strings.TrimSpace(revision)
 	fail := func(err error) (Checkout, error) {
 		return Checkout{}, fmt.Errorf("fetch %s at %q: %w", RedactURL(repoURL), revision, err)
@@ -140,8 +153,8 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Crede
 	}
 	f := &fetcher{
 		entry: e, repo: repo, url: repoURL, auth: auth, insecure: creds.Insecure,
-		shallow: !c.opts.DisableShallow && ep.Protocol != "file",
-		log:     logr.FromContextOrDiscard(ctx).WithValues("repo", RedactURL(repoURL)),
+		shallow: !c.opts.DisableShallow && ep.Protocol != "file", listingMaxAge: fo.listingMaxAge,
+		log: logr.FromContextOrDiscard(ctx).WithValues("repo", RedactURL(repoURL)),
 	}
 	hash, err := f.resolve(ctx, revision)
 	if err != nil {
@@ -163,7 +176,23 @@ type fetcher struct {
 	auth     transport.AuthMethod
 	insecure bool
 	shallow  bool
-	log      logr.Logger
+	// listingMaxAge is how old a listing of the entry may be to answer.
+	listingMaxAge time.Duration
+	log           logr.Logger
+}
+
+// FetchOption adjusts one Fetch.
+type FetchOption func(*fetchOptions)
+
+type fetchOptions struct {
+	listingMaxAge time.Duration
+}
+
+// ListingMaxAge lets Fetch resolve names from the repository's last
+// reference listing when it is younger than d, instead of listing the
+// remote again. A new commit is then seen up to d later.
+func ListingMaxAge(d time.Duration) FetchOption {
+	return func(o *fetchOptions) { o.listingMaxAge = d }
 }
 
 // resolve returns the commit revision names, fetching it if needed.
@@ -190,8 +219,12 @@ func (f *fetcher) resolve(ctx context.Context, revision string) (plumbing.Hash, 
 	return plumbing.ZeroHash, fmt.Errorf("%w: no branch, tag or reference named %q", ErrRevisionNotFound, revision)
 }
 
-// list returns the remote's references with peeled tags (ls-remote).
+// list returns the remote's references with peeled tags (ls-remote), or
+// the entry's last listing when it is younger than listingMaxAge.
 func (f *fetcher) list(ctx context.Context) ([]*plumbing.Reference, error) {
+	if e := f.entry; f.listingMaxAge > 0 && e.listed != nil && time.Since(e.listedAt) < f.listingMaxAge {
+		return e.listed, nil
+	}
 	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{f.url}})
 	refs, err := remote.ListContext(ctx, &git.ListOptions{
 		Auth: f.auth, InsecureSkipTLS: f.insecure, PeelingOption: git.AppendPeeled,
@@ -199,6 +232,7 @@ func (f *fetcher) list(ctx context.Context) ([]*plumbing.Reference, error) {
 	if err != nil {
 		return nil, classify(ctx, "list references", err)
 	}
+	f.entry.listed, f.entry.listedAt = refs, time.Now()
 	return refs, nil
 }
 

@@ -421,3 +421,40 @@ func TestFetchInvalidURL(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchListingMaxAge checks that a young listing answers without asking
+// the remote, so a new commit shows once the listing is older than the
+// maximum age, and at once for a Fetch that allows no age.
+func TestFetchListingMaxAge(t *testing.T) {
+	f := newFixture(t)
+	c := newCache(t, Options{})
+	first, err := c.Fetch(t.Context(), f.url, "main", Credentials{}, ListingMaxAge(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	third := f.srv.Delete(t, "app", []string{"README.md"}, "drop readme")
+	cached, err := c.Fetch(t.Context(), f.url, "main", Credentials{}, ListingMaxAge(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cached.Revision != first.Revision {
+		t.Errorf("Revision with a young listing = %s, want the listed %s", cached.Revision, first.Revision)
+	}
+	// The server being down does not matter while the listing is young.
+	f.srv.Stop()
+	if _, err := c.Fetch(t.Context(), f.url, "main", Credentials{}, ListingMaxAge(time.Hour)); err != nil {
+		t.Errorf("Fetch with a young listing and the server down: %v", err)
+	}
+	f.srv.Start(t)
+	if fresh := mustFetch(t, c, f.url, "main", Credentials{}); fresh.Revision != third {
+		t.Errorf("Revision without ListingMaxAge = %s, want the new %s", fresh.Revision, third)
+	}
+	time.Sleep(20 * time.Millisecond)
+	aged, err := c.Fetch(t.Context(), f.url, "main", Credentials{}, ListingMaxAge(10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if aged.Revision != third {
+		t.Errorf("Revision with an old listing = %s, want %s", aged.Revision, third)
+	}
+}
