@@ -73,8 +73,9 @@ func DefaultOptions() Options {
 
 // Evaluator judges Inputs against the built-in rules, the user's policies
 // and native checks. It is immutable after New (but for a cache of the
-// built-in library's pure function results, see evaluator_cache.go) and safe
-// for concurrent use.
+// built-in library's pure function results, see evaluator_cache.go, and
+// caches of converted Applications, AppProjects and review contexts, see
+// evaluator_input_cache.go) and safe for concurrent use.
 type Evaluator struct {
 	cfg       Config
 	timeout   time.Duration
@@ -86,6 +87,9 @@ type Evaluator struct {
 	// shared caches the results of the built-in library's pure functions
 	// across evaluations (see evaluator_cache.go).
 	shared *sharedCache
+	// inputs keeps the ast form of recent Applications, AppProjects and
+	// review contexts (see evaluator_input_cache.go).
+	inputs inputCaches
 	// user is the prepared combined query over userRules; nil when there
 	// are no user rules.
 	user      *rego.PreparedEvalQuery
@@ -121,6 +125,10 @@ func newEvaluator(ctx context.Context, opts Options, lib fs.FS) (*Evaluator, err
 		argocdNS:  opts.Config.ArgoCDNamespaceOrDefault(),
 		exemptKey: opts.Config.exemptAnnotation(),
 		checks:    append([]Check(nil), opts.Checks...),
+		inputs: inputCaches{
+			docs:     newDocumentCache(defaultDocumentCacheEntries),
+			contexts: newContextCache(),
+		},
 	}
 	if e.timeout <= 0 {
 		e.timeout = DefaultTimeout
@@ -185,6 +193,12 @@ func prepareBuiltin(ctx context.Context, lib fs.FS) (*rego.PreparedEvalQuery, *s
 	modules, err := loadFS(lib)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load built-in policies: %w", err)
+	}
+	// The library's comments, which evaluation never reads, would stay in
+	// memory for the Evaluator's life, and every garbage collection would
+	// walk them.
+	for _, m := range modules {
+		m.Comments = nil
 	}
 	compiler, err := compileModules(modules)
 	if err != nil {

@@ -9,14 +9,16 @@ import (
 )
 
 // Converting an Input to OPA's ast form is a large share of one evaluation:
-// an object of a few dozen fields is a few hundred allocations. The
-// Application and AppProject of rendered objects are the same maps for
-// every object an Application renders, so EvaluateAll converts each of them
-// once (a valueCache) and every input shares the result.
-//
-// ast.InterfaceToValue already converts map[string]any, []any, strings,
-// numbers and booleans without reflection; a hand-written converter measured
-// no faster (the allocations are the cost), so it is used as is.
+// an object of a few dozen fields is a few hundred allocations, and the
+// garbage collector's work grows with every byte. The object under review
+// is converted by convert (evaluator_convert.go), which gives what
+// ast.InterfaceToValue gives with fewer allocations. The Application and
+// AppProject of rendered objects are the same documents for every object an
+// Application renders: EvaluateAll converts each shared map once (a
+// valueCache) and every input shares the result, and the Evaluator keeps
+// the ast form of the documents it was recently given, and of the review
+// contexts, for later calls (a documentCache and a contextCache, see
+// evaluator_input_cache.go).
 
 // valueCache maps a map shared by several Inputs, by identity, to its ast
 // form. It is built before the evaluations start and only read afterwards,
@@ -38,6 +40,11 @@ func sameMap(a, b map[string]any) bool {
 // of ins refers to. It fails on the first map that does not convert, naming
 // the input.
 func sharedValues(ins []Input) (valueCache, error) {
+	return sharedValuesWith(ins, (*documentCache)(nil).value)
+}
+
+// sharedValuesWith is sharedValues converting with conv.
+func sharedValuesWith(ins []Input, conv func(map[string]any) (ast.Value, error)) (valueCache, error) {
 	seen := make(map[unsafe.Pointer]int)
 	for _, in := range ins {
 		for _, m := range [...]map[string]any{in.Application, in.Project} {
@@ -56,7 +63,7 @@ func sharedValues(ins []Input) (valueCache, error) {
 			if _, ok := cache[k]; ok {
 				continue
 			}
-			v, err := ast.InterfaceToValue(m)
+			v, err := conv(m)
 			if err != nil {
 				return nil, fmt.Errorf("input %d: convert %s: %w", i, describe(m), err)
 			}
@@ -68,41 +75,67 @@ func sharedValues(ins []Input) (valueCache, error) {
 
 // value returns the ast form of m, from the cache when it is there.
 func (c valueCache) value(m map[string]any) (ast.Value, error) {
+	return c.valueWith(m, nil)
+}
+
+// valueWith returns the ast form of m, from the cache when it is there,
+// else from docs (which converts when it must).
+func (c valueCache) valueWith(m map[string]any, docs *documentCache) (ast.Value, error) {
 	if v, ok := c[mapKey(m)]; ok {
 		return v, nil
 	}
-	return ast.InterfaceToValue(m)
+	return docs.value(m)
+}
+
+// Keys of the built-in rules' input document.
+var (
+	keyObject               = ast.StringTerm("object")
+	keyApplication          = ast.StringTerm("application")
+	keyProject              = ast.StringTerm("project")
+	keyContext              = ast.StringTerm("context")
+	keyEnforcementPoint     = ast.StringTerm("enforcementPoint")
+	keyArgoCDNamespace      = ast.StringTerm("argocdNamespace")
+	keyClusterScoped        = ast.StringTerm("clusterScoped")
+	keyScaledByHPA          = ast.StringTerm("scaledByHPA")
+	keyExistingApplications = ast.StringTerm("existingApplications")
+)
+
+// inputCaches are the caches builtinInput draws on; nil ones are skipped.
+type inputCaches struct {
+	docs     *documentCache
+	contexts *contextCache
 }
 
 // builtinInput builds the built-in rules' input document, the JSON form of
-// Input, directly as an ast.Value. obj is the already converted in.Object.
+// Input, directly as an ast.Value. obj is the already converted in.Object;
+// the Application and AppProject come from cache, else from caches.docs.
 // An empty Context.ArgoCDNamespace is filled with defaultNS.
-func builtinInput(in Input, obj ast.Value, defaultNS string, cache valueCache) (ast.Value, error) {
+func builtinInput(in Input, obj ast.Value, defaultNS string, cache valueCache, caches inputCaches) (ast.Value, error) {
 	kvs := make([][2]*ast.Term, 0, 4)
-	kvs = append(kvs, [2]*ast.Term{ast.InternedTerm("object"), ast.NewTerm(obj)})
+	kvs = append(kvs, [2]*ast.Term{keyObject, ast.NewTerm(obj)})
 	if len(in.Application) > 0 {
 		app := obj
 		if !sameMap(in.Application, in.Object) {
-			v, err := cache.value(in.Application)
+			v, err := cache.valueWith(in.Application, caches.docs)
 			if err != nil {
 				return nil, fmt.Errorf("convert application: %w", err)
 			}
 			app = v
 		}
-		kvs = append(kvs, [2]*ast.Term{ast.InternedTerm("application"), ast.NewTerm(app)})
+		kvs = append(kvs, [2]*ast.Term{keyApplication, ast.NewTerm(app)})
 	}
 	if len(in.Project) > 0 {
-		v, err := cache.value(in.Project)
+		v, err := cache.valueWith(in.Project, caches.docs)
 		if err != nil {
 			return nil, fmt.Errorf("convert project: %w", err)
 		}
-		kvs = append(kvs, [2]*ast.Term{ast.InternedTerm("project"), ast.NewTerm(v)})
+		kvs = append(kvs, [2]*ast.Term{keyProject, ast.NewTerm(v)})
 	}
-	c, err := contextValue(in.Context, defaultNS)
+	c, err := caches.contexts.value(in.Context, defaultNS)
 	if err != nil {
 		return nil, err
 	}
-	kvs = append(kvs, [2]*ast.Term{ast.InternedTerm("context"), ast.NewTerm(c)})
+	kvs = append(kvs, [2]*ast.Term{keyContext, ast.NewTerm(c)})
 	return ast.NewObject(kvs...), nil
 }
 
@@ -114,23 +147,23 @@ func contextValue(c Context, defaultNS string) (ast.Value, error) {
 	}
 	kvs := make([][2]*ast.Term, 0, 5)
 	kvs = append(kvs,
-		[2]*ast.Term{ast.InternedTerm("enforcementPoint"), ast.StringTerm(string(c.EnforcementPoint))},
-		[2]*ast.Term{ast.InternedTerm("argocdNamespace"), ast.StringTerm(ns)},
-		[2]*ast.Term{ast.InternedTerm("clusterScoped"), ast.InternedTerm(c.ClusterScoped)},
+		[2]*ast.Term{keyEnforcementPoint, ast.StringTerm(string(c.EnforcementPoint))},
+		[2]*ast.Term{keyArgoCDNamespace, ast.StringTerm(ns)},
+		[2]*ast.Term{keyClusterScoped, ast.InternedTerm(c.ClusterScoped)},
 	)
 	if c.ScaledByHPA {
-		kvs = append(kvs, [2]*ast.Term{ast.InternedTerm("scaledByHPA"), ast.InternedTerm(true)})
+		kvs = append(kvs, [2]*ast.Term{keyScaledByHPA, ast.InternedTerm(true)})
 	}
 	if len(c.ExistingApplications) > 0 {
 		apps := make([]*ast.Term, len(c.ExistingApplications))
 		for i, a := range c.ExistingApplications {
-			v, err := ast.InterfaceToValue(a)
+			v, err := convert(a)
 			if err != nil {
 				return nil, fmt.Errorf("convert existing application %d: %w", i, err)
 			}
 			apps[i] = ast.NewTerm(v)
 		}
-		kvs = append(kvs, [2]*ast.Term{ast.InternedTerm("existingApplications"), ast.ArrayTerm(apps...)})
+		kvs = append(kvs, [2]*ast.Term{keyExistingApplications, ast.ArrayTerm(apps...)})
 	}
 	return ast.NewObject(kvs...), nil
 }

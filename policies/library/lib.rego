@@ -27,9 +27,16 @@
 #     evaluator_cache.go). Facts about an Application and its AppProject are
 #     therefore computed by pure functions of input.application and
 #     input.project (namespace_permitted, resource_in_list), so the objects
-#     an Application renders pay for them once.
-#   - Every evaluation step costs: the paths every object takes avoid
-#     needless rule references and leave messages (sprintf) to violations.
+#     an Application renders pay for them once. Only defined results are
+#     kept: a check whose common answer is "no" is a function that returns
+#     false (`else := false`), not one that is undefined, and a call to it
+#     that yields false fails without the cost of a `not`.
+#   - Every evaluation step costs, and a rule reference, a function call or
+#     a builtin call costs more than a comparison: the paths every object
+#     takes avoid needless rule references, fold a rule's checks of an
+#     Application or AppProject into one pure function call (the rule only
+#     hands it the few values of input it needs), and leave messages
+#     (sprintf) to violations, built by a function outside the rule body.
 package tollgate.lib
 
 # str returns obj[key] when it is a string, else "".
@@ -95,11 +102,17 @@ describe_group_kind(group, kind) := sprintf("%q (core group)", [kind]) if {
 # did not say.
 default argocd_namespace := "argocd"
 
-argocd_namespace := ns if {
-	ns := input.context.argocdNamespace
+argocd_namespace := argocd_namespace_of(input.context)
+
+# argocd_namespace_of is the Argo CD namespace a review context names:
+# context.argocdNamespace, or "argocd" when that is not a string with
+# something besides spaces. (A pure function: the evaluator keeps its
+# results across reviews, which share a handful of contexts.)
+argocd_namespace_of(context) := ns if {
+	ns := context.argocdNamespace
 	is_string(ns)
 	trim_space(ns) != ""
-}
+} else := "argocd"
 
 # object_is_argocd_kind holds when input.object is one of the Argo CD kinds
 # that live in the Argo CD namespace by design: Application, ApplicationSet

@@ -59,6 +59,23 @@ test_argocd_namespace if {
 	lib.argocd_namespace == "argocd" with input as {"context": {}}
 }
 
+test_argocd_namespace_of[note] if {
+	some note, c in {
+		"set": {"context": {"argocdNamespace": "gitops"}, "want": "gitops"},
+		"empty": {"context": {"argocdNamespace": ""}, "want": "argocd"},
+		"blank": {"context": {"argocdNamespace": "  "}, "want": "argocd"},
+		"not a string": {"context": {"argocdNamespace": 7}, "want": "argocd"},
+		"missing": {"context": {}, "want": "argocd"},
+		"context not an object": {"context": "gitops", "want": "argocd"},
+	}
+	lib.argocd_namespace_of(c.context) == c.want
+	lib.argocd_namespace == c.want with input as {"context": c.context}
+}
+
+test_argocd_namespace_without_context if {
+	lib.argocd_namespace == "argocd" with input as {}
+}
+
 app := {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "parent"}}
 
 child := {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "child"}}

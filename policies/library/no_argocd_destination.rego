@@ -88,17 +88,32 @@ violation contains v if {
 	input.application.kind == "Application"
 	input.context.clusterScoped == false
 	[ns, path] := lib.rendered_namespace
-	ns == lib.argocd_namespace
-	lib.rendered
+	in_argocd_namespace(ns, input.context)
+
+	# lib.rendered, in one step: input.application is an object (it has a
+	# kind).
+	input.object != input.application
 	not lib.object_is_argocd_kind
-	v := object.union(
-		{
-			"rule": "no-argocd-destination",
-			"msg": sprintf(
-				"%s of Application %q lands in namespace %q, where Argo CD runs with its repository and cluster credentials; deploy it into a namespace of the team",
-				[lib.describe(input.object), lib.application_name, ns],
-			),
-		},
-		path,
-	)
+	v := rendered_violation(ns, path)
 }
+
+# in_argocd_namespace is true when ns is the Argo CD namespace of the review
+# context (lib.argocd_namespace when context is input.context), else false.
+# A pure function: the evaluator keeps its answers across reviews.
+in_argocd_namespace(ns, context) if {
+	ns == lib.argocd_namespace_of(context)
+} else := false
+
+# rendered_violation is the violation of (c) for a rendered object landing
+# in namespace ns; path is {"path": ...} when the object names ns itself.
+# (Built apart from the rule, whose evaluation then needs fewer variables.)
+rendered_violation(ns, path) := object.union(
+	{
+		"rule": "no-argocd-destination",
+		"msg": sprintf(
+			"%s of Application %q lands in namespace %q, where Argo CD runs with its repository and cluster credentials; deploy it into a namespace of the team",
+			[lib.describe(input.object), lib.application_name, ns],
+		),
+	},
+	path,
+)

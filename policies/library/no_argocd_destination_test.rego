@@ -172,3 +172,18 @@ test_rendered_argocd_objects_allowed[kind] if {
 test_manifest_without_application_allowed if {
 	count(violations({"object": config_map("argocd"), "context": ctx})) == 0
 }
+
+# in_argocd_namespace answers false, not undefined, for other namespaces,
+# so that the evaluator keeps that answer too.
+test_in_argocd_namespace[note] if {
+	some note, c in {
+		"argocd": {"ns": "argocd", "context": ctx, "want": true},
+		"team namespace": {"ns": "shop", "context": ctx, "want": false},
+		"custom namespace": {"ns": "gitops", "context": {"argocdNamespace": "gitops"}, "want": true},
+		"default namespace": {"ns": "argocd", "context": {"argocdNamespace": "gitops"}, "want": false},
+		"blank namespace defaults": {"ns": "argocd", "context": {"argocdNamespace": "  "}, "want": true},
+		"blank namespace is not a namespace": {"ns": "  ", "context": {"argocdNamespace": "  "}, "want": false},
+		"no namespace in context": {"ns": "argocd", "context": {}, "want": true},
+	}
+	no_argocd_destination.in_argocd_namespace(c.ns, c.context) == c.want
+}

@@ -26,19 +26,34 @@ violation contains v if {
 	}
 	spec := lib.pod_spec
 	some field in ["containers", "initContainers", "ephemeralContainers"]
-	containers := spec[field]
-	is_array(containers)
-	some i, container in containers
+	some i, container in spec[field]
 	is_object(container)
-	image := object.get(container, "image", null)
-	not lib.image_pinned(image)
-	[problem, fix] := image_problem(image)
-	v := {
-		"rule": "no-latest-tag",
-		"msg": sprintf("%s %s; %s", [lib.container_label(field, container, i), problem, fix]),
-		"path": array.concat(lib.pod_spec_path, [field, i, "image"]),
-	}
+
+	# A pinned image, the common case, ends the check of a container here;
+	# only then does it matter that spec[field] is a list, not a map.
+	unpinned(object.get(container, "image", null))
+	is_array(spec[field])
+	v := container_violation(field, i, container)
 }
+
+# container_violation is the violation for container, spec[field][i] in the
+# pod spec. (Built apart from the rule, whose evaluation then needs fewer
+# variables.)
+container_violation(field, i, container) := {
+	"rule": "no-latest-tag",
+	"msg": sprintf("%s %s; %s", [lib.container_label(field, container, i), problem, fix]),
+	"path": array.concat(lib.pod_spec_path, [field, i, "image"]),
+} if {
+	[problem, fix] := image_problem(object.get(container, "image", null))
+}
+
+# unpinned is true when image (a container's image field, null when it has
+# none) is not pinned, else false: every answer is a value, which the
+# evaluator keeps across reviews (a pure function), and a call that yields
+# false fails without the cost of a negation.
+unpinned(image) if {
+	not lib.image_pinned(image)
+} else := false
 
 # image_problem says what is wrong with an image reference that is not
 # pinned, and how to fix it.

@@ -205,3 +205,14 @@ test_pod_kinds_all_checked if {
 		count(violations(obj)) == 1
 	}
 }
+
+# unpinned answers false, not undefined, for a pinned image, so that the
+# evaluator keeps that answer too.
+test_unpinned if {
+	no_latest_tag.unpinned("nginx:1.27.3") == false
+	no_latest_tag.unpinned(concat("@", ["nginx", digest])) == false
+	no_latest_tag.unpinned("nginx:latest") == true
+	no_latest_tag.unpinned("nginx") == true
+	no_latest_tag.unpinned(null) == true
+	no_latest_tag.unpinned(42) == true
+}

@@ -166,3 +166,17 @@ test_rendered_child_application_own_destination_not_checked if {
 	child := object.union(app({"server": in_cluster, "namespace": "kube-system"}), {"metadata": {"name": "child", "namespace": "shop"}})
 	count(review_rendered(child, false)) == 0
 }
+
+# namespace_denied answers false, not undefined, when the project permits
+# the namespace, so that the evaluator keeps that answer too.
+test_namespace_denied[note] if {
+	a := app({"server": in_cluster, "namespace": "shop"})
+	p := project([{"server": in_cluster, "namespace": "shop"}])
+	some note, c in {
+		"permitted": {"project": p, "namespace": "shop", "want": false},
+		"not permitted": {"project": p, "namespace": "kube-system", "want": true},
+		"no namespace": {"project": p, "namespace": "", "want": false},
+		"project not an object": {"project": "team-a", "namespace": "kube-system", "want": false},
+	}
+	project_destination_denied.namespace_denied(a, c.project, c.namespace) == c.want
+}

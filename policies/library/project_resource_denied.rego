@@ -24,13 +24,20 @@ import data.tollgate.lib
 # (the scope, and a resource list of the project that must exist), so the
 # rule index skips the clauses that cannot apply: a namespaced object under
 # a project without namespace resource lists enters none.
+#
+# What the project's lists say about a kind comes from pure functions of
+# the object's kind and apiVersion (whitelist_denies, listed), whose results
+# the evaluator keeps across reviews; group_kind, for the message, is only
+# computed for a violation. In a clause, input.application.kind ==
+# "Application" makes input.application an object, so `input.object !=
+# input.application` is lib.rendered, in one step.
 
 # (a) Cluster-scoped, and the project has no cluster whitelist.
 violation contains v if {
 	input.application.kind == "Application"
 	input.context.clusterScoped == true
 	is_object(input.project)
-	lib.rendered
+	input.object != input.application
 	count(lib.project_list(input.project, "clusterResourceWhitelist")) == 0
 	v := violation_of(
 		sprintf("and AppProject %q has no spec.clusterResourceWhitelist, so it permits no cluster-scoped resources", [lib.project_name]),
@@ -43,11 +50,8 @@ violation contains v if {
 	input.application.kind == "Application"
 	input.context.clusterScoped == true
 	whitelist := input.project.spec.clusterResourceWhitelist
-	lib.rendered
-	is_array(whitelist)
-	count(whitelist) > 0
-	[group, kind] := group_kind
-	not lib.resource_in_list(group, kind, whitelist)
+	input.object != input.application
+	whitelist_denies(input.object.kind, input.object.apiVersion, whitelist)
 	v := violation_of(
 		sprintf("that AppProject %q does not list in spec.clusterResourceWhitelist", [lib.project_name]),
 		_whitelist_fix,
@@ -59,9 +63,8 @@ violation contains v if {
 	input.application.kind == "Application"
 	input.context.clusterScoped == true
 	blacklist := input.project.spec.clusterResourceBlacklist
-	lib.rendered
-	[group, kind] := group_kind
-	lib.resource_in_list(group, kind, blacklist)
+	input.object != input.application
+	listed(input.object.kind, input.object.apiVersion, blacklist)
 	v := violation_of(
 		sprintf("that AppProject %q blacklists in spec.clusterResourceBlacklist", [lib.project_name]),
 		_blacklist_fix,
@@ -73,9 +76,8 @@ violation contains v if {
 	input.application.kind == "Application"
 	input.context.clusterScoped == false
 	blacklist := input.project.spec.namespaceResourceBlacklist
-	lib.rendered
-	[group, kind] := group_kind
-	lib.resource_in_list(group, kind, blacklist)
+	input.object != input.application
+	listed(input.object.kind, input.object.apiVersion, blacklist)
 	v := violation_of(
 		sprintf("that AppProject %q blacklists in spec.namespaceResourceBlacklist", [lib.project_name]),
 		_blacklist_fix,
@@ -88,26 +90,43 @@ violation contains v if {
 	input.application.kind == "Application"
 	input.context.clusterScoped == false
 	whitelist := input.project.spec.namespaceResourceWhitelist
-	lib.rendered
-	is_array(whitelist)
-	count(whitelist) > 0
-	[group, kind] := group_kind
-	not lib.resource_in_list(group, kind, whitelist)
+	input.object != input.application
+	whitelist_denies(input.object.kind, input.object.apiVersion, whitelist)
 	v := violation_of(
 		sprintf("that AppProject %q does not list in spec.namespaceResourceWhitelist", [lib.project_name]),
 		_whitelist_fix,
 	)
 }
 
+# whitelist_denies is true when whitelist, a resource whitelist of the
+# project, is a non-empty array and no entry of it matches an object of kind
+# kind and apiVersion version (see group_kind_of), else false: every answer,
+# the common "permitted" too, is a value the evaluator can keep.
+whitelist_denies(kind, version, whitelist) if {
+	is_array(whitelist)
+	count(whitelist) > 0
+	[group, k] := group_kind_of(kind, version)
+	not lib.resource_in_list(group, k, whitelist)
+} else := false
+
+# listed is true when an entry of list, a resource list of the project,
+# matches an object of kind kind and apiVersion version (see
+# group_kind_of), else false.
+listed(kind, version, list) if {
+	[group, k] := group_kind_of(kind, version)
+	lib.resource_in_list(group, k, list)
+} else := false
+
 # group_kind is [group, kind] of input.object; undefined when its kind is
 # not a non-empty string or its apiVersion not a string, which no resource
-# list can permit or deny. (lib.api_group is a pure function: the evaluator
-# keeps its results across reviews.)
-group_kind := [lib.api_group(version), kind] if {
-	kind := input.object.kind
+# list can permit or deny.
+group_kind := group_kind_of(input.object.kind, input.object.apiVersion)
+
+# group_kind_of returns [group, kind] for a kind and an apiVersion, as
+# group_kind describes.
+group_kind_of(kind, version) := [lib.api_group(version), kind] if {
 	is_string(kind)
 	kind != ""
-	version := input.object.apiVersion
 	is_string(version)
 }
 

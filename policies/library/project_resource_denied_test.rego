@@ -144,3 +144,28 @@ test_without_application_or_project_ignored if {
 test_object_without_kind_ignored if {
 	count(violations({"apiVersion": "v1", "metadata": {"name": "x"}}, {}, true)) == 0
 }
+
+# whitelist_denies and listed answer false, not undefined, in the common
+# case, so that the evaluator keeps that answer too.
+test_whitelist_denies[note] if {
+	some note, c in {
+		"listed": {"kind": "Deployment", "version": "apps/v1", "list": [{"group": "apps", "kind": "*"}], "want": false},
+		"not listed": {"kind": "Deployment", "version": "apps/v1", "list": [{"group": "", "kind": "ConfigMap"}], "want": true},
+		"core group": {"kind": "ConfigMap", "version": "v1", "list": [{"kind": "ConfigMap"}], "want": false},
+		"empty whitelist": {"kind": "Deployment", "version": "apps/v1", "list": [], "want": false},
+		"whitelist not a list": {"kind": "Deployment", "version": "apps/v1", "list": {"group": "", "kind": "x"}, "want": false},
+		"kind not a string": {"kind": 7, "version": "apps/v1", "list": [{"group": "", "kind": "ConfigMap"}], "want": false},
+		"empty kind": {"kind": "", "version": "apps/v1", "list": [{"group": "", "kind": "ConfigMap"}], "want": false},
+	}
+	project_resource_denied.whitelist_denies(c.kind, c.version, c.list) == c.want
+}
+
+test_listed[note] if {
+	some note, c in {
+		"listed": {"kind": "ResourceQuota", "version": "v1", "list": [{"group": "", "kind": "ResourceQuota"}], "want": true},
+		"not listed": {"kind": "Deployment", "version": "apps/v1", "list": [{"group": "", "kind": "ResourceQuota"}], "want": false},
+		"list not a list": {"kind": "ResourceQuota", "version": "v1", "list": "ResourceQuota", "want": false},
+		"apiVersion not a string": {"kind": "ResourceQuota", "version": 1, "list": [{"group": "", "kind": "ResourceQuota"}], "want": false},
+	}
+	project_resource_denied.listed(c.kind, c.version, c.list) == c.want
+}
