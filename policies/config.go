@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/tollgate-dev/tollgate/internal/bounded"
 )
 
 // ExemptAnnotation is the default annotation that exempts one object from
@@ -133,7 +135,7 @@ func (c Config) Validate() error {
 // Unknown fields and invalid severities are errors naming the file. Unknown
 // rule ids are reported by New, which also knows the user policies' ids.
 func LoadConfig(path string) (Config, error) {
-	data, err := readBounded(path, maxConfigBytes)
+	data, err := bounded.ReadFile(path, maxConfigBytes)
 	if err != nil {
 		return Config{}, fmt.Errorf("load config: %w", err)
 	}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,6 +12,8 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
+
+	"github.com/tollgate-dev/tollgate/internal/bounded"
 )
 
 // maxPolicyBytes bounds the size of one Rego file.
@@ -96,7 +96,7 @@ func loadDirs(dirs []string, keep func(name string) bool) (map[string]*ast.Modul
 			if _, seen := modules[path]; seen {
 				return nil
 			}
-			src, err := readBounded(path, maxPolicyBytes)
+			src, err := bounded.ReadFile(path, maxPolicyBytes)
 			if err != nil {
 				return err
 			}
@@ -115,23 +115,6 @@ func loadDirs(dirs []string, keep func(name string) bool) (map[string]*ast.Modul
 		return nil, fmt.Errorf("no .rego files found in %s", strings.Join(dirs, ", "))
 	}
 	return modules, nil
-}
-
-// readBounded reads a file of at most limit bytes.
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	src, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if int64(len(src)) > limit {
-		return nil, fmt.Errorf("read %s: file larger than %d bytes", path, limit)
-	}
-	return src, nil
 }
 
 // parseModule parses one Rego v1 module; errors carry file:line.
