@@ -55,51 +55,53 @@ pod_spec_path := ["spec", "jobTemplate", "spec", "template", "spec"] if {
 }
 
 # pod_spec is input.object's pod spec (whatever value sits at
-# pod_spec_path, null when the path is missing); undefined for objects that
+# pod_spec_path); undefined when the path is missing and for objects that
 # carry none. Its clauses repeat those of pod_spec_path (lib_pods_test.rego
 # checks that they agree), so that a review computes one rule, not two, and
-# the common kinds are told apart by the rule index alone.
-pod_spec := object.get(input.object, ["spec"], null) if {
+# the common kinds are told apart by the rule index alone. They are plain
+# references: object.get(input.object, path, null) costs a review about
+# 5 µs more (BenchmarkEvaluateDeployment).
+pod_spec := input.object.spec if {
 	input.object.kind == "Pod"
 	input.object.apiVersion == "v1"
 }
 
-pod_spec := object.get(input.object, ["template", "spec"], null) if {
+pod_spec := input.object.template.spec if {
 	input.object.kind == "PodTemplate"
 	input.object.apiVersion == "v1"
 }
 
-pod_spec := object.get(input.object, ["spec", "template", "spec"], null) if {
+pod_spec := input.object.spec.template.spec if {
 	input.object.kind == "ReplicationController"
 	input.object.apiVersion == "v1"
 }
 
-pod_spec := object.get(input.object, ["spec", "template", "spec"], null) if {
+pod_spec := input.object.spec.template.spec if {
 	input.object.kind == "Deployment"
 	strings.any_prefix_match(input.object.apiVersion, {"apps/", "extensions/"})
 }
 
-pod_spec := object.get(input.object, ["spec", "template", "spec"], null) if {
+pod_spec := input.object.spec.template.spec if {
 	input.object.kind == "DaemonSet"
 	strings.any_prefix_match(input.object.apiVersion, {"apps/", "extensions/"})
 }
 
-pod_spec := object.get(input.object, ["spec", "template", "spec"], null) if {
+pod_spec := input.object.spec.template.spec if {
 	input.object.kind == "ReplicaSet"
 	strings.any_prefix_match(input.object.apiVersion, {"apps/", "extensions/"})
 }
 
-pod_spec := object.get(input.object, ["spec", "template", "spec"], null) if {
+pod_spec := input.object.spec.template.spec if {
 	input.object.kind == "StatefulSet"
 	startswith(input.object.apiVersion, "apps/")
 }
 
-pod_spec := object.get(input.object, ["spec", "template", "spec"], null) if {
+pod_spec := input.object.spec.template.spec if {
 	input.object.kind == "Job"
 	startswith(input.object.apiVersion, "batch/")
 }
 
-pod_spec := object.get(input.object, ["spec", "jobTemplate", "spec", "template", "spec"], null) if {
+pod_spec := input.object.spec.jobTemplate.spec.template.spec if {
 	input.object.kind == "CronJob"
 	startswith(input.object.apiVersion, "batch/")
 }

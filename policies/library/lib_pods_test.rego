@@ -54,10 +54,23 @@ pod_spec_cases := {
 	"Pod with a spec that is not an object": {"apiVersion": "v1", "kind": "Pod", "spec": "x"},
 }
 
-test_pod_spec_agrees_with_pod_spec_path[note] if {
-	some note, obj in pod_spec_cases
-	want := object.get(obj, lib.pod_spec_path, null) with input as {"object": obj}
+test_pod_spec_agrees_with_pod_spec_path if {
+	every obj in pod_spec_cases {
+		pod_spec_agrees(obj)
+	}
+}
+
+pod_spec_agrees(obj) if {
+	path := lib.pod_spec_path with input as {"object": obj}
+	want := object.get(obj, path, null)
+	want != null
 	lib.pod_spec == want with input as {"object": obj}
+}
+
+pod_spec_agrees(obj) if {
+	path := lib.pod_spec_path with input as {"object": obj}
+	object.get(obj, path, null) == null
+	not lib.pod_spec with input as {"object": obj}
 }
 
 test_pod_spec_undefined[note] if {
