@@ -26,7 +26,8 @@ const libraryDir = "library"
 const DefaultTimeout = 2 * time.Second
 
 // builtinQuery collects every built-in violation together with the name of
-// the package that produced it.
+// the package that produced it. The Evaluator runs it specialised by kind
+// (evaluator_kinds.go).
 const builtinQuery = "data.tollgate.builtin[pkg].violation[v]"
 
 // Check is a native Go check the caller wires into the Evaluator, e.g. typed
@@ -82,8 +83,9 @@ type Evaluator struct {
 	argocdNS  string
 	exemptKey string
 
-	// builtin is the prepared built-in query; nil when disabled.
-	builtin *rego.PreparedEvalQuery
+	// builtin is the built-in query prepared per object kind; nil when
+	// disabled.
+	builtin *kindQueries
 	// shared caches the results of the built-in library's pure functions
 	// across evaluations (see evaluator_cache.go).
 	shared *sharedCache
@@ -189,7 +191,7 @@ func checkRuleDefaults(rules []RuleInfo, known map[string]bool) (map[string]Seve
 
 // prepareBuiltin compiles the built-in library, prepares its query and
 // returns the cache its pure functions share.
-func prepareBuiltin(ctx context.Context, lib fs.FS) (*rego.PreparedEvalQuery, *sharedCache, error) {
+func prepareBuiltin(ctx context.Context, lib fs.FS) (*kindQueries, *sharedCache, error) {
 	modules, err := loadFS(lib)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load built-in policies: %w", err)
@@ -204,11 +206,11 @@ func prepareBuiltin(ctx context.Context, lib fs.FS) (*rego.PreparedEvalQuery, *s
 	if err != nil {
 		return nil, nil, fmt.Errorf("compile built-in policies: %w", err)
 	}
-	pq, err := prepare(ctx, compiler, builtinQuery)
+	qs, err := prepareKindQueries(ctx, compiler)
 	if err != nil {
 		return nil, nil, fmt.Errorf("prepare built-in policies: %w", err)
 	}
-	return pq, newSharedCache(compiler, defaultSharedCacheEntries), nil
+	return qs, newSharedCache(compiler, defaultSharedCacheEntries), nil
 }
 
 // compileModules compiles parsed modules into a fresh compiler.

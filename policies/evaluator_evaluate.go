@@ -80,7 +80,7 @@ func (e *Evaluator) evaluate(ctx context.Context, in Input, cache valueCache) ([
 			return nil, err
 		}
 		vc := getEvalCache(e.shared)
-		rs, err := e.builtin.Eval(ctx, rego.EvalParsedInput(input), cancel, noMetrics, rego.EvalVirtualCache(vc))
+		rs, err := e.builtin.forObject(in.Object).Eval(ctx, rego.EvalParsedInput(input), cancel, noMetrics, rego.EvalVirtualCache(vc))
 		vc.release()
 		if err != nil {
 			return nil, fmt.Errorf("evaluate built-in policies: %w", err)
