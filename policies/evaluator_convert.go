@@ -128,3 +128,72 @@ var fieldNames = func() map[string]ast.Value {
 	}
 	return m
 }()
+
+// convertRead returns convert(x) without the object keys r does not read
+// (evaluator_reads.go); arrays keep all their elements.
+func convertRead(x any, r *reads) (ast.Value, error) {
+	c := converter{
+		terms: make([]ast.Term, 0, countReadTerms(x, r)),
+		pairs: make([][2]*ast.Term, 0, 16),
+	}
+	return c.read(x, r)
+}
+
+// countReadTerms is countTerms for convertRead.
+func countReadTerms(x any, r *reads) int {
+	if r.whole {
+		return countTerms(x)
+	}
+	n := 0
+	switch x := x.(type) {
+	case map[string]any:
+		for k, v := range x {
+			if sub := r.forKey(k); sub != nil {
+				n += 2 + countReadTerms(v, sub)
+			}
+		}
+	case []any:
+		sub := r.forElems()
+		n += len(x)
+		for _, v := range x {
+			n += countReadTerms(v, sub)
+		}
+	}
+	return n
+}
+
+func (c *converter) read(x any, r *reads) (ast.Value, error) {
+	if r.whole {
+		return c.value(x)
+	}
+	switch x := x.(type) {
+	case map[string]any:
+		base := len(c.pairs)
+		for k, v := range x {
+			sub := r.forKey(k)
+			if sub == nil {
+				continue
+			}
+			val, err := c.read(v, sub)
+			if err != nil {
+				return nil, err
+			}
+			c.pairs = append(c.pairs, [2]*ast.Term{c.term(fieldName(k)), c.term(val)})
+		}
+		obj := ast.NewObject(c.pairs[base:]...)
+		c.pairs = c.pairs[:base]
+		return obj, nil
+	case []any:
+		sub := r.forElems()
+		elems := make([]*ast.Term, len(x))
+		for i, e := range x {
+			v, err := c.read(e, sub)
+			if err != nil {
+				return nil, err
+			}
+			elems[i] = c.term(v)
+		}
+		return ast.NewArray(elems...), nil
+	}
+	return c.value(x)
+}

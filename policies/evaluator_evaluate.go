@@ -61,26 +61,50 @@ func (e *Evaluator) evaluateOne(ctx context.Context, in Input, cache valueCache)
 // goroutine per query to watch ctx, and collect metrics nobody reads; a
 // topdown.Cancel that reads ctx.Err() (OPA polls it between evaluation
 // steps) and no-op metrics replace both. Rule indexing and early exit are
-// OPA's defaults, and instrumentation is off.
+// OPA's defaults, and instrumentation is off. The built-in query of the
+// object's kind (evaluator_kinds.go) sees the object pruned to what it
+// reads (evaluator_reads.go); user policies see it whole.
 func (e *Evaluator) evaluate(ctx context.Context, in Input, cache valueCache) ([]Violation, error) {
-	var obj ast.Value = ast.NullValue
-	if in.Object != nil {
-		v, err := convert(in.Object)
-		if err != nil {
-			return nil, fmt.Errorf("convert object: %w", err)
+	var wholeObj ast.Value
+	whole := func() (ast.Value, error) {
+		if wholeObj != nil {
+			return wholeObj, nil
 		}
-		obj = v
+		wholeObj = ast.NullValue
+		if in.Object != nil {
+			v, err := convert(in.Object)
+			if err != nil {
+				return nil, err
+			}
+			wholeObj = v
+		}
+		return wholeObj, nil
 	}
 	cancel := rego.EvalExternalCancel(ctxCancel{ctx})
 
 	var vs []Violation
 	if e.builtin != nil {
-		input, err := builtinInput(in, obj, e.argocdNS, cache, e.inputs)
+		q := e.builtin.forObject(in.Object)
+		var (
+			obj       ast.Value
+			err       error
+			wholeFrom func() (ast.Value, error)
+		)
+		if prunable(in, q.reads) {
+			obj, err = convertRead(in.Object, q.reads)
+			wholeFrom = whole
+		} else {
+			obj, err = whole()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("convert object: %w", err)
+		}
+		input, err := builtinInput(in, obj, wholeFrom, e.argocdNS, cache, e.inputs)
 		if err != nil {
 			return nil, err
 		}
 		vc := getEvalCache(e.shared)
-		rs, err := e.builtin.forObject(in.Object).Eval(ctx, rego.EvalParsedInput(input), cancel, noMetrics, rego.EvalVirtualCache(vc))
+		rs, err := q.query.Eval(ctx, rego.EvalParsedInput(input), cancel, noMetrics, rego.EvalVirtualCache(vc))
 		vc.release()
 		if err != nil {
 			return nil, fmt.Errorf("evaluate built-in policies: %w", err)
@@ -90,6 +114,10 @@ func (e *Evaluator) evaluate(ctx context.Context, in Input, cache valueCache) ([
 		}
 	}
 	if e.user != nil {
+		obj, err := whole()
+		if err != nil {
+			return nil, fmt.Errorf("convert object: %w", err)
+		}
 		rs, err := e.user.Eval(ctx, rego.EvalParsedInput(obj), cancel, noMetrics)
 		if err != nil {
 			return nil, fmt.Errorf("evaluate user policies: %w", err)

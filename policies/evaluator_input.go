@@ -107,12 +107,13 @@ type inputCaches struct {
 }
 
 // builtinInput builds the built-in rules' input document, the JSON form of
-// Input, directly as an ast.Value. obj is the already converted in.Object;
-// the Application and AppProject come from cache, else from caches.docs.
-// An empty Context.ArgoCDNamespace is filled with defaultNS.
-func builtinInput(in Input, obj ast.Value, defaultNS string, cache valueCache, caches inputCaches) (ast.Value, error) {
-	kvs := make([][2]*ast.Term, 0, 4)
-	kvs = append(kvs, [2]*ast.Term{keyObject, ast.NewTerm(obj)})
+// Input, directly as an ast.Value. obj is the already converted in.Object,
+// or, when whole is not nil, in.Object pruned to what the rules read
+// (evaluator_reads.go) and whole converts it whole. The Application and
+// AppProject come from cache, else from caches.docs. An empty
+// Context.ArgoCDNamespace is filled with defaultNS.
+func builtinInput(in Input, obj ast.Value, whole func() (ast.Value, error), defaultNS string, cache valueCache, caches inputCaches) (ast.Value, error) {
+	kvs := make([][2]*ast.Term, 1, 4)
 	if len(in.Application) > 0 {
 		app := obj
 		if !sameMap(in.Application, in.Object) {
@@ -121,9 +122,18 @@ func builtinInput(in Input, obj ast.Value, defaultNS string, cache valueCache, c
 				return nil, fmt.Errorf("convert application: %w", err)
 			}
 			app = v
+			// The rules compare input.object with input.application; the
+			// caller made sure that the whole object differs from the
+			// Application, and so must the pruned one.
+			if whole != nil && obj.Compare(app) == 0 {
+				if obj, err = whole(); err != nil {
+					return nil, err
+				}
+			}
 		}
 		kvs = append(kvs, [2]*ast.Term{keyApplication, ast.NewTerm(app)})
 	}
+	kvs[0] = [2]*ast.Term{keyObject, ast.NewTerm(obj)}
 	if len(in.Project) > 0 {
 		v, err := cache.valueWith(in.Project, caches.docs)
 		if err != nil {

@@ -34,14 +34,21 @@ import (
 // kindQueries are the built-in query prepared per object kind.
 type kindQueries struct {
 	// byKind holds the query for each kind some package's guards name.
-	byKind map[string]*rego.PreparedEvalQuery
+	byKind map[string]*kindQuery
 	// other is the query for every other kind, an object without a kind
 	// and no object at all: the packages without guards.
-	other *rego.PreparedEvalQuery
+	other *kindQuery
+}
+
+// kindQuery is the built-in query over some packages and what their rules
+// read of input.object (nil: convert it whole).
+type kindQuery struct {
+	query *rego.PreparedEvalQuery
+	reads *reads
 }
 
 // forObject returns the query that judges obj.
-func (q *kindQueries) forObject(obj map[string]any) *rego.PreparedEvalQuery {
+func (q *kindQueries) forObject(obj map[string]any) *kindQuery {
 	if kind, ok := obj["kind"].(string); ok {
 		if pq, ok := q.byKind[kind]; ok {
 			return pq
@@ -65,21 +72,25 @@ func prepareKindQueries(ctx context.Context, compiler *ast.Compiler) (*kindQueri
 			kinds[k] = append(kinds[k], pkg)
 		}
 	}
-	prepared := map[string]*rego.PreparedEvalQuery{}
-	queryOf := func(pkgs []string) (*rego.PreparedEvalQuery, error) {
+	prepared := map[string]*kindQuery{}
+	queryOf := func(pkgs []string) (*kindQuery, error) {
 		slices.Sort(pkgs)
 		q := packagesQuery(pkgs)
-		if pq, ok := prepared[q]; ok {
-			return pq, nil
+		if kq, ok := prepared[q]; ok {
+			return kq, nil
 		}
 		pq, err := prepare(ctx, compiler, q)
 		if err != nil {
 			return nil, fmt.Errorf("prepare %s: %w", q, err)
 		}
-		prepared[q] = pq
-		return pq, nil
+		// An analysis that gives up leaves the object whole: slower, the
+		// same decisions.
+		r, _ := readsOf(compiler, pkgs)
+		kq := &kindQuery{query: pq, reads: r}
+		prepared[q] = kq
+		return kq, nil
 	}
-	out := &kindQueries{byKind: make(map[string]*rego.PreparedEvalQuery, len(kinds))}
+	out := &kindQueries{byKind: make(map[string]*kindQuery, len(kinds))}
 	var err error
 	if out.other, err = queryOf(slices.Clone(everyKind)); err != nil {
 		return nil, err

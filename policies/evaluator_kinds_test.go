@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -126,14 +128,17 @@ func TestKindQueriesMatchFullQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref.builtin = &kindQueries{other: full}
+	ref.builtin = &kindQueries{other: &kindQuery{query: full}}
 	ref.shared = newSharedCache(compiler, defaultSharedCacheEntries)
 
 	kinds := slices.Sorted(maps.Keys(e.builtin.byKind))
 	if len(kinds) < 10 {
 		t.Fatalf("the library's guards name %d kinds: %v", len(kinds), kinds)
 	}
-	ins := kindCorpus(t, append(kinds, "ConfigMap", "ClusterRole"))
+	objects := kindObjects(t)
+	ins := kindCorpus(t, objects, append(kinds, "ConfigMap", "ClusterRole"))
+	ins = append(ins, mutants(t, objects, kinds, 6000)...)
+	ins = append(ins, applicationLookalikes(t)...)
 	seen := map[string]bool{}
 	for _, in := range ins {
 		got, err := e.Evaluate(t.Context(), in)
@@ -160,10 +165,8 @@ func TestKindQueriesMatchFullQuery(t *testing.T) {
 	}
 }
 
-// kindCorpus returns inputs that break every built-in rule, each object
-// judged with and without an Application and relabelled with every kind in
-// kinds.
-func kindCorpus(t *testing.T, kinds []string) []Input {
+// kindObjects returns objects that break every built-in rule.
+func kindObjects(t *testing.T) []map[string]any {
 	t.Helper()
 	image := func(ref string) map[string]any {
 		return map[string]any{"containers": []any{map[string]any{"name": "app", "image": ref}}}
@@ -202,6 +205,13 @@ func kindCorpus(t *testing.T, kinds []string) []Input {
 			objects = append(objects, obj)
 		}
 	}
+	return append(objects, benchDeployment("web"), benchApplication(), benchProject())
+}
+
+// kindCorpus returns inputs judging each object with and without an
+// Application, relabelled with every kind in kinds.
+func kindCorpus(t *testing.T, objects []map[string]any, kinds []string) []Input {
+	t.Helper()
 	app := benchApplication()
 	project := benchProject()
 	var ins []Input
@@ -228,6 +238,99 @@ func kindCorpus(t *testing.T, kinds []string) []Input {
 	ins = append(ins, Input{Context: Context{EnforcementPoint: PointCLI}})
 	if testing.Verbose() {
 		fmt.Printf("kind corpus: %d inputs\n", len(ins))
+	}
+	return ins
+}
+
+// mutants returns n inputs whose objects are objects changed at random: a
+// key deleted, added or given another value of another type, the kind
+// relabelled, one to three times each.
+func mutants(t *testing.T, objects []map[string]any, kinds []string, n int) []Input {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, 11))
+	keys := []string{"image", "name", "namespace", "containers", "initContainers", "kind", "apiVersion",
+		"metadata", "spec", "template", "data", "stringData", "destination", "replicas", "x"}
+	values := []func() any{
+		func() any { return "" },
+		func() any { return "nginx" },
+		func() any { return "nginx:latest" },
+		func() any { return "nginx@sha256:" + strings.Repeat("ab", 32) },
+		func() any { return "argocd" },
+		func() any { return int64(3) },
+		func() any { return 3.5 },
+		func() any { return true },
+		func() any { return nil },
+		func() any { return map[string]any{} },
+		func() any { return []any{} },
+		func() any { return map[string]any{"name": "x", "image": "y:latest", "namespace": "argocd"} },
+		func() any { return []any{map[string]any{"image": "a"}, "b"} },
+	}
+	var ins []Input
+	app, project := benchApplication(), benchProject()
+	for range n {
+		o := jsonRoundTrip(t, objects[rng.IntN(len(objects))]).(map[string]any)
+		for range 1 + rng.IntN(3) {
+			var nodes []any
+			collectNodes(o, &nodes)
+			switch node := nodes[rng.IntN(len(nodes))].(type) {
+			case map[string]any:
+				k := keys[rng.IntN(len(keys))]
+				if rng.IntN(4) == 0 {
+					delete(node, k)
+				} else {
+					node[k] = values[rng.IntN(len(values))]()
+				}
+			case []any:
+				if len(node) > 0 {
+					node[rng.IntN(len(node))] = values[rng.IntN(len(values))]()
+				}
+			}
+		}
+		if rng.IntN(3) == 0 {
+			o["kind"] = kinds[rng.IntN(len(kinds))]
+		}
+		in := Input{Object: o, Context: Context{EnforcementPoint: PointSync, ClusterScoped: rng.IntN(2) == 0, ScaledByHPA: rng.IntN(2) == 0}}
+		if rng.IntN(4) > 0 {
+			in.Application, in.Project = app, project
+		}
+		ins = append(ins, in)
+	}
+	return ins
+}
+
+// collectNodes appends the objects and arrays in x.
+func collectNodes(x any, nodes *[]any) {
+	switch x := x.(type) {
+	case map[string]any:
+		*nodes = append(*nodes, x)
+		for _, v := range x {
+			collectNodes(v, nodes)
+		}
+	case []any:
+		*nodes = append(*nodes, x)
+		for _, v := range x {
+			collectNodes(v, nodes)
+		}
+	}
+}
+
+// applicationLookalikes are Applications compared with the Application of
+// their review: an equal copy, and copies with fields no rule reads, whose
+// pruned form equals the Application while the whole one does not.
+func applicationLookalikes(t *testing.T) []Input {
+	t.Helper()
+	app := jsonDecode(t, `{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+		"metadata": {"name": "root", "namespace": "argocd"},
+		"spec": {"project": "team", "destination": {"server": "https://kubernetes.default.svc", "namespace": "argocd"}}}`).(map[string]any)
+	project := benchProject()
+	var ins []Input
+	for _, extra := range []map[string]any{nil, {"status": map[string]any{"sync": "Synced"}}, {"operation": int64(3)}} {
+		o := jsonRoundTrip(t, app).(map[string]any)
+		maps.Copy(o, extra)
+		ins = append(ins,
+			Input{Object: o, Application: app, Project: project, Context: Context{EnforcementPoint: PointSync}},
+			Input{Object: o, Application: o, Project: project, Context: Context{EnforcementPoint: PointSync}},
+		)
 	}
 	return ins
 }
