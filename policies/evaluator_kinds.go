@@ -41,7 +41,7 @@ type kindQueries struct {
 }
 
 // kindQuery is the built-in query over some packages and what their rules
-// read of input.object (nil: convert it whole).
+// read of an input.object of the kind (nil: convert it whole).
 type kindQuery struct {
 	query *rego.PreparedEvalQuery
 	reads *reads
@@ -72,31 +72,30 @@ func prepareKindQueries(ctx context.Context, compiler *ast.Compiler) (*kindQueri
 			kinds[k] = append(kinds[k], pkg)
 		}
 	}
-	prepared := map[string]*kindQuery{}
-	queryOf := func(pkgs []string) (*kindQuery, error) {
+	prepared := map[string]*rego.PreparedEvalQuery{}
+	queryOf := func(pkgs []string, kind string) (*kindQuery, error) {
 		slices.Sort(pkgs)
 		q := packagesQuery(pkgs)
-		if kq, ok := prepared[q]; ok {
-			return kq, nil
-		}
-		pq, err := prepare(ctx, compiler, q)
-		if err != nil {
-			return nil, fmt.Errorf("prepare %s: %w", q, err)
+		pq, ok := prepared[q]
+		if !ok {
+			var err error
+			if pq, err = prepare(ctx, compiler, q); err != nil {
+				return nil, fmt.Errorf("prepare %s: %w", q, err)
+			}
+			prepared[q] = pq
 		}
 		// An analysis that gives up leaves the object whole: slower, the
 		// same decisions.
-		r, _ := readsOf(compiler, pkgs)
-		kq := &kindQuery{query: pq, reads: r}
-		prepared[q] = kq
-		return kq, nil
+		r, _ := readsOf(compiler, pkgs, kind)
+		return &kindQuery{query: pq, reads: r}, nil
 	}
 	out := &kindQueries{byKind: make(map[string]*kindQuery, len(kinds))}
 	var err error
-	if out.other, err = queryOf(slices.Clone(everyKind)); err != nil {
+	if out.other, err = queryOf(slices.Clone(everyKind), ""); err != nil {
 		return nil, err
 	}
 	for kind, pkgs := range kinds {
-		if out.byKind[kind], err = queryOf(append(pkgs, everyKind...)); err != nil {
+		if out.byKind[kind], err = queryOf(append(pkgs, everyKind...), kind); err != nil {
 			return nil, err
 		}
 	}

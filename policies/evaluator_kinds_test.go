@@ -88,8 +88,8 @@ deny contains "x" if true
 	if got := slices.Sorted(maps.Keys(qs.byKind)); !slices.Equal(got, []string{"ConfigMap", "CronJob", "Job", "Pod", "Secret"}) {
 		t.Errorf("queries for kinds %v", got)
 	}
-	if qs.byKind["Pod"] != qs.byKind["Job"] {
-		t.Error("Pod and Job have the same packages but separate queries")
+	if qs.byKind["Pod"].query != qs.byKind["Job"].query {
+		t.Error("Pod and Job have the same packages but separately prepared queries")
 	}
 	for _, obj := range []map[string]any{nil, {"kind": "Deployment"}, {"kind": []any{"Pod"}}} {
 		if qs.forObject(obj) != qs.other {

@@ -3,6 +3,7 @@ package policies
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -190,7 +191,11 @@ type ruleSummary struct {
 
 // analyzer computes the reads of the built-in rules.
 type analyzer struct {
-	compiler  *ast.Compiler
+	compiler *ast.Compiler
+	// kind is the kind of input.object, "" when not known. A body that
+	// requires another kind (ruleKinds) fails before it matters, so its
+	// reads are left out.
+	kind      string
 	summaries map[string]*ruleSummary
 	// active guards against a rule that depends on itself (Rego forbids
 	// it; the analysis gives up rather than loop).
@@ -222,10 +227,10 @@ func (s *scope) child() *scope {
 }
 
 // readsOf returns what the violation rules of the named built-in packages
-// read of input.object; nil when the analysis gave up (convert the whole
-// object).
-func readsOf(compiler *ast.Compiler, pkgs []string) (*reads, error) {
-	a := &analyzer{compiler: compiler, summaries: map[string]*ruleSummary{}, active: map[string]bool{}}
+// read of an input.object of the given kind ("" for any kind); nil when the
+// analysis gave up (convert the whole object).
+func readsOf(compiler *ast.Compiler, pkgs []string, kind string) (*reads, error) {
+	a := &analyzer{compiler: compiler, kind: kind, summaries: map[string]*ruleSummary{}, active: map[string]bool{}}
 	out := &reads{}
 	for _, pkg := range pkgs {
 		ref := builtinPackagesRef.Append(ast.StringTerm(pkg)).Append(ast.StringTerm("violation"))
@@ -292,6 +297,11 @@ func (a *analyzer) summarise(key string, rules []*ast.Rule, consts []ast.Value) 
 	defer delete(a.active, key)
 	for _, r := range rules {
 		for ; r != nil; r = r.Else {
+			if a.kind != "" {
+				if kinds := ruleKinds(r); kinds != nil && !slices.Contains(kinds, a.kind) {
+					continue
+				}
+			}
 			a.definition(s, r, consts)
 		}
 	}

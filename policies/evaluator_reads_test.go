@@ -29,6 +29,8 @@ func TestReadsOf(t *testing.T) {
 		name, rego string
 		// extra is another module, package other.
 		extra string
+		// kind is the object's kind, "" for any.
+		kind string
 		// want is the reads of package p, or "" when the analysis gives up.
 		want string
 	}{{
@@ -99,6 +101,23 @@ violation contains c.image if {
 }`,
 		want: "{kind:* spec:{template:{spec:{containers:{[*]:{image:*}}}}}}",
 	}, {
+		name: "the bodies that require another kind are left out",
+		rego: `spec := input.object.spec if input.object.kind == "Pod"
+
+spec := input.object.spec.template.spec if input.object.kind in {"Deployment", "Job"}
+
+violation contains spec.image if true`,
+		kind: "Deployment",
+		want: "{kind:* spec:{template:{spec:{image:*}}}}",
+	}, {
+		name: "every body for an unknown kind",
+		rego: `spec := input.object.spec if input.object.kind == "Pod"
+
+spec := input.object.spec.template.spec if input.object.kind in {"Deployment", "Job"}
+
+violation contains spec.image if true`,
+		want: "{kind:* spec:{image:* template:{spec:{image:*}}}}",
+	}, {
 		name: "comparing the object with the Application",
 		rego: `violation contains input.object.kind if input.object != input.application`,
 		want: "{kind:*}",
@@ -142,7 +161,7 @@ violation contains c.image if {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := readsOf(compiler, []string{"p"})
+			r, err := readsOf(compiler, []string{"p"}, tc.kind)
 			if tc.want == "" {
 				if err == nil {
 					t.Fatalf("readsOf() = %v, want it to give up", r)
