@@ -3,6 +3,7 @@ package policies
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -212,18 +213,14 @@ type scope struct {
 	bound  map[ast.Var]bool
 }
 
+// newScope returns the scope of a rule body that builds sum.
+func newScope(sum *ruleSummary) *scope {
+	return &scope{sum: sum, vars: map[ast.Var]origins{}, consts: map[ast.Var]ast.Value{}, bound: map[ast.Var]bool{}}
+}
+
+// child returns the scope of a comprehension body inside s.
 func (s *scope) child() *scope {
-	c := &scope{sum: s.sum, vars: map[ast.Var]origins{}, consts: map[ast.Var]ast.Value{}, bound: map[ast.Var]bool{}}
-	for k, v := range s.vars {
-		c.vars[k] = v
-	}
-	for k, v := range s.consts {
-		c.consts[k] = v
-	}
-	for k := range s.bound {
-		c.bound[k] = true
-	}
-	return c
+	return &scope{sum: s.sum, vars: maps.Clone(s.vars), consts: maps.Clone(s.consts), bound: maps.Clone(s.bound)}
 }
 
 // readsOf returns what the violation rules of the named built-in packages
@@ -311,7 +308,7 @@ func (a *analyzer) summarise(key string, rules []*ast.Rule, consts []ast.Value) 
 
 // definition analyses one rule or function definition into s.
 func (a *analyzer) definition(s *ruleSummary, r *ast.Rule, consts []ast.Value) {
-	sc := &scope{sum: s, vars: map[ast.Var]origins{}, consts: map[ast.Var]ast.Value{}, bound: map[ast.Var]bool{}}
+	sc := newScope(s)
 	if len(r.Head.Args) != len(consts) {
 		a.fail("%s: called with %d arguments, defined with %d", r.Head.Ref(), len(consts), len(r.Head.Args))
 		return
