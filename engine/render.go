@@ -7,13 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path"
 	"strings"
 
-	securejoin "github.com/cyphar/filepath-securejoin"
 	"helm.sh/helm/v3/pkg/chartutil"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
@@ -198,7 +195,10 @@ func (r *Reconciler) resolveValueFiles(f fetched, refs map[string]fetched, h *re
 		case !strings.HasPrefix(vf, "/"):
 			rel = path.Join(f.source.Path, vf)
 		}
-		data, err := readConfined(root, rel, limit)
+		if strings.Contains(vf, "://") {
+			return fmt.Errorf("helm value file %s: remote value files are not supported", vf)
+		}
+		data, err := render.ReadFile(root, rel, limit)
 		if errors.Is(err, fs.ErrNotExist) && ignoreMissing {
 			continue
 		}
@@ -223,38 +223,6 @@ func (r *Reconciler) resolveValueFiles(f fetched, refs map[string]fetched, h *re
 	}
 	h.ValueFiles, h.Values, h.ValuesObject = nil, "", vals
 	return nil
-}
-
-// readConfined reads the file rel inside root, resolving symlinks within
-// root, refusing files larger than limit.
-func readConfined(root, rel string, limit int64) ([]byte, error) {
-	if strings.Contains(rel, "://") {
-		return nil, errors.New("remote value files are not supported")
-	}
-	p, err := securejoin.SecureJoin(root, rel)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := os.Stat(p)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	file, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	data, err := io.ReadAll(io.LimitReader(file, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("larger than %d bytes", limit)
-	}
-	return data, nil
 }
 
 // sourceType maps a render kind to Argo CD's source type.

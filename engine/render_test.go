@@ -138,8 +138,10 @@ func TestResolveValueFiles(t *testing.T) {
 		},
 		{name: "missing file", helm: render.HelmOptions{ValueFiles: []string{"$values/envs/none.yaml"}}, wantErr: "read helm value file $values/envs/none.yaml"},
 		{name: "unknown ref", helm: render.HelmOptions{ValueFiles: []string{"$other/x.yaml"}}, wantErr: `no source of the application has ref "other"`},
-		{name: "symlink out of the repository", helm: render.HelmOptions{ValueFiles: []string{"$values/envs/escape.yaml"}}, wantErr: "read helm value file $values/envs/escape.yaml"},
-		{name: "dot-dot out of the repository", helm: render.HelmOptions{ValueFiles: []string{"$values/../../secret.yaml"}}, wantErr: "read helm value file"},
+		{name: "symlink out of the repository", helm: render.HelmOptions{ValueFiles: []string{"$values/envs/escape.yaml"}}, wantErr: "read helm value file $values/envs/escape.yaml: symlink target is outside the repository root"},
+		{name: "dot-dot out of the repository", helm: render.HelmOptions{ValueFiles: []string{"$values/../../secret.yaml"}}, wantErr: "read helm value file $values/../../secret.yaml: outside the repository root"},
+		{name: "dot-dot out of the repository, ignoring missing files", helm: render.HelmOptions{ValueFiles: []string{"../../secret.yaml"}}, ignoreMissing: true, wantErr: "outside the repository root"},
+		{name: "remote value file", helm: render.HelmOptions{ValueFiles: []string{"https://example.com/v.yaml", "$values/envs/prod.yaml"}}, wantErr: "remote value files are not supported"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

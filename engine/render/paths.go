@@ -117,6 +117,23 @@ func (r repo) resolveRel(rel string) (string, error) {
 	return real, nil
 }
 
+// ReadFile reads the regular file at the slash-separated path rel of the
+// repository checkout at root ("/x" is "x"). Paths and symlinks that leave
+// root are refused with ErrOutsideRoot, files larger than max bytes too; a
+// missing file is an error that wraps fs.ErrNotExist. Errors do not name
+// the file: callers do.
+func ReadFile(root, rel string, max int64) ([]byte, error) {
+	r, err := openRepo(root)
+	if err != nil {
+		return nil, err
+	}
+	real, _, err := r.resolve(strings.TrimPrefix(rel, "/"))
+	if err != nil {
+		return nil, err
+	}
+	return readFile(real, max)
+}
+
 // readFile reads the regular file at the real path abs, refusing files
 // larger than max bytes. Errors do not name the file: callers do.
 func readFile(abs string, max int64) ([]byte, error) {
