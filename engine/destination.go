@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -239,7 +240,7 @@ func newClusterClients(ctx context.Context, cfg *rest.Config, scheme *runtime.Sc
 		HTTPClient:       httpClient,
 		Scheme:           scheme,
 		Mapper:           mapper,
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform: keepResourceVersion,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create metadata cache: %w", err)
@@ -251,4 +252,19 @@ func newClusterClients(ctx context.Context, cfg *rest.Config, scheme *runtime.Sc
 	cctx, cancel := context.WithCancel(ctx)
 	go func() { _ = mc.Start(cctx) }()
 	return &cluster{config: cfg, client: c, mapper: mapper, discovery: memory.NewMemCacheClient(dc), meta: mc, stop: cancel}, nil
+}
+
+// keepResourceVersion trims an object of the metadata cache to its name,
+// namespace and resourceVersion before it is stored: fingerprint reads
+// nothing else, and the cache holds every object of each kind in the
+// cluster, whose labels, annotations and owner references would otherwise
+// be most of its memory. Anything other than metadata (a deletion
+// tombstone) is left as it is.
+func keepResourceVersion(in any) (any, error) {
+	md, ok := in.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return in, nil
+	}
+	md.ObjectMeta = metav1.ObjectMeta{Name: md.Name, Namespace: md.Namespace, ResourceVersion: md.ResourceVersion}
+	return md, nil
 }

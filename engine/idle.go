@@ -92,10 +92,19 @@ func identity(app *v1alpha1.Application, project *v1alpha1.AppProject, renderKey
 func fingerprint(parent context.Context, cl *cluster, refs []apply.Ref) (string, error) {
 	ctx, cancel := context.WithTimeout(parent, fingerprintTimeout)
 	defer cancel()
-	sorted := slices.Clone(refs)
-	slices.SortFunc(sorted, func(a, b apply.Ref) int { return strings.Compare(a.String(), b.String()) })
+	// Each ref's string is built once, not at every comparison of the sort.
+	type keyedRef struct {
+		key string
+		ref apply.Ref
+	}
+	sorted := make([]keyedRef, len(refs))
+	for i, ref := range refs {
+		sorted[i] = keyedRef{key: ref.String(), ref: ref}
+	}
+	slices.SortFunc(sorted, func(a, b keyedRef) int { return strings.Compare(a.key, b.key) })
 	h := sha256.New()
-	for _, ref := range sorted {
+	for _, k := range sorted {
+		ref := k.ref
 		gvk := ref.GroupVersionKind()
 		if _, bad := cl.uncached.Load(gvk); bad {
 			return "", fmt.Errorf("read resource version of %s: kind %s cannot be cached", ref, gvk.Kind)
@@ -103,7 +112,10 @@ func fingerprint(parent context.Context, cl *cluster, refs []apply.Ref) (string,
 		md := &metav1.PartialObjectMetadata{}
 		md.SetGroupVersionKind(gvk)
 		rv := "-"
-		err := cl.meta.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, md)
+		// Read without a deep copy: only the resourceVersion is read,
+		// and md is a copy of the cached struct (nothing of it is
+		// changed).
+		err := cl.meta.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, md, client.UnsafeDisableDeepCopy)
 		switch {
 		case err == nil:
 			rv = md.ResourceVersion
@@ -116,7 +128,7 @@ func fingerprint(parent context.Context, cl *cluster, refs []apply.Ref) (string,
 			}
 			return "", fmt.Errorf("read resource version of %s: %w", ref, err)
 		}
-		fmt.Fprintf(h, "%s=%s\n", ref, rv)
+		fmt.Fprintf(h, "%s=%s\n", k.key, rv)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
