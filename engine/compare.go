@@ -35,7 +35,8 @@ type comparison struct {
 	// drift is true when a desired object that is not shared is OutOfSync.
 	drift bool
 	// refs are the objects whose resourceVersions fingerprint the live
-	// state: every desired object and every owned one.
+	// state: every desired object and every owned one. compareAndRemember
+	// checks them against the memo's refs and clears them.
 	refs []apply.Ref
 }
 
@@ -79,7 +80,11 @@ func (r *Reconciler) compare(ctx context.Context, cl *cluster, app *v1alpha1.App
 	if err != nil {
 		return nil, fmt.Errorf("compare with live state: %w", err)
 	}
-	c := &comparison{diffs: diffs, shared: map[apply.Ref]string{}}
+	// Sized exactly: a comparison may be kept for idle resyncs, one per
+	// Application.
+	n := len(diffs) + len(owned)
+	c := &comparison{diffs: diffs, shared: map[apply.Ref]string{},
+		resources: make([]v1alpha1.ResourceStatus, 0, n), refs: make([]apply.Ref, 0, n)}
 	wanted := map[apply.Ref]bool{}
 	for i, d := range diffs {
 		obj := objs[i]

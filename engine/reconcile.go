@@ -51,19 +51,25 @@ type pendingEvent struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	start := time.Now()
 	defer func() { r.metrics.duration.Observe(time.Since(start).Seconds()) }()
-	var app v1alpha1.Application
-	if err := r.client.Get(ctx, req.NamespacedName, &app); err != nil {
+	// The cached Application is read without a copy, as orig, which is
+	// never modified (it shares its maps and slices with the cache); app
+	// is the one deep copy the pass changes.
+	var orig v1alpha1.Application
+	if err := r.client.Get(ctx, req.NamespacedName, &orig, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(req.NamespacedName)
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, fmt.Errorf("get application %s: %w", req.Name, err)
 	}
+	// A copying read sets the kind; this one leaves the cache's TypeMeta.
+	orig.SetGroupVersionKind(v1alpha1.ApplicationGroupVersionKind)
+	app := orig.DeepCopy()
 	if app.DeletionTimestamp != nil {
-		return r.finalize(ctx, &app)
+		return r.finalize(ctx, app)
 	}
 	p := &pass{
-		app: &app, orig: app.DeepCopy(), key: req.NamespacedName,
+		app: app, orig: &orig, key: req.NamespacedName,
 		instance: plan.AppInstanceName(app.Name, app.Namespace, r.opts.Namespace),
 		now:      metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second)),
 		conds:    conditionEdits{},
@@ -351,7 +357,9 @@ func (r *Reconciler) compareAndRemember(ctx context.Context, p *pass, cl *cluste
 		return nil, err
 	}
 	r.metrics.compares.WithLabelValues("full").Inc()
-	if fpErr == nil && state.identity != "" && covers(refs, cmp.refs) {
+	covered := covers(refs, cmp.refs)
+	cmp.refs = nil // checked; the memo keeps refs
+	if fpErr == nil && state.identity != "" && covered {
 		r.remember(p.key, &memo{identity: state.identity, fingerprint: fp, at: r.opts.Now(), cmp: cmp, refs: refs})
 	} else {
 		r.forget(p.key)
@@ -363,8 +371,10 @@ func (r *Reconciler) compareAndRemember(ctx context.Context, p *pass, cl *cluste
 // state: the desired objects and every resource recorded in the status
 // (which includes those awaiting pruning).
 func fingerprintRefs(objs []*unstructured.Unstructured, recorded []v1alpha1.ResourceStatus) []apply.Ref {
-	seen := map[apply.Ref]bool{}
-	var out []apply.Ref
+	seen := make(map[apply.Ref]bool, len(objs)+len(recorded))
+	// Kept in the memo: sized for the desired objects, as the recorded
+	// resources are usually the same ones.
+	out := make([]apply.Ref, 0, len(objs))
 	add := func(ref apply.Ref) {
 		if !seen[refKey(ref)] {
 			seen[refKey(ref)] = true
@@ -439,10 +449,12 @@ func operationSources(op *v1alpha1.SyncOperation, srcs []v1alpha1.ApplicationSou
 	return srcs, revs
 }
 
-// project returns the AppProject app uses, nil when it does not exist.
+// project returns the AppProject app uses, nil when it does not exist. It
+// is read without a copy: it shares its maps and slices with the cache, and
+// the engine only reads it.
 func (r *Reconciler) project(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
 	var p v1alpha1.AppProject
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: projectOf(app)}, &p)
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: projectOf(app)}, &p, client.UnsafeDisableDeepCopy)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
