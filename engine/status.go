@@ -176,8 +176,12 @@ func mergePatch(a, b []byte, depth int) ([]byte, error) {
 	if bytes.Equal(a, b) {
 		return nil, nil
 	}
-	var am, bm map[string]json.RawMessage
-	if json.Unmarshal(a, &am) != nil || json.Unmarshal(b, &bm) != nil || am == nil || bm == nil {
+	if !json.Valid(a) || !json.Valid(b) {
+		return b, nil // as a failed decoding: the patch is the new value
+	}
+	am, aok := members(a)
+	bm, bok := members(b)
+	if !aok || !bok {
 		return b, nil // not both objects: the patch is the new value
 	}
 	if depth == 0 {
@@ -207,6 +211,87 @@ func mergePatch(a, b []byte, depth int) ([]byte, error) {
 		return nil, nil
 	}
 	return json.Marshal(patch)
+}
+
+// members returns the members of the JSON object doc with their values as
+// slices of doc: decoding into map[string]json.RawMessage would copy every
+// value, the whole document at each level mergePatch compares, on every
+// status write. ok is false when doc is not an object. doc must be valid
+// JSON.
+func members(doc []byte) (m map[string]json.RawMessage, ok bool) {
+	i := skipSpace(doc, 0)
+	if i == len(doc) || doc[i] != '{' {
+		return nil, false
+	}
+	m = map[string]json.RawMessage{}
+	if i = skipSpace(doc, i+1); doc[i] == '}' {
+		return m, true
+	}
+	for {
+		end := skipString(doc, i)
+		key := string(doc[i+1 : end-1])
+		if bytes.IndexByte(doc[i:end], '\\') >= 0 {
+			if err := json.Unmarshal(doc[i:end], &key); err != nil {
+				return nil, false
+			}
+		}
+		start := skipSpace(doc, skipSpace(doc, end)+1) // past the colon
+		end = skipValue(doc, start)
+		m[key] = doc[start:end]
+		i = skipSpace(doc, end)
+		if doc[i] == '}' {
+			return m, true
+		}
+		i = skipSpace(doc, i+1) // past the comma
+	}
+}
+
+// skipValue returns the end of the valid JSON value that starts at i.
+func skipValue(doc []byte, i int) int {
+	switch doc[i] {
+	case '"':
+		return skipString(doc, i)
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch doc[i] {
+			case '"':
+				i = skipString(doc, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	}
+	// A number, true, false or null: up to the next delimiter.
+	for ; i < len(doc); i++ {
+		switch doc[i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the end of the valid JSON string that starts at i,
+// past its closing quote.
+func skipString(doc []byte, i int) int {
+	for i++; doc[i] != '"'; i++ {
+		if doc[i] == '\\' {
+			i++
+		}
+	}
+	return i + 1
+}
+
+func skipSpace(doc []byte, i int) int {
+	for i < len(doc) && (doc[i] == ' ' || doc[i] == '\t' || doc[i] == '\r' || doc[i] == '\n') {
+		i++
+	}
+	return i
 }
 
 // withResourceVersion adds metadata.resourceVersion to a merge patch, as an

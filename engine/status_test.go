@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +94,10 @@ func TestMergePatch(t *testing.T) {
 		{name: "list changed", after: strings.Replace(base, `"name":"c"}]`, `"name":"c"},{"kind":"Service","name":"s"}]`, 1)},
 		{name: "value became object", after: strings.Replace(base, `"project":"p"`, `"project":{"name":"p"}`, 1)},
 		{name: "new top-level field", after: strings.Replace(base, `{"metadata"`, `{"operation":{"sync":{}},"metadata"`, 1)},
+		{name: "escaped key added", after: strings.Replace(base, `"x":"1"`, `"x":"1","a\u003cb\"c":"2"`, 1)},
+		{name: "string with brackets and quotes", after: strings.Replace(base, `"message":"ok"`, `"message":"}]{[\"\\"`, 1)},
+		{name: "numbers and literals", after: strings.Replace(base, `"sync":{"status":"Synced"}`, `"sync":{"n":-1.5e3,"t":true,"f":false}`, 1)},
+		{name: "spaces", after: "{ \"status\" : { \"reconciledAt\" : \"x\" } ,\n\"spec\":{}}"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,6 +126,32 @@ func TestMergePatch(t *testing.T) {
 				t.Errorf("applied patch gives %s, want %s", applied, tc.after)
 			}
 		})
+	}
+}
+
+// TestMembers checks members against decoding into a map of raw values.
+func TestMembers(t *testing.T) {
+	for _, doc := range []string{
+		`{}`, ` { } `, `{"a":1}`, `{"a":{"b":[1,{"c":"}"}]},"d":"x\"y","e":null,"f":true,"g":-2.5e-3}`,
+		`{"a\u003c\"b":"\\","c":[]}`, "{ \"a\" :\t[ 1 , 2 ] ,\n\"b\" : { } }", `{"a":1,"a":2}`,
+	} {
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(doc), &want); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := members([]byte(doc))
+		if !ok {
+			t.Errorf("members(%s) is not an object", doc)
+			continue
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("members(%s) (-want +got):\n%s", doc, diff)
+		}
+	}
+	for _, doc := range []string{`[]`, `"{}"`, `null`, `1`} {
+		if _, ok := members([]byte(doc)); ok {
+			t.Errorf("members(%s) is an object", doc)
+		}
 	}
 }
 
