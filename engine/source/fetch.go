@@ -9,10 +9,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/go-logr/logr"
 )
@@ -34,6 +37,11 @@ type repoEntry struct {
 	sem  chan struct{}
 	dir  string
 	repo *git.Repository
+	// objects is repo's object cache. It speeds up one fetch or checkout
+	// (delta bases, trees) and is emptied after each: the files are on
+	// disk by then, and kept between fetches it would hold every blob
+	// last checked out, up to go-git's default of 96 MiB per repository.
+	objects *cache.ObjectLRU
 	// listed is the remote's last reference listing, taken at listedAt.
 	listed   []*plumbing.Reference
 	listedAt time.Time
@@ -79,21 +87,33 @@ func (e *repoEntry) open() (*git.Repository, error) {
 			_ = os.RemoveAll(d)
 		}
 	}
-	r, err := git.PlainOpen(e.repoDir())
+	// As git.PlainOpen and git.PlainInit of a bare repository do, but with
+	// an object cache of our own, to empty it (see objects).
+	objects := cache.NewObjectLRUDefault()
+	st := filesystem.NewStorage(osfs.New(e.repoDir()), objects)
+	r, err := git.Open(st, nil)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
-		r, err = git.PlainInit(e.repoDir(), true)
+		r, err = git.Init(st, nil)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open cached repository: %w", err)
 	}
-	e.repo = r
+	e.repo, e.objects = r, objects
 	return r, nil
+}
+
+// release empties the object cache once a fetch is done. The caller holds
+// the lock.
+func (e *repoEntry) release() {
+	if e.objects != nil {
+		e.objects.Clear()
+	}
 }
 
 // reset deletes the cached repository and starts an empty one. Trees
 // already written stay valid.
 func (e *repoEntry) reset() (*git.Repository, error) {
-	e.repo = nil
+	e.repo, e.objects = nil, nil
 	if err := os.RemoveAll(e.repoDir()); err != nil {
 		return nil, fmt.Errorf("remove cached repository: %w", err)
 	}
@@ -147,6 +167,7 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Crede
 		return fail(fmt.Errorf("wait for repository lock: %w", err))
 	}
 	defer e.unlock()
+	defer e.release()
 	repo, err := e.open()
 	if err != nil {
 		return fail(err)
@@ -154,7 +175,7 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Crede
 	f := &fetcher{
 		entry: e, repo: repo, url: repoURL, auth: auth, insecure: creds.Insecure,
 		shallow: !c.opts.DisableShallow && ep.Protocol != "file", listingMaxAge: fo.listingMaxAge,
-		log: logr.FromContextOrDiscard(ctx).WithValues("repo", RedactURL(repoURL)),
+		log: logr.FromContextOrDiscard(ctx),
 	}
 	hash, err := f.resolve(ctx, revision)
 	if err != nil {
@@ -179,6 +200,12 @@ type fetcher struct {
 	// listingMaxAge is how old a listing of the entry may be to answer.
 	listingMaxAge time.Duration
 	log           logr.Logger
+}
+
+// logger returns the context's logger with the repository. It is built on
+// use: most fetches log nothing, and the fields would be built every time.
+func (f *fetcher) logger() logr.Logger {
+	return f.log.WithValues("repo", RedactURL(f.url))
 }
 
 // FetchOption adjusts one Fetch.
@@ -239,7 +266,10 @@ func (f *fetcher) list(ctx context.Context) ([]*plumbing.Reference, error) {
 // fetchRef fetches the remote reference name (whose commit the listing
 // says is want) and returns the commit it points to once fetched.
 func (f *fetcher) fetchRef(ctx context.Context, name plumbing.ReferenceName, want plumbing.Hash) (plumbing.Hash, error) {
-	if hasCommit(f.repo, want) {
+	// A commit whose tree is written was fetched before: as for a full SHA
+	// in Fetch, the tree answers without reading the commit from the pack
+	// (the common case: a branch that did not move).
+	if _, ok := existingTree(f.entry, want.String()); ok || hasCommit(f.repo, want) {
 		return want, nil
 	}
 	local := name
@@ -274,7 +304,7 @@ func (f *fetcher) fetchCommit(ctx context.Context, h plumbing.Hash) (plumbing.Ha
 	if err != nil && isTerminal(ctx, err) {
 		return plumbing.ZeroHash, classify(ctx, "fetch commit", err)
 	}
-	f.log.V(1).Info("fetching all branches and tags to find a commit", "commit", h.String())
+	f.logger().V(1).Info("fetching all branches and tags to find a commit", "commit", h.String())
 	if err := f.fetchAll(ctx); err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -306,7 +336,7 @@ func (f *fetcher) fetchShort(ctx context.Context, refs []*plumbing.Reference, pr
 // reliably, and objects behind its shallow boundary would never be sent.
 func (f *fetcher) fetchAll(ctx context.Context) error {
 	if shallow, err := f.repo.Storer.Shallow(); err == nil && len(shallow) > 0 {
-		f.log.V(1).Info("rebuilding shallow cached repository for a full fetch")
+		f.logger().V(1).Info("rebuilding shallow cached repository for a full fetch")
 		repo, err := f.entry.reset()
 		if err != nil {
 			return err
@@ -333,7 +363,7 @@ func (f *fetcher) fetchWithFallback(ctx context.Context, specs []config.RefSpec,
 		return classify(ctx, "fetch", err)
 	}
 	if depth != 0 {
-		f.log.V(1).Info("shallow fetch failed, fetching full history", "error", errString(err))
+		f.logger().V(1).Info("shallow fetch failed, fetching full history", "error", errString(err))
 		err = f.fetch(ctx, specs, 0)
 		if err == nil && ok() {
 			return nil
@@ -342,7 +372,7 @@ func (f *fetcher) fetchWithFallback(ctx context.Context, specs []config.RefSpec,
 			return classify(ctx, "fetch", err)
 		}
 	}
-	f.log.V(1).Info("fetch failed, rebuilding cached repository", "error", errString(err))
+	f.logger().V(1).Info("fetch failed, rebuilding cached repository", "error", errString(err))
 	repo, rerr := f.entry.reset()
 	if rerr != nil {
 		return rerr
