@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/test/envtest"
 	"github.com/tollgate-dev/tollgate/test/gitserver"
 )
 
@@ -295,7 +296,7 @@ func fakeControllers(ctx context.Context, ns string) {
 		var deps appsv1.DeploymentList
 		if err := env.Client.List(ctx, &deps, client.InNamespace(ns)); err == nil {
 			for i := range deps.Items {
-				markAvailable(ctx, &deps.Items[i])
+				envtest.MarkAvailable(ctx, env.Client, &deps.Items[i])
 			}
 		}
 		for _, list := range []client.ObjectList{&appsv1.DeploymentList{}, &corev1.ConfigMapList{}, &corev1.ServiceList{}, &corev1.SecretList{}} {
@@ -334,29 +335,6 @@ func forEachObject(list client.ObjectList, fn func(client.Object)) error {
 		return fmt.Errorf("unexpected list %T", list)
 	}
 	return nil
-}
-
-// markAvailable writes a rolled-out, available status on d when it does
-// not have one for its current generation.
-func markAvailable(ctx context.Context, d *appsv1.Deployment) {
-	replicas := int32(1)
-	if d.Spec.Replicas != nil {
-		replicas = *d.Spec.Replicas
-	}
-	st := d.Status
-	if d.DeletionTimestamp != nil || (st.ObservedGeneration == d.Generation && st.AvailableReplicas == replicas && st.UpdatedReplicas == replicas && st.Replicas == replicas) {
-		return
-	}
-	now := metav1.Now()
-	d.Status = appsv1.DeploymentStatus{
-		ObservedGeneration: d.Generation,
-		Replicas:           replicas, UpdatedReplicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas,
-		Conditions: []appsv1.DeploymentCondition{
-			{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable", LastUpdateTime: now, LastTransitionTime: now},
-			{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable", LastUpdateTime: now, LastTransitionTime: now},
-		},
-	}
-	_ = env.Client.Status().Update(ctx, d)
 }
 
 // Manifests of the test repositories.

@@ -12,9 +12,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tollgate-dev/tollgate/test/envtest"
 )
 
 // writeRepo writes files (slash-separated path to content) into a new Git
@@ -143,20 +143,7 @@ func fakeKubelet(ctx context.Context, c client.Client) {
 			continue
 		}
 		for i := range deps.Items {
-			d := &deps.Items[i]
-			replicas := int32(1)
-			if d.Spec.Replicas != nil {
-				replicas = *d.Spec.Replicas
-			}
-			if d.Status.ObservedGeneration == d.Generation && d.Status.AvailableReplicas == replicas && d.Status.UpdatedReplicas == replicas {
-				continue
-			}
-			now := metav1.Now()
-			d.Status = appsv1.DeploymentStatus{
-				ObservedGeneration: d.Generation, Replicas: replicas, UpdatedReplicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas,
-				Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable", LastUpdateTime: now, LastTransitionTime: now}},
-			}
-			_ = c.Status().Update(ctx, d)
+			envtest.MarkAvailable(ctx, c, &deps.Items[i])
 		}
 	}
 }
