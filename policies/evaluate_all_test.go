@@ -172,6 +172,35 @@ func TestSharedValues(t *testing.T) {
 	}
 }
 
+// TestEvaluateAllKeepsNoDocuments: EvaluateAll converts what its inputs
+// share for the call only; Evaluate keeps the documents it converted.
+func TestEvaluateAllKeepsNoDocuments(t *testing.T) {
+	e, err := New(t.Context(), DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := application("shop", "team")
+	project := appProject("team", "argocd")
+	lone := application("blog", "team")
+	ins := []Input{
+		{Object: deployment("a", "nginx:1", nil), Application: app, Project: project},
+		{Object: deployment("b", "nginx:1", nil), Application: app, Project: project},
+		{Object: deployment("c", "nginx:1", nil), Application: lone, Project: project},
+	}
+	if _, err := e.EvaluateAll(t.Context(), ins); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.inputs.docs.entries); n != 0 {
+		t.Errorf("EvaluateAll kept %d documents, want none", n)
+	}
+	if _, err := e.Evaluate(t.Context(), ins[2]); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.inputs.docs.entries); n != 2 {
+		t.Errorf("Evaluate kept %d documents, want 2 (its Application and AppProject)", n)
+	}
+}
+
 func TestEvaluateConversionErrors(t *testing.T) {
 	e, err := New(t.Context(), DefaultOptions())
 	if err != nil {

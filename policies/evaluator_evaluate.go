@@ -99,7 +99,13 @@ func (e *Evaluator) evaluate(ctx context.Context, in Input, cache valueCache) ([
 		if err != nil {
 			return nil, fmt.Errorf("convert object: %w", err)
 		}
-		input, err := builtinInput(in, obj, wholeFrom, e.argocdNS, cache, e.inputs)
+		caches := e.inputs
+		if cache != nil {
+			// EvaluateAll: its shared maps are in cache; it keeps nothing
+			// after the call (see EvaluateAll).
+			caches.docs = nil
+		}
+		input, err := builtinInput(in, obj, wholeFrom, e.argocdNS, cache, caches)
 		if err != nil {
 			return nil, err
 		}
@@ -171,13 +177,16 @@ func runCheck(check Check, in Input) (out []Violation, err error) {
 // the decisions in input order. The first error stops the remaining work and
 // is returned, naming the input's index and object. An Application or
 // AppProject map that several inputs share is converted for OPA once; the
-// caller must not modify the inputs' maps during the call.
+// caller must not modify the inputs' maps during the call. Unlike Evaluate,
+// EvaluateAll keeps no converted document after the call: a caller that
+// judges an Application's objects in one call (the engine, the CLI) would
+// only fill the document cache with Applications it rarely judges again.
 func (e *Evaluator) EvaluateAll(ctx context.Context, ins []Input) ([]Decision, error) {
 	out := make([]Decision, len(ins))
 	if len(ins) == 0 {
 		return out, nil
 	}
-	cache, err := sharedValuesWith(ins, e.inputs.docs.value)
+	cache, err := sharedValues(ins)
 	if err != nil {
 		return nil, fmt.Errorf("evaluate inputs: %w", err)
 	}

@@ -40,11 +40,6 @@ func sameMap(a, b map[string]any) bool {
 // of ins refers to. It fails on the first map that does not convert, naming
 // the input.
 func sharedValues(ins []Input) (valueCache, error) {
-	return sharedValuesWith(ins, (*documentCache)(nil).value)
-}
-
-// sharedValuesWith is sharedValues converting with conv.
-func sharedValuesWith(ins []Input, conv func(map[string]any) (ast.Value, error)) (valueCache, error) {
 	seen := make(map[unsafe.Pointer]int)
 	for _, in := range ins {
 		for _, m := range [...]map[string]any{in.Application, in.Project} {
@@ -63,7 +58,7 @@ func sharedValuesWith(ins []Input, conv func(map[string]any) (ast.Value, error))
 			if _, ok := cache[k]; ok {
 				continue
 			}
-			v, err := conv(m)
+			v, err := convert(m)
 			if err != nil {
 				return nil, fmt.Errorf("input %d: convert %s: %w", i, describe(m), err)
 			}
