@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -25,6 +26,16 @@ import (
 // webhookSecretEnv may hold the Git webhook secret instead of the flag, so
 // it does not show in the process list.
 const webhookSecretEnv = "TOLLGATE_WEBHOOK_SECRET"
+
+// controllerGCPercent is the controller's GOGC unless the GOGC environment
+// variable sets one. The controller holds its caches for hours and spends
+// most of them idle: its heap is live state plus the garbage of resync
+// cycles, and Go's default lets that garbage grow as large as the live
+// state before collecting. Collecting at half of it keeps peak RSS about
+// 15% lower for a few percent more CPU (README, make bench-engine); the
+// cost scales with the live heap, so unlike a fixed soft limit it cannot
+// make a large installation collect without pause.
+const controllerGCPercent = 50
 
 // controllerOptions are the flags of `tollgate controller`.
 type controllerOptions struct {
@@ -87,6 +98,9 @@ replica reconciles at a time, holding a Lease in $POD_NAMESPACE (else in
 
 // runController builds the manager and runs it until the context ends.
 func runController(cmd *cobra.Command, o controllerOptions) error {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(controllerGCPercent)
+	}
 	ctx := cmd.Context()
 	log := logr.FromContextOrDiscard(ctx)
 	ctrl.SetLogger(log)
