@@ -34,14 +34,14 @@ import (
 //   - object.get(x, "k", d) is a reference x.k that may be missing;
 //   - `input.object != input.application` compares the whole object with
 //     the Application; the Evaluator prunes only when the answer is the same
-//     for the pruned object (prunedForRules).
+//     for the pruned object (prunable, builtinInput).
 //
 // A variable in a path (iteration, a computed key) keeps every key at that
 // level; arrays always keep all their elements. Anything the analysis does
 // not know (bare `input`, `with`, a reference to a package, an unknown term)
-// makes it give up, and the object is converted whole. TestKindQueriesMatchFullQuery
-// compares decisions on pruned and whole objects over a corpus of every
-// kind.
+// makes it give up, and the object is converted whole.
+// TestKindQueriesMatchFullQuery compares decisions on pruned and whole
+// objects over a corpus of every kind and random mutants of it.
 
 // reads is a tree of the paths of a document that rules read.
 type reads struct {
