@@ -2,7 +2,6 @@ package policies
 
 import (
 	"encoding/json"
-	"fmt"
 	"io/fs"
 	"maps"
 	"math/rand/v2"
@@ -139,6 +138,7 @@ func TestKindQueriesMatchFullQuery(t *testing.T) {
 	ins := kindCorpus(t, objects, append(kinds, "ConfigMap", "ClusterRole"))
 	ins = append(ins, mutants(t, objects, kinds, 6000)...)
 	ins = append(ins, applicationLookalikes(t)...)
+	t.Logf("%d inputs", len(ins))
 	seen := map[string]bool{}
 	for _, in := range ins {
 		got, err := e.Evaluate(t.Context(), in)
@@ -236,9 +236,6 @@ func kindCorpus(t *testing.T, objects []map[string]any, kinds []string) []Input 
 		}
 	}
 	ins = append(ins, Input{Context: Context{EnforcementPoint: PointCLI}})
-	if testing.Verbose() {
-		fmt.Printf("kind corpus: %d inputs\n", len(ins))
-	}
 	return ins
 }
 
