@@ -308,7 +308,7 @@ func TestRulesTable(t *testing.T) {
 }
 
 // jsonRoundTrip returns v as generic decoded JSON.
-func jsonRoundTrip(t *testing.T, v any) any {
+func jsonRoundTrip(t testing.TB, v any) any {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -318,7 +318,7 @@ func jsonRoundTrip(t *testing.T, v any) any {
 }
 
 // jsonDecode decodes a JSON document.
-func jsonDecode(t *testing.T, s string) any {
+func jsonDecode(t testing.TB, s string) any {
 	t.Helper()
 	var out any
 	if err := json.Unmarshal([]byte(s), &out); err != nil {

@@ -103,33 +103,7 @@ deny contains "x" if true
 // library's guards name, so a guard that wrongly excludes a package for a
 // kind shows up whatever shape of object that package reports on.
 func TestKindQueriesMatchFullQuery(t *testing.T) {
-	e, err := New(t.Context(), DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, err := fs.Sub(library, libraryDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	modules, err := loadFS(sub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	compiler, err := compileModules(modules)
-	if err != nil {
-		t.Fatal(err)
-	}
-	full, err := prepare(t.Context(), compiler, builtinQuery)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := New(t.Context(), DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref.builtin = &kindQueries{other: &kindQuery{query: full}}
-	ref.shared = newSharedCache(compiler, defaultSharedCacheEntries)
-
+	e, ref := kindAndFullEvaluators(t)
 	kinds := slices.Sorted(maps.Keys(e.builtin.byKind))
 	if len(kinds) < 10 {
 		t.Fatalf("the library's guards name %d kinds: %v", len(kinds), kinds)
@@ -165,8 +139,74 @@ func TestKindQueriesMatchFullQuery(t *testing.T) {
 	}
 }
 
+// FuzzPrunedMatchesWhole is TestKindQueriesMatchFullQuery for any object:
+// the per-kind query on the pruned object and the query over every package
+// on the whole object must agree.
+func FuzzPrunedMatchesWhole(f *testing.F) {
+	e, ref := kindAndFullEvaluators(f)
+	for _, obj := range kindObjects(f) {
+		doc, err := json.Marshal(obj)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(doc, true, false)
+	}
+	app, project := benchApplication(), benchProject()
+	f.Fuzz(func(t *testing.T, doc []byte, withApplication, clusterScoped bool) {
+		var obj map[string]any
+		if json.Unmarshal(doc, &obj) != nil || obj == nil {
+			return
+		}
+		in := Input{Object: obj, Context: Context{EnforcementPoint: PointSync, ClusterScoped: clusterScoped, ScaledByHPA: true}}
+		if withApplication {
+			in.Application, in.Project = app, project
+		}
+		got, err := e.Evaluate(t.Context(), in)
+		want, wantErr := ref.Evaluate(t.Context(), in)
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("Evaluate() error = %v, with the full query %v", err, wantErr)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("decision on %s differs (-full +per kind):\n%s", doc, diff)
+		}
+	})
+}
+
+// kindAndFullEvaluators returns the built-in Evaluator and one that runs
+// the query over every package on the whole object.
+func kindAndFullEvaluators(tb testing.TB) (e, full *Evaluator) {
+	tb.Helper()
+	e, err := New(tb.Context(), DefaultOptions())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sub, err := fs.Sub(library, libraryDir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	modules, err := loadFS(sub)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	compiler, err := compileModules(modules)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pq, err := prepare(tb.Context(), compiler, builtinQuery)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	full, err = New(tb.Context(), DefaultOptions())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	full.builtin = &kindQueries{other: &kindQuery{query: pq}}
+	full.shared = newSharedCache(compiler, defaultSharedCacheEntries)
+	return e, full
+}
+
 // kindObjects returns objects that break every built-in rule.
-func kindObjects(t *testing.T) []map[string]any {
+func kindObjects(t testing.TB) []map[string]any {
 	t.Helper()
 	image := func(ref string) map[string]any {
 		return map[string]any{"containers": []any{map[string]any{"name": "app", "image": ref}}}
