@@ -7,10 +7,18 @@
 # matching), lib_images.rego (image references), lib_pods.rego (pod specs
 # and containers), lib_project.rego (AppProject permission checks).
 #
-# Speed. Every rule runs for every object under review, and most objects
-# concern most rules not at all, so the rules are written for OPA's rule
-# index and for few evaluation steps:
+# Speed. Most objects under review concern most rules not at all, so the
+# rules are written for the evaluator's per-kind queries, OPA's rule index
+# and few evaluation steps:
 #
+#   - A package whose every violation rule has a conjunct
+#     `input.object.kind == "K"` or `input.object.kind in {...}` is left out
+#     of the query of every other kind (policies/evaluator_kinds.go).
+#   - The evaluator converts only the parts of input.object the rules of the
+#     kind's query can read (policies/evaluator_reads.go). Read the object
+#     through references (`input.object.spec.template.spec`); a builtin
+#     given input.object whole, or a comparison of it with anything but
+#     input.application, makes every review convert the whole object.
 #   - A violation rule states, among its first expressions, what it needs
 #     of input as comparisons OPA indexes: `input.object.kind == "Secret"`,
 #     `input.object.kind in {...}`, `startswith(input.object.apiVersion,
