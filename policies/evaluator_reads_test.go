@@ -224,3 +224,24 @@ func TestPrunable(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinLibraryPrunes keeps the built-in library analysable: a rule
+// that made the analysis give up, or read objects whole, would make every
+// review convert the whole object again.
+func TestBuiltinLibraryPrunes(t *testing.T) {
+	e, err := New(t.Context(), DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries := map[string]*kindQuery{"(other kinds)": e.builtin.other}
+	maps.Copy(queries, e.builtin.byKind)
+	for kind, q := range queries {
+		if q.reads == nil || q.reads.whole {
+			t.Errorf("%s: the object is converted whole (reads %v)", kind, q.reads)
+		}
+	}
+	const want = "{apiVersion:* kind:* metadata:{generateName:* name:* namespace:*} spec:{replicas:* template:{spec:{[*]:{[*]:{image:* name:*}}}}}}"
+	if got := e.builtin.byKind["Deployment"].reads.String(); got != want {
+		t.Errorf("a Deployment's reads = %s, want %s", got, want)
+	}
+}
