@@ -2,6 +2,7 @@ package policies
 
 import (
 	"fmt"
+	"io/fs"
 	"testing"
 	"testing/fstest"
 
@@ -10,8 +11,8 @@ import (
 	"github.com/open-policy-agent/opa/v1/topdown"
 )
 
-// compileFS parses and compiles the .rego files of lib.
-func compileFS(t *testing.T, lib fstest.MapFS) *ast.Compiler {
+// compileFS parses and compiles the .rego files at the top of lib.
+func compileFS(t testing.TB, lib fs.FS) *ast.Compiler {
 	t.Helper()
 	modules, err := loadFS(lib)
 	if err != nil {

@@ -60,14 +60,7 @@ violation contains {"rule": "f", "msg": "m"} if input.object.kind in {"Pod", 1}
 deny contains "x" if true
 `)},
 	}
-	modules, err := loadFS(lib)
-	if err != nil {
-		t.Fatal(err)
-	}
-	compiler, err := compileModules(modules)
-	if err != nil {
-		t.Fatal(err)
-	}
+	compiler := compileFS(t, lib)
 	want := map[string][]string{
 		"equal":      {"ConfigMap", "Secret"},
 		"member":     {"CronJob", "Job", "Pod"},
@@ -184,14 +177,7 @@ func kindAndFullEvaluators(tb testing.TB) (e, full *Evaluator) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	modules, err := loadFS(sub)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	compiler, err := compileModules(modules)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	compiler := compileFS(tb, sub)
 	pq, err := prepare(tb.Context(), compiler, builtinQuery)
 	if err != nil {
 		tb.Fatal(err)

@@ -153,15 +153,7 @@ violation contains spec.image if true`,
 			if tc.extra != "" {
 				lib["other.rego"] = &fstest.MapFile{Data: []byte("package other\n\n" + tc.extra + "\n")}
 			}
-			modules, err := loadFS(lib)
-			if err != nil {
-				t.Fatal(err)
-			}
-			compiler, err := compileModules(modules)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := readsOf(compiler, []string{"p"}, tc.kind)
+			r, err := readsOf(compileFS(t, lib), []string{"p"}, tc.kind)
 			if tc.want == "" {
 				if err == nil {
 					t.Fatalf("readsOf() = %v, want it to give up", r)
