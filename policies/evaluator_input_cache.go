@@ -140,6 +140,21 @@ func copyJSON(x any) (any, bool) {
 // of other Go types, float64(1) and int64(1) say, convert alike but do not
 // count as the same; they merely convert again.)
 func sameJSON(a, b any) bool {
+	return equalJSON(a, b, false)
+}
+
+// mayEqual reports whether a and b, decoded JSON, may be equal as OPA
+// values: sameJSON, except that any two numbers may be equal (OPA compares
+// 3 and 3.0 by value).
+func mayEqual(a, b any) bool {
+	return equalJSON(a, b, true)
+}
+
+// equalJSON is sameJSON, or mayEqual when anyNumbers is set.
+func equalJSON(a, b any, anyNumbers bool) bool {
+	if anyNumbers && isNumber(a) && isNumber(b) {
+		return true
+	}
 	switch a := a.(type) {
 	case map[string]any:
 		m, ok := b.(map[string]any)
@@ -148,7 +163,7 @@ func sameJSON(a, b any) bool {
 		}
 		for k, v := range a {
 			w, ok := m[k]
-			if !ok || !sameJSON(v, w) {
+			if !ok || !equalJSON(v, w, anyNumbers) {
 				return false
 			}
 		}
@@ -159,7 +174,7 @@ func sameJSON(a, b any) bool {
 			return false
 		}
 		for i, v := range a {
-			if !sameJSON(v, s[i]) {
+			if !equalJSON(v, s[i], anyNumbers) {
 				return false
 			}
 		}
@@ -243,4 +258,13 @@ func (c *contextCache) value(ctx Context, defaultNS string) (ast.Value, error) {
 	}
 	c.values[key] = v
 	return v, nil
+}
+
+// isNumber reports whether x is a decoded JSON number.
+func isNumber(x any) bool {
+	switch x.(type) {
+	case float64, float32, int, int64, int32, uint64, uint32, json.Number:
+		return true
+	}
+	return false
 }

@@ -1,7 +1,6 @@
 package policies
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -722,47 +721,4 @@ func prunable(in Input, r *reads) bool {
 		return true
 	}
 	return !sameMap(in.Application, in.Object) && !mayEqual(in.Object, in.Application)
-}
-
-// mayEqual reports whether a and b, decoded JSON, may be equal as OPA
-// values: sameJSON, except that any two numbers may be equal (OPA compares
-// 3 and 3.0 by value).
-func mayEqual(a, b any) bool {
-	switch a := a.(type) {
-	case map[string]any:
-		m, ok := b.(map[string]any)
-		if !ok || len(m) != len(a) {
-			return false
-		}
-		for k, v := range a {
-			w, ok := m[k]
-			if !ok || !mayEqual(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		s, ok := b.([]any)
-		if !ok || len(s) != len(a) {
-			return false
-		}
-		for i, v := range a {
-			if !mayEqual(v, s[i]) {
-				return false
-			}
-		}
-		return true
-	case string, bool, nil:
-		return sameJSON(a, b)
-	}
-	return isNumber(a) && isNumber(b) || sameJSON(a, b)
-}
-
-// isNumber reports whether x is a decoded JSON number.
-func isNumber(x any) bool {
-	switch x.(type) {
-	case float64, float32, int, int64, int32, uint64, uint32, json.Number:
-		return true
-	}
-	return false
 }
