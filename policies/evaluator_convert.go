@@ -19,30 +19,7 @@ import (
 
 // convert returns ast.InterfaceToValue(x).
 func convert(x any) (ast.Value, error) {
-	c := converter{
-		terms: make([]ast.Term, 0, countTerms(x)),
-		pairs: make([][2]*ast.Term, 0, 16),
-	}
-	return c.value(x)
-}
-
-// countTerms counts the terms converting x takes: two per object entry, one
-// per array element.
-func countTerms(x any) int {
-	n := 0
-	switch x := x.(type) {
-	case map[string]any:
-		n += 2 * len(x)
-		for _, v := range x {
-			n += countTerms(v)
-		}
-	case []any:
-		n += len(x)
-		for _, v := range x {
-			n += countTerms(v)
-		}
-	}
-	return n
+	return convertRead(x, &allReads)
 }
 
 // converter holds the terms of one document and the pairs of the objects
@@ -60,37 +37,6 @@ func (c *converter) term(v ast.Value) *ast.Term {
 	}
 	c.terms = append(c.terms, ast.Term{Value: v})
 	return &c.terms[len(c.terms)-1]
-}
-
-func (c *converter) value(x any) (ast.Value, error) {
-	switch x := x.(type) {
-	case map[string]any:
-		base := len(c.pairs)
-		for k, v := range x {
-			val, err := c.value(v)
-			if err != nil {
-				return nil, err
-			}
-			c.pairs = append(c.pairs, [2]*ast.Term{c.term(fieldName(k)), c.term(val)})
-		}
-		obj := ast.NewObject(c.pairs[base:]...)
-		c.pairs = c.pairs[:base]
-		return obj, nil
-	case []any:
-		elems := make([]*ast.Term, len(x))
-		for i, e := range x {
-			v, err := c.value(e)
-			if err != nil {
-				return nil, err
-			}
-			elems[i] = c.term(v)
-		}
-		return ast.NewArray(elems...), nil
-	case string:
-		return ast.InternedValue(x), nil
-	}
-	// Numbers, booleans, null and Go types that need a JSON round trip.
-	return ast.InterfaceToValue(x)
 }
 
 // fieldName returns the ast form of an object key: a shared value for the
@@ -133,39 +79,34 @@ var fieldNames = func() map[string]ast.Value {
 // (evaluator_reads.go); arrays keep all their elements.
 func convertRead(x any, r *reads) (ast.Value, error) {
 	c := converter{
-		terms: make([]ast.Term, 0, countReadTerms(x, r)),
+		terms: make([]ast.Term, 0, countTerms(x, r)),
 		pairs: make([][2]*ast.Term, 0, 16),
 	}
-	return c.read(x, r)
+	return c.value(x, r)
 }
 
-// countReadTerms is countTerms for convertRead.
-func countReadTerms(x any, r *reads) int {
-	if r.whole {
-		return countTerms(x)
-	}
+// countTerms counts the terms converting x under r takes: two per object
+// entry, one per array element.
+func countTerms(x any, r *reads) int {
 	n := 0
 	switch x := x.(type) {
 	case map[string]any:
 		for k, v := range x {
 			if sub := r.forKey(k); sub != nil {
-				n += 2 + countReadTerms(v, sub)
+				n += 2 + countTerms(v, sub)
 			}
 		}
 	case []any:
 		sub := r.forElems()
 		n += len(x)
 		for _, v := range x {
-			n += countReadTerms(v, sub)
+			n += countTerms(v, sub)
 		}
 	}
 	return n
 }
 
-func (c *converter) read(x any, r *reads) (ast.Value, error) {
-	if r.whole {
-		return c.value(x)
-	}
+func (c *converter) value(x any, r *reads) (ast.Value, error) {
 	switch x := x.(type) {
 	case map[string]any:
 		base := len(c.pairs)
@@ -174,7 +115,7 @@ func (c *converter) read(x any, r *reads) (ast.Value, error) {
 			if sub == nil {
 				continue
 			}
-			val, err := c.read(v, sub)
+			val, err := c.value(v, sub)
 			if err != nil {
 				return nil, err
 			}
@@ -187,13 +128,16 @@ func (c *converter) read(x any, r *reads) (ast.Value, error) {
 		sub := r.forElems()
 		elems := make([]*ast.Term, len(x))
 		for i, e := range x {
-			v, err := c.read(e, sub)
+			v, err := c.value(e, sub)
 			if err != nil {
 				return nil, err
 			}
 			elems[i] = c.term(v)
 		}
 		return ast.NewArray(elems...), nil
+	case string:
+		return ast.InternedValue(x), nil
 	}
-	return c.value(x)
+	// Numbers, booleans, null and Go types that need a JSON round trip.
+	return ast.InterfaceToValue(x)
 }

@@ -119,6 +119,9 @@ func (r *reads) finish() {
 // forKey returns the node that applies to key k of an object; nil when k
 // is not read.
 func (r *reads) forKey(k string) *reads {
+	if r.whole {
+		return r
+	}
 	if c, ok := r.keys[k]; ok {
 		return c
 	}
@@ -127,14 +130,18 @@ func (r *reads) forKey(k string) *reads {
 
 // forElems returns the node that applies to the elements of an array.
 func (r *reads) forElems() *reads {
+	if r.whole {
+		return r
+	}
 	if r.any != nil {
 		return r.any
 	}
 	return &noReads
 }
 
-// noReads reads nothing under a value but keeps its type.
-var noReads reads
+// noReads reads nothing under a value but keeps its type; allReads reads
+// all of it.
+var noReads, allReads = reads{}, reads{whole: true}
 
 // step is one step of a path: a constant key or a wildcard.
 type step struct {
