@@ -52,3 +52,37 @@ test_deny_pattern if {
 	not lib.is_deny_pattern("argocd")
 	lib.deny_target("!argo*") == "argo*"
 }
+
+# path_match is Go's filepath.Match, which Argo CD's resource lists use.
+test_path_match[note] if {
+	some note, c in {
+		"star": {"pattern": "*", "value": "Secret", "want": true},
+		"star matches empty": {"pattern": "*", "value": "", "want": true},
+		"star stops at slash": {"pattern": "*", "value": "a/b", "want": false},
+		"prefix": {"pattern": "Cluster*", "value": "ClusterRole", "want": true},
+		"suffix with dots": {"pattern": "*.k8s.io", "value": "rbac.authorization.k8s.io", "want": true},
+		"question mark": {"pattern": "Secre?", "value": "Secret", "want": true},
+		"anchored": {"pattern": "Role", "value": "RoleBinding", "want": false},
+		"braces are literal": {"pattern": "{Role,RoleBinding}", "value": "Role", "want": false},
+		"braces match themselves": {"pattern": "{Role,RoleBinding}", "value": "{Role,RoleBinding}", "want": true},
+		"class": {"pattern": "[RC]ole", "value": "Role", "want": true},
+		"range": {"pattern": "team[0-9]-*", "value": "team1-web", "want": true},
+		"caret negates a class": {"pattern": "[^R]ole", "value": "Role", "want": false},
+		"caret negation admits the rest": {"pattern": "[^R]ole", "value": "Pole", "want": true},
+		"bang is literal in a class": {"pattern": "[!R]ole", "value": "Role", "want": true},
+		"bang class does not negate": {"pattern": "[!R]ole", "value": "Pole", "want": false},
+		"escaped star": {"pattern": "a\\*", "value": "a*", "want": true},
+		"escaped star is literal": {"pattern": "a\\*", "value": "ab", "want": false},
+		"escaped dash is no range": {"pattern": "[a\\-z]", "value": "b", "want": false},
+		"escaped dash matches itself": {"pattern": "[a\\-z]", "value": "-", "want": true},
+		"bracket in a class": {"pattern": "[[]x", "value": "[x", "want": true},
+		"dot is literal": {"pattern": "a.b", "value": "axb", "want": false},
+		"unclosed class matches nothing": {"pattern": "team[", "value": "team[", "want": false},
+		"empty class matches nothing": {"pattern": "[]", "value": "x", "want": false},
+		"range without end matches nothing": {"pattern": "[a-]", "value": "a", "want": false},
+		"trailing backslash matches nothing": {"pattern": "a\\", "value": "a", "want": false},
+		"empty pattern matches empty": {"pattern": "", "value": "", "want": true},
+		"empty pattern": {"pattern": "", "value": "x", "want": false},
+	}
+	lib.path_match(c.pattern, c.value) == c.want
+}

@@ -2,9 +2,10 @@
 #
 # What: (a) an Application whose spec.destination.namespace is the Argo CD
 # namespace; (b) an AppProject whose spec.destinations permit the Argo CD
-# namespace (an entry whose namespace pattern matches it, such as "*",
-# "argo*" or "argocd", or a "!" entry for some other namespace, with no "!"
-# entry rejecting it); (c) a namespaced object rendered by an Application
+# namespace: an allow entry (no "!" pattern) whose namespace pattern matches
+# it, such as "*", "argo*" or "argocd", unless a deny entry takes it back on
+# that entry's clusters (its "!" namespace pattern rejects it and its server
+# or name pattern is "*" or the allow entry's own); (c) a namespaced object rendered by an Application
 # that lands in the Argo CD namespace (its metadata.namespace or, when empty,
 # the Application's destination namespace). Applications, ApplicationSets and
 # AppProjects themselves belong in that namespace and are not checked by (c);
@@ -42,7 +43,6 @@ violation contains v if {
 	input.object.kind == "AppProject"
 	startswith(input.object.apiVersion, "argoproj.io/")
 	ns := lib.argocd_namespace
-	not namespace_rejected(ns)
 	some i in permitting_entries(ns)
 	pattern := lib.str(input.object.spec.destinations[i], "namespace")
 	v := {
@@ -55,31 +55,30 @@ violation contains v if {
 	}
 }
 
-# permitting_entries returns the indexes of the spec.destinations entries
-# whose namespace pattern matches ns; if none does, those whose "!" pattern
-# (such as "!kube-system") lets ns through.
-permitting_entries(ns) := matching if {
-	matching := {i |
-		some i, entry in lib.project_list(input.object, "destinations")
-		pattern := lib.str(entry, "namespace")
-		not lib.is_deny_pattern(pattern)
-		lib.argo_match(pattern, ns, lib.no_delimiters)
-	}
-	count(matching) > 0
-} else := {i |
-	some i, entry in lib.project_list(input.object, "destinations")
-	pattern := lib.str(entry, "namespace")
-	lib.is_deny_pattern(pattern)
-	lib.argo_match(pattern, ns, lib.no_delimiters)
+# permitting_entries returns the indexes of the allow entries (no "!"
+# pattern) of the AppProject under review whose namespace pattern matches ns
+# and that no deny entry takes ns back from. A deny entry never permits (see
+# lib.destination_permitted).
+permitting_entries(ns) := {i |
+	entries := lib.project_list(input.object, "destinations")
+	some i, entry in entries
+	not lib.is_deny_entry(entry)
+	lib.argo_match(lib.str(entry, "namespace"), ns, lib.no_delimiters)
+	not namespace_taken_back(entries, entry, ns)
 }
 
-# namespace_rejected holds when a "!" entry of the AppProject under review
-# rejects namespace ns on every cluster.
-namespace_rejected(ns) if {
-	some entry in lib.project_list(input.object, "destinations")
-	pattern := lib.str(entry, "namespace")
+# namespace_taken_back holds when a deny entry of entries rejects namespace
+# ns on every cluster the allow entry entry names: its "!" namespace pattern
+# rejects ns and its server or name pattern is "*" or the same as entry's.
+namespace_taken_back(entries, entry, ns) if {
+	some deny in entries
+	pattern := lib.str(deny, "namespace")
 	lib.is_deny_pattern(pattern)
 	not lib.argo_match(pattern, ns, lib.no_delimiters)
+	some field in ["server", "name"]
+	cluster := lib.str(deny, field)
+	cluster in {"*", lib.str(entry, field)}
+	cluster != ""
 }
 
 # (c) Rendered objects landing in the Argo CD namespace.

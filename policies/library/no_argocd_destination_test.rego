@@ -73,10 +73,18 @@ test_project_permitting_argocd_denied[note] if {
 			{"server": "*", "namespace": "team-a"},
 			{"server": "*", "namespace": "argo?d"},
 		]},
-		"negation of another namespace": {"want": {0}, "destinations": [{"server": "*", "namespace": "!kube-system"}]},
 		"deny entry for another namespace beside star": {"want": {1}, "destinations": [
 			{"server": "*", "namespace": "!kube-system"},
 			{"server": "*", "namespace": "*"},
+		]},
+		"deny entry on another server only": {"want": {0}, "destinations": [
+			{"server": "*", "namespace": "*"},
+			{"server": "https://prod.example.com", "namespace": "!argocd"},
+		]},
+		"deny entry covers one of two servers": {"want": {1}, "destinations": [
+			{"server": "https://a.example.com", "namespace": "*"},
+			{"server": "https://b.example.com", "namespace": "*"},
+			{"server": "https://a.example.com", "namespace": "!argocd"},
 		]},
 	}
 	got := {v.path[2] | some v in review_project(c.destinations)}
@@ -110,6 +118,19 @@ test_project_rejecting_argocd_allowed[note] if {
 			{"server": "*", "namespace": "!*"},
 		],
 		"only team namespaces": [{"server": "*", "namespace": "team-*"}],
+		"deny entry for another namespace alone permits nothing": [{"server": "*", "namespace": "!kube-system"}],
+		"negated alternatives": [
+			{"server": "*", "namespace": "*"},
+			{"server": "*", "namespace": "!{argocd,kube-system}"},
+		],
+		"deny entry on the allow entry's own server": [
+			{"server": "https://a.example.com", "namespace": "*"},
+			{"server": "https://a.example.com", "namespace": "!argocd"},
+		],
+		"deny entry on every name": [
+			{"name": "in-cluster", "namespace": "*"},
+			{"name": "*", "namespace": "!argocd"},
+		],
 		"no destinations": [],
 	}
 	count(review_project(destinations)) == 0

@@ -42,10 +42,20 @@ test_permitted_destinations[note] if {
 		"by name": {"dest": {"name": "prod", "namespace": "shop"}, "entries": [{"name": "prod", "namespace": "shop"}]},
 		"name glob": {"dest": {"name": "prod-eu", "namespace": "shop"}, "entries": [{"name": "prod-*", "namespace": "*"}]},
 		"second entry matches": {"dest": {"server": in_cluster, "namespace": "shop"}, "entries": [{"server": in_cluster, "namespace": "other"}, {"server": in_cluster, "namespace": "shop"}]},
-		"lone namespace negation permits the rest": {"dest": {"server": in_cluster, "namespace": "shop"}, "entries": [{"server": "*", "namespace": "!kube-system"}]},
 		"negation beside star": {"dest": {"server": in_cluster, "namespace": "shop"}, "entries": [{"server": "*", "namespace": "*"}, {"server": "*", "namespace": "!kube-*"}]},
 		"server negation for another server": {"dest": {"server": in_cluster, "namespace": "shop"}, "entries": [{"server": "*", "namespace": "*"}, {"server": "!https://prod.example.com", "namespace": "*"}]},
 		"empty namespace with star": {"dest": {"server": in_cluster}, "entries": [{"server": "*", "namespace": "*"}]},
+		"namespace alternatives": {"dest": {"server": in_cluster, "namespace": "billing"}, "entries": [{"server": "*", "namespace": "{shop,billing}"}]},
+		# A deny entry rejects only where the rest of it matches.
+		"negated server with another namespace": {"dest": {"server": "https://prod.example.com", "namespace": "shop"}, "entries": [{"server": "*", "namespace": "*"}, {"server": "!https://prod.example.com", "namespace": "kube-system"}]},
+		"negated namespace on another server": {"dest": {"server": in_cluster, "namespace": "kube-system"}, "entries": [{"server": "*", "namespace": "*"}, {"server": "https://prod.example.com", "namespace": "!kube-system"}]},
+		"negated name with another namespace": {"dest": {"name": "prod", "namespace": "shop"}, "entries": [{"name": "*", "namespace": "*"}, {"name": "!prod", "namespace": "kube-system"}]},
+		"negated namespace for another name": {"dest": {"name": "dev", "namespace": "kube-system"}, "entries": [{"name": "*", "namespace": "*"}, {"name": "prod", "namespace": "!kube-system"}]},
+		"negated alternatives for other namespaces": {"dest": {"server": in_cluster, "namespace": "shop"}, "entries": [{"server": "*", "namespace": "*"}, {"server": "*", "namespace": "!{kube-system,argocd}"}]},
+		# Both fields negated: prod is rejected outside kube-system and
+		# kube-system outside prod (as Argo CD scopes them); prod's
+		# kube-system is left to the other entries.
+		"both negated, their intersection left to the star": {"dest": {"server": "https://prod.example.com", "namespace": "kube-system"}, "entries": [{"server": "*", "namespace": "*"}, {"server": "!https://prod.example.com", "namespace": "!kube-system"}]},
 	}
 	permitted(c.dest, c.entries)
 }
@@ -64,6 +74,21 @@ test_denied_destinations[note] if {
 		"negated star": {"dest": {"server": in_cluster, "namespace": "shop"}, "entries": [{"server": "*", "namespace": "*"}, {"server": "*", "namespace": "!*"}]},
 		"empty namespace needs a pattern matching it": {"dest": {"server": in_cluster}, "entries": [{"server": "*", "namespace": "shop"}]},
 		"no destination at all": {"dest": {}, "entries": [{"server": "*", "namespace": "*"}]},
+		"namespace alternatives exclude the rest": {"dest": {"server": in_cluster, "namespace": "kube-system"}, "entries": [{"server": "*", "namespace": "{shop,billing}"}]},
+		"negated alternatives": {"dest": {"server": in_cluster, "namespace": "argocd"}, "entries": [{"server": "*", "namespace": "*"}, {"server": "*", "namespace": "!{kube-system,argocd}"}]},
+		"negated server in its namespace": {"dest": {"server": "https://prod.example.com", "namespace": "kube-system"}, "entries": [{"server": "*", "namespace": "*"}, {"server": "!https://prod.example.com", "namespace": "kube-system"}]},
+		"negated namespace on its server": {"dest": {"server": "https://prod.example.com", "namespace": "kube-system"}, "entries": [{"server": "*", "namespace": "*"}, {"server": "https://prod.example.com", "namespace": "!kube-system"}]},
+		"negated name in its namespace": {"dest": {"name": "prod", "namespace": "kube-system"}, "entries": [{"name": "*", "namespace": "*"}, {"name": "!prod", "namespace": "kube-system"}]},
+		"both negated, server outside the namespace": {"dest": {"server": "https://prod.example.com", "namespace": "shop"}, "entries": [{"server": "*", "namespace": "*"}, {"server": "!https://prod.example.com", "namespace": "!kube-system"}]},
+		"both negated, namespace outside the server": {"dest": {"server": in_cluster, "namespace": "kube-system"}, "entries": [{"server": "*", "namespace": "*"}, {"server": "!https://prod.example.com", "namespace": "!kube-system"}]},
+		# Differences from Argo CD, which permits these (see the README).
+		"lone namespace negation permits nothing": {"dest": {"server": in_cluster, "namespace": "shop"}, "entries": [{"server": "*", "namespace": "!kube-system"}]},
+		"lone server negation permits nothing": {"dest": {"server": in_cluster, "namespace": "shop"}, "entries": [{"server": "!https://prod.example.com", "namespace": "*"}]},
+		"negated namespace in a name entry": {"dest": {"name": "prod", "namespace": "kube-system"}, "entries": [{"name": "*", "namespace": "*"}, {"name": "prod", "namespace": "!kube-system"}]},
+		# Offline the cluster half an Application leaves unset is unknown;
+		# a pattern for it may reject and may be in scope.
+		"negated namespace on every server, name destination": {"dest": {"name": "prod", "namespace": "kube-system"}, "entries": [{"name": "*", "namespace": "*"}, {"server": "*", "namespace": "!kube-system"}]},
+		"negated name, server destination": {"dest": {"server": in_cluster, "namespace": "shop"}, "entries": [{"server": "*", "namespace": "*"}, {"name": "!prod", "namespace": "*"}]},
 	}
 	not permitted(c.dest, c.entries)
 }

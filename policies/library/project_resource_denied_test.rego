@@ -18,6 +18,8 @@ project(spec) := {
 
 obj(api_version, kind) := {"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}}
 
+named(api_version, kind, name) := {"apiVersion": api_version, "kind": kind, "metadata": {"name": name}}
+
 violations(o, spec, cluster_scoped) := vs if {
 	vs := project_resource_denied.violation with input as {
 		"object": o,
@@ -83,12 +85,13 @@ test_cluster_scoped_blacklisted_denied[note] if {
 test_namespaced_permitted[note] if {
 	some note, c in {
 		"no lists": {"obj": obj("apps/v1", "Deployment"), "spec": {}},
-		"empty whitelist means no restriction": {"obj": obj("apps/v1", "Deployment"), "spec": {"namespaceResourceWhitelist": []}},
+		"null whitelist is a missing one": {"obj": obj("apps/v1", "Deployment"), "spec": {"namespaceResourceWhitelist": null}},
 		"whitelisted": {"obj": obj("apps/v1", "Deployment"), "spec": {"namespaceResourceWhitelist": [{"group": "apps", "kind": "*"}]}},
 		"core whitelisted": {"obj": obj("v1", "ConfigMap"), "spec": {"namespaceResourceWhitelist": [{"group": "", "kind": "ConfigMap"}]}},
 		"blacklist for another kind": {"obj": obj("v1", "ConfigMap"), "spec": {"namespaceResourceBlacklist": [{"group": "", "kind": "ResourceQuota"}]}},
 		"blacklist for another group": {"obj": obj("v1", "Secret"), "spec": {"namespaceResourceBlacklist": [{"group": "example.com", "kind": "Secret"}]}},
 		"cluster whitelist irrelevant": {"obj": obj("v1", "ConfigMap"), "spec": {"clusterResourceWhitelist": []}},
+		"name of a whitelist entry ignored": {"obj": obj("v1", "ConfigMap"), "spec": {"namespaceResourceWhitelist": [{"group": "", "kind": "ConfigMap", "name": "other"}]}},
 	}
 	count(violations(c.obj, c.spec, false)) == 0
 }
@@ -114,6 +117,115 @@ test_namespaced_whitelisted_and_blacklisted_denied if {
 		"namespaceResourceBlacklist": [{"group": "", "kind": "Secret"}],
 	}
 	count(violations(obj("v1", "Secret"), spec, false)) == 1
+}
+
+test_namespaced_empty_whitelist_denied if {
+	violations(obj("v1", "ConfigMap"), {"namespaceResourceWhitelist": []}, false) == {{
+		"rule": "project-resource-denied",
+		"msg": `ConfigMap "x" of Application "shop" is a namespaced resource "ConfigMap" (core group) and AppProject "team-a" has an empty spec.namespaceResourceWhitelist, so it permits no namespaced resources (without the field it would permit all); drop it from the Application or ask the project's owners to whitelist {group: "", kind: "ConfigMap"}`,
+		"path": ["kind"],
+	}}
+}
+
+test_namespaced_blacklist_entry_name_ignored_denied if {
+	spec := {"namespaceResourceBlacklist": [{"group": "", "kind": "Secret", "name": "other"}]}
+	count(violations(obj("v1", "Secret"), spec, false)) == 1
+}
+
+# Argo CD tells a list the API server stores as [] from one it does not
+# store: IsGroupKindNamePermitted compares the namespace whitelist with nil.
+test_missing_and_empty_lists[note] if {
+	some note, c in {
+		"cluster whitelist missing denies": {"spec": {}, "cluster_scoped": true, "denied": true},
+		"cluster whitelist empty denies": {"spec": {"clusterResourceWhitelist": []}, "cluster_scoped": true, "denied": true},
+		"cluster blacklist missing permits": {"spec": {"clusterResourceWhitelist": [{"group": "*", "kind": "*"}]}, "cluster_scoped": true, "denied": false},
+		"cluster blacklist empty permits": {"spec": {"clusterResourceWhitelist": [{"group": "*", "kind": "*"}], "clusterResourceBlacklist": []}, "cluster_scoped": true, "denied": false},
+		"namespace whitelist missing permits": {"spec": {}, "cluster_scoped": false, "denied": false},
+		"namespace whitelist empty denies": {"spec": {"namespaceResourceWhitelist": []}, "cluster_scoped": false, "denied": true},
+		"namespace blacklist missing permits": {"spec": {}, "cluster_scoped": false, "denied": false},
+		"namespace blacklist empty permits": {"spec": {"namespaceResourceBlacklist": []}, "cluster_scoped": false, "denied": false},
+	}
+	denied := count(violations(obj("v1", "Thing"), c.spec, c.cluster_scoped)) > 0
+	denied == c.denied
+}
+
+# Argo CD 3.x cluster resource lists take a name pattern per entry.
+test_cluster_scoped_name_patterns[note] if {
+	some note, c in {
+		"whitelisted name glob permits": {"name": "team1-web", "spec": {"clusterResourceWhitelist": [{"group": "", "kind": "Namespace", "name": "team1-*"}]}, "denied": false},
+		"whitelisted exact name permits": {"name": "team1", "spec": {"clusterResourceWhitelist": [{"group": "", "kind": "Namespace", "name": "team1"}]}, "denied": false},
+		"whitelist entry without name permits every name": {"name": "team2-web", "spec": {"clusterResourceWhitelist": [{"group": "", "kind": "Namespace"}]}, "denied": false},
+		"whitelist entry with empty name permits every name": {"name": "team2-web", "spec": {"clusterResourceWhitelist": [{"group": "", "kind": "Namespace", "name": ""}]}, "denied": false},
+		"other name in whitelist denies": {"name": "team2-web", "spec": {"clusterResourceWhitelist": [{"group": "", "kind": "Namespace", "name": "team1-*"}]}, "denied": true},
+		"second whitelist entry names it permits": {
+			"name": "team2-web", "spec": {"clusterResourceWhitelist": [
+				{"group": "", "kind": "Namespace", "name": "team1-*"},
+				{"group": "", "kind": "Namespace", "name": "team2-*"},
+			]},
+			"denied": false,
+		},
+		"name pattern has no alternatives denies": {"name": "team1", "spec": {"clusterResourceWhitelist": [{"group": "", "kind": "Namespace", "name": "{team1,team2}"}]}, "denied": true},
+		"name class permits": {"name": "team1", "spec": {"clusterResourceWhitelist": [{"group": "", "kind": "Namespace", "name": "team[12]"}]}, "denied": false},
+		"blacklisted name glob denies": {
+			"name": "kube-system", "spec": {
+				"clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
+				"clusterResourceBlacklist": [{"group": "", "kind": "Namespace", "name": "kube-*"}],
+			},
+			"denied": true,
+		},
+		"blacklist for another name permits": {
+			"name": "team1", "spec": {
+				"clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
+				"clusterResourceBlacklist": [{"group": "", "kind": "Namespace", "name": "kube-*"}],
+			},
+			"denied": false,
+		},
+		"blacklist entry without name denies every name": {
+			"name": "team1", "spec": {
+				"clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
+				"clusterResourceBlacklist": [{"group": "", "kind": "Namespace"}],
+			},
+			"denied": true,
+		},
+	}
+	denied := count(violations(named("v1", "Namespace", c.name), c.spec, true)) > 0
+	denied == c.denied
+}
+
+test_cluster_scoped_whitelisted_for_other_names_denied if {
+	spec := {"clusterResourceWhitelist": [{"group": "", "kind": "Namespace", "name": "team1-*"}]}
+	violations(named("v1", "Namespace", "team2-web"), spec, true) == {{
+		"rule": "project-resource-denied",
+		"msg": `Namespace "team2-web" of Application "shop" is a cluster-scoped resource "Namespace" (core group) that AppProject "team-a" lists in spec.clusterResourceWhitelist for other names only; drop it from the Application or ask the project's owners to whitelist {group: "", kind: "Namespace", name: "team2-web"}`,
+		"path": ["kind"],
+	}}
+}
+
+# An object without a name (generateName) has the name "" to Argo CD: only
+# entries without a name pattern match it.
+test_cluster_scoped_unnamed_object[note] if {
+	unnamed := {"apiVersion": "v1", "kind": "Namespace", "metadata": {"generateName": "team1-"}}
+	some note, c in {
+		"entry without name permits": {"list": [{"group": "", "kind": "Namespace"}], "denied": false},
+		"name glob denies": {"list": [{"group": "", "kind": "Namespace", "name": "team1-*"}], "denied": true},
+	}
+	denied := count(violations(unnamed, {"clusterResourceWhitelist": c.list}, true)) > 0
+	denied == c.denied
+}
+
+# Resource list patterns are Go filepath.Match patterns, not the globs of
+# destinations and sources: no "{a,b}", "[^...]" negates a class.
+test_resource_list_pattern_syntax[note] if {
+	some note, c in {
+		"braces are literal in a whitelist, denied": {"obj": obj("rbac.authorization.k8s.io/v1", "Role"), "spec": {"namespaceResourceWhitelist": [{"group": "*", "kind": "{Role,RoleBinding}"}]}, "denied": true},
+		"braces are literal in a blacklist, permitted": {"obj": obj("rbac.authorization.k8s.io/v1", "Role"), "spec": {"namespaceResourceBlacklist": [{"group": "*", "kind": "{Role,RoleBinding}"}]}, "denied": false},
+		"caret class negation, denied": {"obj": obj("v1", "Secret"), "spec": {"namespaceResourceBlacklist": [{"group": "", "kind": "[^C]*"}]}, "denied": true},
+		"caret class negation, permitted": {"obj": obj("v1", "ConfigMap"), "spec": {"namespaceResourceBlacklist": [{"group": "", "kind": "[^C]*"}]}, "denied": false},
+		"question mark, denied": {"obj": obj("v1", "Secret"), "spec": {"namespaceResourceBlacklist": [{"group": "", "kind": "Secre?"}]}, "denied": true},
+		"malformed pattern matches nothing, permitted": {"obj": obj("v1", "Secret"), "spec": {"namespaceResourceBlacklist": [{"group": "", "kind": "Secret["}]}, "denied": false},
+	}
+	denied := count(violations(c.obj, c.spec, false)) > 0
+	denied == c.denied
 }
 
 # When the rule does not apply.
@@ -145,19 +257,33 @@ test_object_without_kind_ignored if {
 	count(violations({"apiVersion": "v1", "metadata": {"name": "x"}}, {}, true)) == 0
 }
 
-# whitelist_denies and listed answer false, not undefined, in the common
-# case, so that the evaluator keeps that answer too.
-test_whitelist_denies[note] if {
+# The list functions answer false, not undefined, in the common case, so
+# that the evaluator keeps that answer too.
+test_cluster_whitelist_denies[note] if {
+	some note, c in {
+		"listed": {"kind": "ClusterRole", "version": "rbac.authorization.k8s.io/v1", "name": "x", "list": [{"group": "rbac.authorization.k8s.io", "kind": "*"}], "want": false},
+		"not listed": {"kind": "ClusterRole", "version": "rbac.authorization.k8s.io/v1", "name": "x", "list": [{"group": "", "kind": "Namespace"}], "want": true},
+		"listed by name": {"kind": "Namespace", "version": "v1", "name": "team1", "list": [{"kind": "Namespace", "name": "team*"}], "want": false},
+		"listed for another name": {"kind": "Namespace", "version": "v1", "name": "kube-system", "list": [{"kind": "Namespace", "name": "team*"}], "want": true},
+		"empty whitelist is rule (a)'s": {"kind": "Namespace", "version": "v1", "name": "x", "list": [], "want": false},
+		"whitelist not a list": {"kind": "Namespace", "version": "v1", "name": "x", "list": {"group": "", "kind": "x"}, "want": false},
+		"kind not a string": {"kind": 7, "version": "v1", "name": "x", "list": [{"group": "", "kind": "Namespace"}], "want": false},
+	}
+	project_resource_denied.cluster_whitelist_denies(c.kind, c.version, c.name, c.list) == c.want
+}
+
+test_namespace_whitelist_denies[note] if {
 	some note, c in {
 		"listed": {"kind": "Deployment", "version": "apps/v1", "list": [{"group": "apps", "kind": "*"}], "want": false},
 		"not listed": {"kind": "Deployment", "version": "apps/v1", "list": [{"group": "", "kind": "ConfigMap"}], "want": true},
 		"core group": {"kind": "ConfigMap", "version": "v1", "list": [{"kind": "ConfigMap"}], "want": false},
-		"empty whitelist": {"kind": "Deployment", "version": "apps/v1", "list": [], "want": false},
+		"empty whitelist": {"kind": "Deployment", "version": "apps/v1", "list": [], "want": true},
+		"null whitelist": {"kind": "Deployment", "version": "apps/v1", "list": null, "want": false},
 		"whitelist not a list": {"kind": "Deployment", "version": "apps/v1", "list": {"group": "", "kind": "x"}, "want": false},
 		"kind not a string": {"kind": 7, "version": "apps/v1", "list": [{"group": "", "kind": "ConfigMap"}], "want": false},
 		"empty kind": {"kind": "", "version": "apps/v1", "list": [{"group": "", "kind": "ConfigMap"}], "want": false},
 	}
-	project_resource_denied.whitelist_denies(c.kind, c.version, c.list) == c.want
+	project_resource_denied.namespace_whitelist_denies(c.kind, c.version, c.list) == c.want
 }
 
 test_listed[note] if {
@@ -168,4 +294,14 @@ test_listed[note] if {
 		"apiVersion not a string": {"kind": "ResourceQuota", "version": 1, "list": [{"group": "", "kind": "ResourceQuota"}], "want": false},
 	}
 	project_resource_denied.listed(c.kind, c.version, c.list) == c.want
+}
+
+test_named_listed[note] if {
+	some note, c in {
+		"listed by name": {"name": "kube-system", "list": [{"group": "", "kind": "Namespace", "name": "kube-*"}], "want": true},
+		"listed without name": {"name": "team1", "list": [{"group": "", "kind": "Namespace"}], "want": true},
+		"listed for another name": {"name": "team1", "list": [{"group": "", "kind": "Namespace", "name": "kube-*"}], "want": false},
+		"name pattern not a string": {"name": "team1", "list": [{"group": "", "kind": "Namespace", "name": 1}], "want": false},
+	}
+	project_resource_denied.named_listed("Namespace", "v1", c.name, c.list) == c.want
 }

@@ -37,10 +37,14 @@ test_permitted_sources[note] if {
 		"double star crosses segments": {"repo": "https://gitlab.com/org/group/shop", "repos": ["https://gitlab.com/org/**"]},
 		"scp form against ssh form": {"repo": "git@github.com:org/shop.git", "repos": ["ssh://git@github.com/org/shop"]},
 		"ssh form against scp form": {"repo": "ssh://git@github.com/org/shop.git", "repos": ["git@github.com:org/*"]},
-		"lone negation permits the rest": {"repo": "https://github.com/org/shop", "repos": ["!https://github.com/evil/*"]},
 		"negation beside star": {"repo": "https://github.com/org/shop", "repos": ["*", "!https://github.com/evil/*"]},
 		"helm repository": {"repo": "https://charts.bitnami.com/bitnami", "repos": ["https://charts.bitnami.com/*"]},
 		"spaces trimmed": {"repo": " https://github.com/org/shop ", "repos": ["https://github.com/org/shop"]},
+		"negated alternatives for other repositories": {"repo": "https://github.com/org/shop", "repos": ["*", "!https://github.com/{evil,bad}/*"]},
+		# Argo CD escapes the path of a pattern with "{" (url.URL.String),
+		# so its "!" rejects nothing.
+		"negated alternatives reject nothing": {"repo": "https://github.com/bad/tool", "repos": ["*", "!https://github.com/{evil,bad}/*"]},
+		"negation of another depth": {"repo": "https://github.com/evil/group/tool", "repos": ["**", "!https://github.com/evil/*"]},
 	}
 	count(violations(single(c.repo), c.repos)) == 0
 }
@@ -55,6 +59,11 @@ test_denied_sources[note] if {
 		"empty list": {"repo": "https://github.com/org/shop", "repos": []},
 		"trailing slash differs": {"repo": "https://github.com/org/shop/", "repos": ["https://github.com/org/shop"]},
 		"prefix is not a match": {"repo": "https://github.com/org/shop-fork", "repos": ["https://github.com/org/shop"]},
+		# Argo CD escapes the path of a pattern with "{": it matches nothing.
+		"alternatives match nothing": {"repo": "https://github.com/org/billing", "repos": ["https://github.com/org/{shop,billing}"]},
+		"two negations, second rejects": {"repo": "https://gitlab.com/group/tool", "repos": ["**", "!https://github.com/evil/*", "!https://gitlab.com/group/**"]},
+		# A difference from Argo CD, which permits it (see the README).
+		"lone negation permits nothing": {"repo": "https://github.com/org/shop", "repos": ["!https://github.com/evil/*"]},
 	}
 	count(violations(single(c.repo), c.repos)) == 1
 }
