@@ -5,11 +5,13 @@
 # AppProject's spec.destinations; (b) a namespaced object rendered by an
 # Application whose namespace (metadata.namespace, defaulted to the
 # Application's destination namespace) is not permitted on the Application's
-# destination cluster. Argo CD's rules apply: an entry matches when its
-# server pattern matches the destination server (if set) or its name pattern
-# matches the destination name (if set), and its namespace pattern matches;
-# at least one entry must match and no entry with a "!" pattern may reject
-# the destination.
+# destination cluster. Argo CD's rules apply (see lib.destination_permitted):
+# an entry matches when its server pattern matches the destination server
+# (if set) or its name pattern matches the destination name (if set), and
+# its namespace pattern matches; an allow entry (no "!" pattern) must match
+# and no deny entry may reject the destination where the rest of the entry
+# matches. A deny entry never permits on its own (Argo CD's documentation;
+# Argo CD itself lets it).
 # Why: Argo CD refuses to sync the Application ("application destination
 # ... is not permitted in project ...") or the object ("namespace ... is
 # not permitted in project ..."); catching it in review saves a broken sync,

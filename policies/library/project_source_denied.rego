@@ -5,9 +5,11 @@
 # spec.sources[].repoURL is not permitted by spec.sourceRepos of its
 # AppProject. Argo CD's rules apply: URLs and patterns are compared
 # normalized (lowercase, scp-style SSH equal to ssh://, one ".git" suffix
-# ignored); a URL is permitted when some pattern matches it and no "!"
+# ignored, paths escaped as Go's url package escapes them); a URL is
+# permitted when some allow pattern (no leading "!") matches it and no "!"
 # pattern rejects it; "*" stops at "/" ("**" does not), and "*" alone
-# permits every repository.
+# permits every repository. A "!" pattern never permits on its own (Argo
+# CD's documentation; Argo CD itself lets it).
 # Why: Argo CD refuses to sync such an Application ("application repo ... is
 # not permitted in project ..."); catching it in review saves a broken sync,
 # and the project's list is how a platform team keeps unknown repositories
