@@ -44,14 +44,22 @@ type AppProjectSpec struct {
 	// Roles are the project's RBAC roles.
 	// +optional
 	Roles []ProjectRole `json:"roles,omitempty"`
-	// ClusterResourceWhitelist lists the cluster-scoped kinds Applications
-	// may deploy; empty allows none.
+
+	// The four resource lists are omitzero, not omitempty: a nil list is
+	// left out and an empty one kept as [], so converting a typed project
+	// (encoding/json, runtime.DefaultUnstructuredConverter) keeps what the
+	// API server stored. For NamespaceResourceWhitelist that is the
+	// verdict: Argo CD permits every namespaced kind without the list and
+	// none with [].
+
+	// ClusterResourceWhitelist lists the cluster-scoped kinds (and names)
+	// Applications may deploy; missing or empty allows none.
 	// +optional
-	ClusterResourceWhitelist []ClusterResourceRestrictionItem `json:"clusterResourceWhitelist,omitempty"`
+	ClusterResourceWhitelist []ClusterResourceRestrictionItem `json:"clusterResourceWhitelist,omitzero"`
 	// NamespaceResourceBlacklist lists namespaced kinds Applications may not
 	// deploy.
 	// +optional
-	NamespaceResourceBlacklist []metav1.GroupKind `json:"namespaceResourceBlacklist,omitempty"`
+	NamespaceResourceBlacklist []metav1.GroupKind `json:"namespaceResourceBlacklist,omitzero"`
 	// OrphanedResources configures monitoring of resources no Application
 	// owns in the project's destination namespaces.
 	// +optional
@@ -60,16 +68,16 @@ type AppProjectSpec struct {
 	// +optional
 	SyncWindows []SyncWindow `json:"syncWindows,omitempty"`
 	// NamespaceResourceWhitelist lists the namespaced kinds Applications
-	// may deploy; empty allows all.
+	// may deploy; missing (nil) allows all, empty ([]) allows none.
 	// +optional
-	NamespaceResourceWhitelist []metav1.GroupKind `json:"namespaceResourceWhitelist,omitempty"`
+	NamespaceResourceWhitelist []metav1.GroupKind `json:"namespaceResourceWhitelist,omitzero"`
 	// SignatureKeys are the GnuPG key IDs commits must be signed with.
 	// +optional
 	SignatureKeys []SignatureKey `json:"signatureKeys,omitempty"`
 	// ClusterResourceBlacklist lists cluster-scoped kinds Applications may
 	// not deploy.
 	// +optional
-	ClusterResourceBlacklist []ClusterResourceRestrictionItem `json:"clusterResourceBlacklist,omitempty"`
+	ClusterResourceBlacklist []ClusterResourceRestrictionItem `json:"clusterResourceBlacklist,omitzero"`
 	// SourceNamespaces are the namespaces, other than Argo CD's, where
 	// Applications of this project may live.
 	// +optional
@@ -85,8 +93,10 @@ type AppProjectSpec struct {
 }
 
 // ClusterResourceRestrictionItem is a cluster-scoped kind, optionally
-// restricted to one object name (a glob). Argo CD 3.x added Name; older
-// projects have group and kind only.
+// restricted to object names. Group, Kind and Name are Go filepath.Match
+// patterns ("*", "?", "[...]"; no "{a,b}"); an empty Name matches every
+// name. Argo CD 3.x added Name, and only to the cluster lists: the
+// namespaced lists hold metav1.GroupKind.
 //
 // +kubebuilder:pruning:PreserveUnknownFields
 type ClusterResourceRestrictionItem struct {
