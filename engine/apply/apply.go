@@ -145,7 +145,7 @@ func (a *Applier) ApplyWave(ctx context.Context, wave plan.Wave, opts WaveOption
 		return a.waveFailed(wr, failed, failed)
 	}
 	for _, it := range items {
-		if err := a.applyItem(ctx, it); err != nil {
+		if err := a.applyItem(ctx, it, opts.App); err != nil {
 			return wr, fmt.Errorf("apply wave %s/%d: %w", wave.Phase, wave.Wave, err)
 		}
 		if it.res.Status == ResultSyncFailed {
@@ -289,7 +289,15 @@ func (a *Applier) check(ctx context.Context, wave plan.Wave, items []*item, opts
 }
 
 // decideOwnership sets force: objects tracked by this Application are ours.
+// A hook whose place is taken by an object that is not ours fails: it would
+// delete, replace or force that object.
 func (a *Applier) decideOwnership(it *item, app string) {
+	if it.task.Hook && it.live != nil {
+		if msg := takeoverMessage(it.live, app); msg != "" {
+			it.fail("%s", msg)
+			return
+		}
+	}
 	if it.live != nil {
 		id, err := plan.TrackingOf(it.live)
 		tracked := err == nil
@@ -312,9 +320,9 @@ func conflictHint(err error, force bool) string {
 	return ""
 }
 
-// applyItem applies one item and records its result. It returns an error
-// only when the API server could not be reached.
-func (a *Applier) applyItem(ctx context.Context, it *item) error {
+// applyItem applies one item of app and records its result. It returns an
+// error only when the API server could not be reached.
+func (a *Applier) applyItem(ctx context.Context, it *item, app string) error {
 	log := logr.FromContextOrDiscard(ctx)
 	if it.skipApply {
 		it.res.Status, it.res.Message = ResultSynced, "in sync, not applied (ApplyOutOfSyncOnly=true)"
@@ -322,7 +330,7 @@ func (a *Applier) applyItem(ctx context.Context, it *item) error {
 	}
 	if it.task.Hook && it.live != nil && it.task.HasDeletePolicy(plan.BeforeHookCreation) {
 		log.V(1).Info("Deleting hook before creation", "object", it.ref.String())
-		if err := a.deleteAndWait(ctx, it.live); err != nil {
+		if err := a.deleteHookLive(ctx, it.live, app); err != nil {
 			it.fail("delete existing hook (BeforeHookCreation): %v", err)
 			return nil
 		}

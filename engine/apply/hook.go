@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,26 +18,93 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/plan"
 )
 
-// deleteAndWait deletes obj (background propagation, precondition on its
-// UID) and waits until it is gone, up to Options.WaitTimeout.
-func (a *Applier) deleteAndWait(ctx context.Context, obj *unstructured.Unstructured) error {
-	uid := obj.GetUID()
-	err := a.client.Delete(ctx, obj,
-		client.PropagationPolicy(metav1.DeletePropagationBackground),
-		client.Preconditions{UID: &uid})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return err
+// hookDeleteAttempts bounds how often the live object in a hook's place is
+// read and judged again when it changed between the read and the delete (a
+// running Job's status, for one).
+const hookDeleteAttempts = 3
+
+// takeoverMessage says why a hook of app must not touch live, the object
+// already in its place, or returns "" when live carries app's tracking id
+// for itself. A hook deletes (BeforeHookCreation, HookSucceeded,
+// HookFailed), replaces or force-applies only an object of its own
+// Application: a hook named like an object of another Application, or of a
+// person, would otherwise take it over.
+func takeoverMessage(live *unstructured.Unstructured, app string) string {
+	if app != "" && plan.OwnedBy(live, app) {
+		return ""
 	}
-	ref := RefOf(obj)
-	err = wait.PollUntilContextTimeout(ctx, a.shortPoll(), a.opts.WaitTimeout, true, func(ctx context.Context) (bool, error) {
+	ref := slashRef(live)
+	const rule = "a hook deletes, replaces or forces only an object that carries this application's tracking id"
+	raw, tracked := live.GetAnnotations()[plan.TrackingAnnotation]
+	id, err := plan.TrackingOf(live)
+	switch {
+	case !tracked:
+		return fmt.Sprintf("%s exists and is not tracked by any application (no %s annotation); %s", ref, plan.TrackingAnnotation, rule)
+	case err != nil:
+		return fmt.Sprintf("%s exists with an unreadable tracking id %q; %s", ref, raw, rule)
+	case id.App != app:
+		return fmt.Sprintf("%s exists and is tracked by application %q (tracking id %s); %s", ref, id.App, raw, rule)
+	}
+	return fmt.Sprintf("%s exists with tracking id %s, which names another object; %s", ref, raw, rule)
+}
+
+// slashRef formats obj as `Kind/namespace/name` (`Kind/name` when cluster
+// scoped), as policy violations name objects.
+func slashRef(obj *unstructured.Unstructured) string {
+	if ns := obj.GetNamespace(); ns != "" {
+		return obj.GetKind() + "/" + ns + "/" + obj.GetName()
+	}
+	return obj.GetKind() + "/" + obj.GetName()
+}
+
+// deleteHookLive deletes live, the object in a hook's place
+// (BeforeHookCreation), and waits until it is gone, up to
+// Options.WaitTimeout. It deletes only what app owns: the delete carries
+// preconditions on the UID and resourceVersion that were judged, and an
+// object that changed in between is read and judged again. An object that
+// takes the place while the old one goes is judged too.
+func (a *Applier) deleteHookLive(ctx context.Context, live *unstructured.Unstructured, app string) error {
+	ref := RefOf(live)
+	for attempt := 1; ; attempt++ {
+		if msg := takeoverMessage(live, app); msg != "" {
+			return errors.New(msg)
+		}
+		uid, rv := live.GetUID(), live.GetResourceVersion()
+		err := a.client.Delete(ctx, live,
+			client.PropagationPolicy(metav1.DeletePropagationBackground),
+			client.Preconditions{UID: &uid, ResourceVersion: &rv})
+		if err == nil || apierrors.IsNotFound(err) {
+			break
+		}
+		if !apierrors.IsConflict(err) || attempt == hookDeleteAttempts {
+			return err
+		}
+		f, err := a.get(ctx, ref)
+		if err != nil {
+			return err
+		}
+		if f.obj == nil {
+			return nil
+		}
+		live = f.obj
+	}
+	uid := live.GetUID()
+	var next *unstructured.Unstructured
+	err := wait.PollUntilContextTimeout(ctx, a.shortPoll(), a.opts.WaitTimeout, true, func(ctx context.Context) (bool, error) {
 		f, err := a.get(ctx, ref)
 		if err != nil {
 			return false, err
 		}
+		next = f.obj
 		return f.obj == nil || f.obj.GetUID() != uid, nil
 	})
 	if err != nil {
 		return fmt.Errorf("wait for deletion of %s: %w", ref, err)
+	}
+	if next != nil {
+		if msg := takeoverMessage(next, app); msg != "" {
+			return errors.New(msg)
+		}
 	}
 	return nil
 }
