@@ -26,12 +26,14 @@ type fetched struct {
 	checkout source.Checkout
 }
 
-// fetchSources resolves and checks out every source. revisions, when not
-// empty, override the sources' targetRevisions one by one (an operation's
-// sync.revision or sync.revisions). secrets are the control-plane
-// namespace's Argo CD Secrets. Branch and tag names are resolved from a
-// repository listing up to listingMaxAge old (none when not positive).
-func (r *Reconciler) fetchSources(ctx context.Context, sources []v1alpha1.ApplicationSource, revisions []string, secrets []corev1.Secret, listingMaxAge time.Duration) ([]fetched, error) {
+// fetchSources resolves and checks out every source of an Application of
+// AppProject project. revisions, when not empty, override the sources'
+// targetRevisions one by one (an operation's sync.revision or
+// sync.revisions). secrets are the control-plane namespace's Argo CD
+// Secrets; those scoped to another project are not used. Branch and tag
+// names are resolved from a repository listing up to listingMaxAge old
+// (none when not positive).
+func (r *Reconciler) fetchSources(ctx context.Context, project string, sources []v1alpha1.ApplicationSource, revisions []string, secrets []corev1.Secret, listingMaxAge time.Duration) ([]fetched, error) {
 	out := make([]fetched, len(sources))
 	var knownHosts []byte
 	for i, s := range sources {
@@ -52,7 +54,7 @@ func (r *Reconciler) fetchSources(ctx context.Context, sources []v1alpha1.Applic
 			}
 			knownHosts = kh
 		}
-		creds := source.MatchCredentials(s.RepoURL, secrets, knownHosts)
+		creds := source.MatchCredentials(s.RepoURL, project, secrets, knownHosts)
 		co, err := r.sources.Fetch(ctx, s.RepoURL, rev, creds, source.ListingMaxAge(listingMaxAge))
 		if err != nil {
 			return nil, err

@@ -274,7 +274,7 @@ func (r *Reconciler) desiredState(ctx context.Context, p *pass, tg *target) (*de
 	if tg.refresh || tg.op != nil {
 		listingMaxAge = 0
 	}
-	fetched, err := r.fetchSources(ctx, tg.sources, tg.revisions, tg.secrets, listingMaxAge)
+	fetched, err := r.fetchSources(ctx, projectOf(p.app), tg.sources, tg.revisions, tg.secrets, listingMaxAge)
 	if err != nil {
 		return nil, err
 	}

@@ -28,17 +28,27 @@ const (
 // has no deadline: go-git dials SSH without the context.
 const defaultSSHTimeout = 30 * time.Second
 
-// MatchCredentials picks the credentials for repoURL from Argo CD
-// repository Secrets, the way Argo CD does: a Secret labelled
+// MatchCredentials picks the credentials for repoURL, fetched for an
+// Application of AppProject project, from Argo CD repository Secrets, the
+// way Argo CD does: a Secret labelled
 // argocd.argoproj.io/secret-type=repository whose url normalizes to the
 // same URL wins; if it carries no credentials (or none matches), the
 // repo-creds Secret with the longest url that prefixes repoURL supplies
 // them. Unlike a bare string prefix, a template never matches another host
-// (https://github.com does not match https://github.com.evil.example). Secrets of type "helm" (the "type" key) are ignored. knownHosts is
-// the ssh_known_hosts content of argocd-ssh-known-hosts-cm; it is used for
-// ssh URLs. Secret data is read from Data, falling back to StringData for
+// (https://github.com does not match https://github.com.evil.example).
+//
+// A Secret with a project key serves only the Applications of that project
+// and, for the same URL, wins over one without (Argo CD's project-scoped
+// repositories); other projects fall back to the Secrets without a project
+// key. Argo CD ignores the key on repo-creds templates; here it scopes
+// them too, so a template meant for one project never serves another. The
+// result's Project is set when a scoped Secret contributed.
+//
+// Secrets of type "helm" (the "type" key) are ignored. knownHosts is the
+// ssh_known_hosts content of argocd-ssh-known-hosts-cm; it is used for ssh
+// URLs. Secret data is read from Data, falling back to StringData for
 // Secrets that have not been through the API server.
-func MatchCredentials(repoURL string, secrets []corev1.Secret, knownHosts []byte) Credentials {
+func MatchCredentials(repoURL, project string, secrets []corev1.Secret, knownHosts []byte) Credentials {
 	want := NormalizeURL(repoURL)
 	var repo, tmpl *corev1.Secret
 	longest := -1
@@ -47,17 +57,24 @@ func MatchCredentials(repoURL string, secrets []corev1.Secret, knownHosts []byte
 		if strings.EqualFold(secretValue(s, "type"), "helm") {
 			continue
 		}
+		scope := secretValue(s, "project")
+		if scope != "" && scope != project {
+			continue
+		}
 		u := NormalizeURL(secretValue(s, "url"))
 		if u == "" || want == "" {
 			continue
 		}
 		switch s.Labels[SecretTypeLabel] {
 		case SecretTypeRepository:
-			if u == want && repo == nil {
+			if u == want && (repo == nil || scope != "" && !scoped(repo)) {
 				repo = s
 			}
 		case SecretTypeRepoCreds:
-			if strings.HasPrefix(want, u) && sameHost(want, u) && len(u) > longest {
+			if !strings.HasPrefix(want, u) || !sameHost(want, u) {
+				continue
+			}
+			if len(u) > longest || len(u) == longest && scope != "" && !scoped(tmpl) {
 				tmpl, longest = s, len(u)
 			}
 		}
@@ -65,6 +82,9 @@ func MatchCredentials(repoURL string, secrets []corev1.Secret, knownHosts []byte
 	var c Credentials
 	if repo != nil {
 		c = credentialsFromSecret(repo)
+		if scoped(repo) {
+			c.Project = project
+		}
 	}
 	if !c.hasAuth() && tmpl != nil {
 		t := credentialsFromSecret(tmpl)
@@ -72,11 +92,19 @@ func MatchCredentials(repoURL string, secrets []corev1.Secret, knownHosts []byte
 		if repo == nil {
 			c.Insecure = t.Insecure
 		}
+		if scoped(tmpl) {
+			c.Project = project
+		}
 	}
 	if len(knownHosts) > 0 {
 		c.SSHKnownHosts = knownHosts
 	}
 	return c
+}
+
+// scoped reports whether a repository Secret names a project.
+func scoped(s *corev1.Secret) bool {
+	return secretValue(s, "project") != ""
 }
 
 // sameHost reports whether two normalized URLs have the same scheme, user

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tollgate-dev/tollgate/test/gitserver"
 )
 
 func secret(name, typ string, data map[string]string) corev1.Secret {
@@ -83,7 +86,7 @@ func TestMatchCredentials(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := MatchCredentials(tt.url, secrets, known)
+			got := MatchCredentials(tt.url, "team", secrets, known)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("MatchCredentials(%q) mismatch (-want +got):\n%s", tt.url, diff)
 			}
@@ -147,5 +150,105 @@ func TestSSHAuthUsesURLUser(t *testing.T) {
 		if cfg.User != tt.wantUser || cfg.Timeout <= 0 {
 			t.Errorf("%s: user %q timeout %v, want user %q and a timeout", tt.url, cfg.User, cfg.Timeout, tt.wantUser)
 		}
+	}
+}
+
+// TestMatchCredentialsProjectScoped checks Argo CD's project-scoped
+// repositories: a Secret with a project key serves only that project's
+// Applications and wins over one without; other projects fall back to the
+// Secrets without a project key.
+func TestMatchCredentialsProjectScoped(t *testing.T) {
+	const (
+		shared  = "https://git.example.com/platform/config.git"
+		private = "https://git.example.com/other/private.git"
+		plain   = "http://git.internal/other/config.git"
+	)
+	secrets := []corev1.Secret{
+		secret("shared-other", SecretTypeRepository, map[string]string{
+			"url": shared, "project": "other", "username": "other-bot", "password": "other-pass",
+		}),
+		secret("shared", SecretTypeRepository, map[string]string{
+			"url": shared, "username": "shared-bot", "password": "shared-pass",
+		}),
+		secret("shared-team", SecretTypeRepository, map[string]string{
+			"url": shared, "project": "team", "username": "team-bot", "password": "team-pass",
+		}),
+		secret("private-other", SecretTypeRepository, map[string]string{
+			"url": private, "project": "other", "bearerToken": "other-token",
+		}),
+		secret("plain-other", SecretTypeRepository, map[string]string{
+			"url": plain, "project": "other", "insecure": "true",
+		}),
+		secret("org-other", SecretTypeRepoCreds, map[string]string{
+			"url": "https://git.example.com/org", "project": "other", "username": "org-other",
+		}),
+		secret("org", SecretTypeRepoCreds, map[string]string{
+			"url": "https://git.example.com/org", "username": "org-bot",
+		}),
+		secret("org-team", SecretTypeRepoCreds, map[string]string{
+			"url": "https://git.example.com/org/team-", "project": "team", "bearerToken": "team-token",
+		}),
+		secret("org-app-team", SecretTypeRepository, map[string]string{
+			"url": "https://git.example.com/org/app", "project": "team", "insecure": "true",
+		}),
+	}
+	tests := []struct {
+		name    string
+		project string
+		url     string
+		want    Credentials
+	}{
+		{"own project's repository secret wins", "team", shared,
+			Credentials{Username: "team-bot", Password: "team-pass", Project: "team"}},
+		{"each project its own", "other", shared,
+			Credentials{Username: "other-bot", Password: "other-pass", Project: "other"}},
+		{"project without one falls back to the unscoped secret", "default", shared,
+			Credentials{Username: "shared-bot", Password: "shared-pass"}},
+		{"no project gets the unscoped secret", "", shared,
+			Credentials{Username: "shared-bot", Password: "shared-pass"}},
+		{"another project's secret is never used", "team", private, Credentials{}},
+		{"the project's own secret", "other", private,
+			Credentials{BearerToken: "other-token", Project: "other"}},
+		{"another project's insecure does not apply", "team", plain, Credentials{}},
+		{"own insecure applies", "other", plain, Credentials{Insecure: true, Project: "other"}},
+		{"unscoped template for other projects", "team", "https://git.example.com/org/web",
+			Credentials{Username: "org-bot"}},
+		{"scoped template wins at the same prefix", "other", "https://git.example.com/org/web",
+			Credentials{Username: "org-other", Project: "other"}},
+		{"longer scoped template of the project", "team", "https://git.example.com/org/team-a",
+			Credentials{BearerToken: "team-token", Project: "team"}},
+		{"longer template of another project is skipped", "other", "https://git.example.com/org/team-a",
+			Credentials{Username: "org-other", Project: "other"}},
+		{"scoped repository secret without credentials inherits the template", "team", "https://git.example.com/org/app",
+			Credentials{Username: "org-bot", Insecure: true, Project: "team"}},
+		{"another project's repository secret does not block the template", "other", "https://git.example.com/org/app",
+			Credentials{Username: "org-other", Project: "other"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := MatchCredentials(tt.url, tt.project, secrets, nil)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("MatchCredentials(%q, %q) mismatch (-want +got):\n%s", tt.url, tt.project, diff)
+			}
+		})
+	}
+}
+
+// TestFetchProjectScopedCache checks that a repository fetched with a
+// project's scoped credentials is kept apart: another project asking for
+// the same commit without credentials is not served from it.
+func TestFetchProjectScopedCache(t *testing.T) {
+	srv := gitserver.New(t, gitserver.WithBasicAuth("team-bot", "s3cret"))
+	url := srv.CreateRepo(t, "private", map[string]string{"a.yaml": "a: 1\n"})
+	c := newCache(t, Options{})
+	co := mustFetch(t, c, url, "main", Credentials{Username: "team-bot", Password: "s3cret", Project: "team"})
+	for _, rev := range []string{co.Revision, "main"} {
+		if _, err := c.Fetch(t.Context(), url, rev, Credentials{}, ListingMaxAge(time.Hour)); !errors.Is(err, ErrAuthFailed) {
+			t.Errorf("Fetch(%s) without credentials after the team's fetch: error = %v, want ErrAuthFailed", rev, err)
+		}
+	}
+	again := mustFetch(t, c, url, co.Revision, Credentials{Username: "team-bot", Password: "s3cret", Project: "team"})
+	if again.Dir != co.Dir {
+		t.Errorf("the team's second fetch got %s, want its cached %s", again.Dir, co.Dir)
 	}
 }

@@ -23,13 +23,27 @@
 // file count are bounded by Options, and symbolic links that are absolute or
 // resolve outside the tree are not written. Submodules are not fetched.
 //
+// Repository URLs are untrusted input too: a tenant writes them into an
+// Application, and the controller fetching them has cluster-admin rights.
+// Before anything is read, Fetch applies one scheme policy: https, ssh and
+// scp-style addresses are fetched; http and git only with
+// Options.AllowInsecure or insecure credentials (the repository Secret's
+// insecure key); file only with Options.AllowFile, since it reads the
+// controller's disk, other tenants' cached clones included. Local paths,
+// git's remote-helper addresses (ext::, fd::) and anything else are
+// refused. Credentials from a project-scoped Secret (MatchCredentials) get
+// a clone of their own, so one project's credentials never serve another
+// project's Applications from the cache.
+//
 // Everything runs in process with go-git; the package never executes git.
 // For file:// URLs it installs, once per process, go-git's in-process
 // server as the file transport instead of go-git's default, which runs
 // git-upload-pack.
 //
 // Errors wrap ErrRepoUnreachable, ErrRepoNotFound, ErrAuthFailed,
-// ErrRevisionNotFound, ErrTreeTooLarge or ErrInvalidTree so the engine can set
-// an Application condition with errors.Is. Messages never contain
-// credentials: URLs are printed without their user information.
+// ErrRevisionNotFound, ErrTreeTooLarge, ErrInvalidTree or
+// ErrSchemeNotAllowed so the engine can set an Application condition with
+// errors.Is. Messages never contain credentials: URLs are printed without
+// their user information. What a Git server sent with an error is cut to
+// one line of at most 200 characters before it reaches a message or a log.
 package source

@@ -8,15 +8,23 @@ import (
 	"net"
 	"strings"
 	"syscall"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 )
 
+// maxServerText bounds the text of an error from talking to a Git server,
+// which may carry what the server sent.
+const maxServerText = 200
+
 // classify wraps a go-git error from talking to the remote in the typed
-// error callers branch on: auth, not found, empty, or unreachable.
+// error callers branch on: auth, not found, empty, or unreachable. The
+// error's text is cut by serverText.
 func classify(ctx context.Context, verb string, err error) error {
+	err = &serverError{text: serverText(err), err: err}
 	switch {
 	case causeIs(err, ErrAuthFailed):
 		return fmt.Errorf("%s: %w", verb, err)
@@ -31,6 +39,48 @@ func classify(ctx context.Context, verb string, err error) error {
 	}
 	return fmt.Errorf("%s: %w: %w", verb, ErrRepoUnreachable, err)
 }
+
+// serverText returns the text of err cut to its first non-blank line, with
+// other control characters replaced by spaces, and to at most 200
+// characters (the cut marked with "..."). Errors from talking to a Git
+// server carry what the server sent (an HTTP error body, an ERR line): a
+// page of HTML or a server's terminal escapes must not reach an
+// Application's conditions, an Event or a log line whole.
+func serverText(err error) string {
+	if err == nil {
+		return ""
+	}
+	text := strings.ToValidUTF8(err.Error(), "\uFFFD")
+	line := ""
+	for l := range strings.FieldsFuncSeq(text, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if strings.TrimSpace(l) != "" {
+			line = l
+			break
+		}
+	}
+	line = strings.TrimSpace(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, line))
+	if utf8.RuneCountInString(line) <= maxServerText {
+		return line
+	}
+	const cut = "..."
+	runes := []rune(line)
+	return strings.TrimRightFunc(string(runes[:maxServerText-len(cut)]), unicode.IsSpace) + cut
+}
+
+// serverError is an error from a Git server with its text cut by
+// serverText; errors.Is and errors.As still reach the original.
+type serverError struct {
+	text string
+	err  error
+}
+
+func (e *serverError) Error() string { return e.text }
+func (e *serverError) Unwrap() error { return e.err }
 
 // causeIs is errors.Is that also looks inside go-git's wrappers.
 func causeIs(err, target error) bool {

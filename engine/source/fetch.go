@@ -144,6 +144,11 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Crede
 	fail := func(err error) (Checkout, error) {
 		return Checkout{}, fmt.Errorf("fetch %s at %q: %w", RedactURL(repoURL), revision, err)
 	}
+	// Before anything touches the network or the disk.
+	scheme, err := c.opts.checkScheme(repoURL, creds.Insecure)
+	if err != nil {
+		return fail(err)
+	}
 	norm := NormalizeURL(repoURL)
 	if norm == "" {
 		return fail(errors.New("not a Git repository URL"))
@@ -152,7 +157,12 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Crede
 	if err != nil {
 		return fail(fmt.Errorf("parse repository URL: %w", err))
 	}
-	e := c.entry(cacheKey(norm))
+	if ep.Protocol != scheme {
+		// go-git reads the URL differently from checkScheme: refuse
+		// rather than guess which transport would run.
+		return fail(fmt.Errorf("%w: %q is read as %q by the Git client", ErrSchemeNotAllowed, scheme, ep.Protocol))
+	}
+	e := c.entry(entryKey(norm, creds.Project))
 	if isFullSHA(revision) {
 		sha := strings.ToLower(revision)
 		if dir, ok := existingTree(e, sha); ok {
@@ -363,7 +373,7 @@ func (f *fetcher) fetchWithFallback(ctx context.Context, specs []config.RefSpec,
 		return classify(ctx, "fetch", err)
 	}
 	if depth != 0 {
-		f.logger().V(1).Info("shallow fetch failed, fetching full history", "error", errString(err))
+		f.logger().V(1).Info("shallow fetch failed, fetching full history", "error", serverText(err))
 		err = f.fetch(ctx, specs, 0)
 		if err == nil && ok() {
 			return nil
@@ -372,7 +382,7 @@ func (f *fetcher) fetchWithFallback(ctx context.Context, specs []config.RefSpec,
 			return classify(ctx, "fetch", err)
 		}
 	}
-	f.logger().V(1).Info("fetch failed, rebuilding cached repository", "error", errString(err))
+	f.logger().V(1).Info("fetch failed, rebuilding cached repository", "error", serverText(err))
 	repo, rerr := f.entry.reset()
 	if rerr != nil {
 		return rerr
@@ -410,11 +420,4 @@ func (f *fetcher) fetch(ctx context.Context, specs []config.RefSpec, depth int) 
 		return nil
 	}
 	return err
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }

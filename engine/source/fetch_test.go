@@ -16,8 +16,12 @@ import (
 	"github.com/tollgate-dev/tollgate/test/gitserver"
 )
 
+// newCache returns a Cache in a temporary directory. It allows the http
+// and file repositories of the test Git server (TestFetchSchemes checks
+// the policy).
 func newCache(t *testing.T, opts Options) *Cache {
 	t.Helper()
+	opts.AllowInsecure, opts.AllowFile = true, true
 	c, err := NewCache(t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)

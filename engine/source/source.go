@@ -29,6 +29,11 @@ var (
 	// ErrInvalidTree: the commit's tree holds a path that cannot be written
 	// safely (such as "..", ".git" or a name with a slash).
 	ErrInvalidTree = errors.New("invalid tree")
+	// ErrSchemeNotAllowed: the repository URL names a transport the Cache
+	// does not fetch from, or one Options or the credentials do not allow
+	// (see Options.AllowInsecure). Nothing was read from the network or
+	// the disk.
+	ErrSchemeNotAllowed = errors.New("scheme not allowed")
 )
 
 // Default limits of Options.
@@ -49,6 +54,16 @@ type Options struct {
 	// DisableShallow fetches full history even where a depth-1 fetch would
 	// do.
 	DisableShallow bool
+	// AllowInsecure allows the unencrypted transports, http:// and git://,
+	// for every repository. Without it they are allowed only with
+	// credentials whose Insecure is set (insecure: "true" in the
+	// repository's Secret). https, ssh and scp-style addresses are always
+	// allowed.
+	AllowInsecure bool
+	// AllowFile allows file:// repositories, which read the controller's
+	// own disk (including other repositories' cached clones): for local
+	// development and tests only.
+	AllowFile bool
 }
 
 // DefaultOptions returns the options used when none are given.
@@ -82,8 +97,13 @@ type Credentials struct {
 	// matching host key unless Insecure is set.
 	SSHKnownHosts []byte
 	// Insecure skips TLS verification for https and host key verification
-	// for ssh.
+	// for ssh, and allows http and git URLs (see Options.AllowInsecure).
 	Insecure bool
+	// Project is the AppProject of the project-scoped Secret (its project
+	// key) the credentials come from, or empty. The Cache keeps such a
+	// repository apart per project, so that what one project's credentials
+	// fetched is never served to another project's Applications.
+	Project string
 }
 
 // Checkout is the result of Fetch.

@@ -93,6 +93,16 @@ func cacheKey(normalized string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// entryKey is the directory name of a repository fetched with the
+// credentials of project's project-scoped Secret, or with unscoped (or no)
+// credentials when project is empty.
+func entryKey(normalized, project string) string {
+	if project == "" {
+		return cacheKey(normalized)
+	}
+	return cacheKey(normalized + "\x00project=" + project)
+}
+
 // RedactURL returns raw with any secret in its user information replaced
 // by "redacted" (the password, or for http(s) a user name alone, which is
 // often a token), for logs and error messages. Strings that are not URLs are
