@@ -57,8 +57,9 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// RenderLimits bound what one source may render.
 	RenderLimits render.Limits
-	// WebhookSecret, when set, is the shared secret a Git push webhook must
-	// prove: GitHub's X-Hub-Signature-256 HMAC or GitLab's X-Gitlab-Token.
+	// WebhookSecret is the shared secret a Git push webhook must prove:
+	// GitHub's X-Hub-Signature-256 HMAC or GitLab's X-Gitlab-Token. Without
+	// it there is no push endpoint (NewPushHandler refuses).
 	WebhookSecret string
 	// WebhookMaxBytes bounds a webhook request body.
 	WebhookMaxBytes int64

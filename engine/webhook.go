@@ -67,12 +67,20 @@ func (p pushPayload) urls() []string {
 	return out
 }
 
+// ErrNoWebhookSecret is returned by NewPushHandler without
+// Options.WebhookSecret: the push endpoint needs one, or anyone who can
+// reach it could make the controller list and patch Applications and
+// fetch their repositories at will.
+var ErrNoWebhookSecret = errors.New("the git push webhook needs a secret")
+
 // PushHandler serves the Git push webhook: a GitHub `push` or GitLab `Push
 // Hook` for a repository sets the refresh annotation on every Application
 // of the control-plane namespace with a source in that repository, so the
 // controller compares (and, when automated, syncs) them at once instead of
 // at the next resync. Repository URLs are compared with source.NormalizeURL
-// (https, ssh and scp-style forms of one repository match).
+// (https, ssh and scp-style forms of one repository match). Every request
+// must prove the shared secret (GitHub's X-Hub-Signature-256 or GitLab's
+// X-Gitlab-Token).
 type PushHandler struct {
 	client    client.Client
 	namespace string
@@ -84,11 +92,15 @@ type PushHandler struct {
 
 // NewPushHandler returns the webhook handler. c lists and patches
 // Applications in opts.Namespace; opts.WebhookSecret and
-// opts.WebhookMaxBytes apply. metrics may be nil.
+// opts.WebhookMaxBytes apply. Without a secret it returns
+// ErrNoWebhookSecret: serve no push endpoint then. metrics may be nil.
 func NewPushHandler(c client.Client, opts Options, metrics *Metrics, log logr.Logger) (*PushHandler, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	if opts.WebhookSecret == "" {
+		return nil, ErrNoWebhookSecret
 	}
 	if metrics == nil {
 		metrics = NewMetrics()
@@ -162,11 +174,11 @@ func (h *PushHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // authorized checks the shared secret: GitHub's HMAC-SHA256 signature of
-// the body, or GitLab's token header. Without a configured secret every
+// the body, or GitLab's token header. Without a configured secret no
 // request is authorized.
 func (h *PushHandler) authorized(r *http.Request, body []byte) bool {
 	if len(h.secret) == 0 {
-		return true
+		return false
 	}
 	if sig := r.Header.Get(headerGitHubSignature); sig != "" {
 		hexSum, ok := strings.CutPrefix(sig, "sha256=")

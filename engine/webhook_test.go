@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -54,7 +55,6 @@ func TestPushHandler(t *testing.T) {
 		method   string
 		headers  map[string]string
 		body     string
-		secret   string
 		maxBytes int64
 		wantCode int
 		// wantRefreshed are the Applications given the refresh annotation.
@@ -63,67 +63,84 @@ func TestPushHandler(t *testing.T) {
 	}{
 		{
 			name:          "github push refreshes every application of the repository",
-			headers:       map[string]string{"X-GitHub-Event": "push"},
+			headers:       map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(github)},
 			body:          github,
 			wantCode:      http.StatusOK,
 			wantRefreshed: []string{"multi", "ssh-form", "web"},
 		},
 		{
 			name:          "gitlab push hook",
-			headers:       map[string]string{"X-Gitlab-Event": "Push Hook"},
+			headers:       map[string]string{"X-Gitlab-Event": "Push Hook", "X-Gitlab-Token": secret},
 			body:          gitlab,
 			wantCode:      http.StatusOK,
 			wantRefreshed: []string{"gl"},
-		},
-		{
-			name:          "github signature verified",
-			headers:       map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(github)},
-			body:          github,
-			secret:        secret,
-			wantCode:      http.StatusOK,
-			wantRefreshed: []string{"multi", "ssh-form", "web"},
 		},
 		{
 			name:        "github signature of another body",
 			headers:     map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(github + " ")},
 			body:        github,
-			secret:      secret,
 			wantCode:    http.StatusUnauthorized,
 			wantMessage: "webhook secret does not match",
 		},
 		{
-			name:        "no signature when a secret is set",
+			name:        "no signature",
 			headers:     map[string]string{"X-GitHub-Event": "push"},
 			body:        github,
-			secret:      secret,
 			wantCode:    http.StatusUnauthorized,
 			wantMessage: "webhook secret does not match",
 		},
 		{
-			name:          "gitlab token",
-			headers:       map[string]string{"X-Gitlab-Event": "Push Hook", "X-Gitlab-Token": secret},
-			body:          gitlab,
-			secret:        secret,
-			wantCode:      http.StatusOK,
-			wantRefreshed: []string{"gl"},
+			name:        "no gitlab token",
+			headers:     map[string]string{"X-Gitlab-Event": "Push Hook"},
+			body:        gitlab,
+			wantCode:    http.StatusUnauthorized,
+			wantMessage: "webhook secret does not match",
+		},
+		{
+			name:        "github signature without the sha256= prefix",
+			headers:     map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature-256": strings.TrimPrefix(sign(github), "sha256=")},
+			body:        github,
+			wantCode:    http.StatusUnauthorized,
+			wantMessage: "webhook secret does not match",
+		},
+		{
+			name:        "github sha1 signature only",
+			headers:     map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature": "sha1=0123456789abcdef0123456789abcdef01234567"},
+			body:        github,
+			wantCode:    http.StatusUnauthorized,
+			wantMessage: "webhook secret does not match",
+		},
+		{
+			name:        "secret sent as a github signature",
+			headers:     map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature-256": "sha256=" + hex.EncodeToString([]byte(secret))},
+			body:        github,
+			wantCode:    http.StatusUnauthorized,
+			wantMessage: "webhook secret does not match",
 		},
 		{
 			name:        "wrong gitlab token",
 			headers:     map[string]string{"X-Gitlab-Event": "Push Hook", "X-Gitlab-Token": "guess"},
 			body:        gitlab,
-			secret:      secret,
+			wantCode:    http.StatusUnauthorized,
+			wantMessage: "webhook secret does not match",
+		},
+		{
+			name:        "unsigned ping is refused",
+			headers:     map[string]string{"X-GitHub-Event": "ping"},
+			body:        `{"zen":"hi"}`,
 			wantCode:    http.StatusUnauthorized,
 			wantMessage: "webhook secret does not match",
 		},
 		{
 			name:        "ping is ignored",
-			headers:     map[string]string{"X-GitHub-Event": "ping"},
+			headers:     map[string]string{"X-GitHub-Event": "ping", "X-Hub-Signature-256": sign(`{"zen":"hi"}`)},
 			body:        `{"zen":"hi"}`,
 			wantCode:    http.StatusOK,
 			wantMessage: "event ignored: only push events refresh Applications",
 		},
 		{
 			name:        "not a git webhook",
+			headers:     map[string]string{"X-Hub-Signature-256": sign(github)},
 			body:        github,
 			wantCode:    http.StatusBadRequest,
 			wantMessage: "not a GitHub or GitLab webhook: no X-GitHub-Event or X-Gitlab-Event header",
@@ -137,7 +154,7 @@ func TestPushHandler(t *testing.T) {
 		},
 		{
 			name:        "body too large",
-			headers:     map[string]string{"X-GitHub-Event": "push"},
+			headers:     map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(github)},
 			body:        github,
 			maxBytes:    16,
 			wantCode:    http.StatusRequestEntityTooLarge,
@@ -145,21 +162,21 @@ func TestPushHandler(t *testing.T) {
 		},
 		{
 			name:        "malformed payload",
-			headers:     map[string]string{"X-GitHub-Event": "push"},
+			headers:     map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(`{"repository":`)},
 			body:        `{"repository":`,
 			wantCode:    http.StatusBadRequest,
 			wantMessage: "decode push payload: unexpected end of JSON input",
 		},
 		{
 			name:        "payload without a repository",
-			headers:     map[string]string{"X-GitHub-Event": "push"},
+			headers:     map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(`{"ref":"refs/heads/main"}`)},
 			body:        `{"ref":"refs/heads/main"}`,
 			wantCode:    http.StatusBadRequest,
 			wantMessage: "push payload names no repository URL",
 		},
 		{
 			name:     "unknown repository refreshes nothing",
-			headers:  map[string]string{"X-GitHub-Event": "push"},
+			headers:  map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(`{"repository":{"clone_url":"https://github.com/org/other.git"}}`)},
 			body:     `{"repository":{"clone_url":"https://github.com/org/other.git"}}`,
 			wantCode: http.StatusOK,
 		},
@@ -175,7 +192,7 @@ func TestPushHandler(t *testing.T) {
 				webhookApp("unrelated", "argocd", "https://github.com/org/unrelated.git"),
 			).Build()
 			opts := DefaultOptions()
-			opts.WebhookSecret, opts.WebhookMaxBytes = tc.secret, tc.maxBytes
+			opts.WebhookSecret, opts.WebhookMaxBytes = secret, tc.maxBytes
 			h, err := NewPushHandler(c, opts, nil, logr.Discard())
 			if err != nil {
 				t.Fatal(err)
@@ -217,5 +234,34 @@ func TestPushHandler(t *testing.T) {
 				t.Errorf("applications with the refresh annotation (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestPushHandlerNeedsSecret checks that there is no push endpoint without
+// a secret: an unauthenticated one would let anyone who reaches it make the
+// controller patch Applications and fetch their repositories.
+func TestPushHandlerNeedsSecret(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(testScheme(t)).Build()
+	h, err := NewPushHandler(c, DefaultOptions(), nil, logr.Discard())
+	if !errors.Is(err, ErrNoWebhookSecret) || h != nil {
+		t.Fatalf("NewPushHandler without a secret = %v, %v; want nil, ErrNoWebhookSecret", h, err)
+	}
+	// A handler that somehow has no secret authorizes nothing.
+	zero := &PushHandler{client: c, namespace: DefaultNamespace, maxBytes: DefaultWebhookMaxBytes, metrics: NewMetrics(), log: logr.Discard()}
+	body := `{"repository":{"clone_url":"https://github.com/org/config.git"}}`
+	for _, headers := range []map[string]string{
+		{"X-GitHub-Event": "push"},
+		{"X-GitHub-Event": "push", "X-Hub-Signature-256": "sha256="},
+		{"X-Gitlab-Event": "Push Hook", "X-Gitlab-Token": ""},
+	} {
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, WebhookPath, strings.NewReader(body))
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		rec := httptest.NewRecorder()
+		zero.ServeHTTP(rec, req)
+		if rec.Code != http.StatusUnauthorized {
+			t.Errorf("%v: status = %d, want %d (body %s)", headers, rec.Code, http.StatusUnauthorized, rec.Body)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -51,6 +53,11 @@ type controllerOptions struct {
 	webhookSecret string
 	leaderElect   bool
 	configFile    string
+	// allowInsecureRepos allows http:// and git:// repositories without
+	// insecure: "true" in their repository Secret.
+	allowInsecureRepos bool
+	// allowFileRepos allows file:// repositories (local development).
+	allowFileRepos bool
 }
 
 func newControllerCmd() *cobra.Command {
@@ -65,11 +72,15 @@ when a rule denies (condition PolicyViolation); otherwise it compares with the
 cluster by server-side dry run and syncs with server-side apply, wave by wave,
 when a sync is requested (` + "`tollgate app sync`" + `) or automated.
 
+Repositories are fetched over https, ssh or git@host:path. http:// and git://
+need insecure: "true" in the repository's Secret or --allow-insecure-repos;
+file:// needs --allow-file-repos (local development only).
+
 The Git push webhook (GitHub push, GitLab Push Hook) is served at
-/api/webhook on --webhook-addr; set --webhook-secret (or $` + webhookSecretEnv + `)
-to require GitHub's signature or GitLab's token. With --leader-elect, one
-replica reconciles at a time, holding a Lease in $POD_NAMESPACE (else in
---namespace).`,
+/api/webhook on --webhook-addr only with --webhook-secret (or
+$` + webhookSecretEnv + `): every request must carry GitHub's signature or
+GitLab's token. With --leader-elect, one replica reconciles at a time,
+holding a Lease in $POD_NAMESPACE (else in --namespace).`,
 		Example: `  tollgate controller --namespace argocd --leader-elect
   tollgate controller --kubeconfig ~/.kube/config --resync 1m --concurrency 8`,
 		Args: cobra.NoArgs,
@@ -89,8 +100,10 @@ replica reconciles at a time, holding a Lease in $POD_NAMESPACE (else in
 	f.StringVar(&o.metricsAddr, "metrics-addr", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	f.StringVar(&o.healthAddr, "health-addr", ":8081", "address of /healthz and /readyz (0 disables them)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", "0", "address of the Go profiling endpoints /debug/pprof/ (0 disables them)")
-	f.StringVar(&o.webhookAddr, "webhook-addr", ":8082", "address of the Git push webhook /api/webhook (0 disables it)")
-	f.StringVar(&o.webhookSecret, "webhook-secret", "", "shared secret of the Git push webhook (default $"+webhookSecretEnv+")")
+	f.StringVar(&o.webhookAddr, "webhook-addr", ":8082", "address of the Git push webhook /api/webhook, served only with a secret (0 disables it)")
+	f.StringVar(&o.webhookSecret, "webhook-secret", "", "shared secret of the Git push webhook (default $"+webhookSecretEnv+"); without one there is no webhook")
+	f.BoolVar(&o.allowInsecureRepos, "allow-insecure-repos", false, "fetch http:// and git:// repositories even without insecure: \"true\" in their repository Secret")
+	f.BoolVar(&o.allowFileRepos, "allow-file-repos", false, "fetch file:// repositories from the controller's disk (local development only)")
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "run only while holding the leader Lease")
 	f.StringVar(&o.configFile, "config", "", "policy configuration `FILE` (rule severities, exemption annotation)")
 	return cmd
@@ -132,7 +145,9 @@ func runController(cmd *cobra.Command, o controllerOptions) error {
 	if o.repoCache == "" {
 		o.repoCache = filepath.Join(os.TempDir(), "tollgate-repo-cache")
 	}
-	sources, err := source.NewCache(o.repoCache, source.DefaultOptions())
+	sopts := source.DefaultOptions()
+	sopts.AllowInsecure, sopts.AllowFile = o.allowInsecureRepos, o.allowFileRepos
+	sources, err := source.NewCache(o.repoCache, sopts)
 	if err != nil {
 		return err
 	}
@@ -221,28 +236,41 @@ func controllerManagerOptions(o controllerOptions, scheme *runtime.Scheme) ctrl.
 }
 
 // addPushWebhook serves the Git push webhook on every replica (it only sets
-// an annotation; the leader reconciles).
+// an annotation; the leader reconciles). Without a secret there is none.
 func addPushWebhook(mgr manager.Manager, o controllerOptions, eopts engine.Options, metrics *engine.Metrics, log logr.Logger) error {
-	if o.webhookAddr == "" || o.webhookAddr == "0" {
-		return nil
-	}
-	h, err := engine.NewPushHandler(mgr.GetClient(), eopts, metrics, log.WithName("webhook"))
-	if err != nil {
+	srv, err := pushWebhookServer(mgr.GetClient(), o, eopts, metrics, log)
+	if err != nil || srv == nil {
 		return err
+	}
+	if err := mgr.Add(srv); err != nil {
+		return fmt.Errorf("add git webhook server: %w", err)
+	}
+	return nil
+}
+
+// pushWebhookServer returns the server of the Git push webhook, or nil when
+// --webhook-addr is 0 or no secret is set (which it logs).
+func pushWebhookServer(c client.Client, o controllerOptions, eopts engine.Options, metrics *engine.Metrics, log logr.Logger) (*manager.Server, error) {
+	if o.webhookAddr == "" || o.webhookAddr == "0" {
+		return nil, nil
+	}
+	h, err := engine.NewPushHandler(c, eopts, metrics, log.WithName("webhook"))
+	if errors.Is(err, engine.ErrNoWebhookSecret) {
+		log.Info("Git push webhook off: no webhook secret set", "addr", o.webhookAddr, "secretEnv", webhookSecretEnv)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle(engine.WebhookPath, h)
 	timeout := 30 * time.Second
-	srv := &manager.Server{
+	return &manager.Server{
 		Name: "git-webhook",
 		Server: &http.Server{
 			Addr: o.webhookAddr, Handler: mux,
 			ReadHeaderTimeout: 10 * time.Second, ReadTimeout: timeout, WriteTimeout: timeout, IdleTimeout: 2 * time.Minute,
 		},
 		ShutdownTimeout: &timeout,
-	}
-	if err := mgr.Add(srv); err != nil {
-		return fmt.Errorf("add git webhook server: %w", err)
-	}
-	return nil
+	}, nil
 }
