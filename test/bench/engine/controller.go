@@ -63,6 +63,8 @@ func startController(ctx context.Context, o options, tmp, kubeconfig string) (*c
 		"--kubeconfig", kubeconfig, "--namespace", argoNS, "--repo-cache", filepath.Join(tmp, "cache"),
 		"--resync", o.resync.String(), "--concurrency", "8",
 		"--metrics-addr", metricsAddr, "--health-addr", "0", "--webhook-addr", "0",
+		// The benchmark's repository is a file:// one.
+		"--allow-file-repos",
 	}
 	c := &controller{
 		logPath:    filepath.Join(tmp, "controller.log"),
