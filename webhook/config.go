@@ -96,9 +96,9 @@ func DefaultExemptNamespaces() []string {
 	return []string{"kube-system", "kube-public", "kube-node-lease"}
 }
 
-// DefaultExemptUsers returns the users exempt by default. They create or
-// update objects the cluster derives from objects already admitted, or
-// objects that never come from Git:
+// DefaultExemptUsers returns the users exempt by default: the kube-system
+// controllers, which create or update objects the cluster derives from
+// objects already admitted, or objects that never come from Git:
 //
 //   - system:kube-controller-manager: controllers running with the
 //     controller manager's own credentials, among them the service account
@@ -108,12 +108,14 @@ func DefaultExemptNamespaces() []string {
 //     statefulset, daemon-set, replication, job and cronjob controllers
 //     create Pods, ReplicaSets and Jobs from admitted templates, and the
 //     garbage collector and namespace controller update owner references and
-//     finalizers;
-//   - the Sealed Secrets controller
-//     (system:serviceaccount:kube-system:sealed-secrets-controller), External
-//     Secrets (system:serviceaccount:external-secrets:external-secrets) and
-//     cert-manager (system:serviceaccount:cert-manager:cert-manager), which
-//     write Secrets generated in the cluster.
+//     finalizers.
+//
+// Nothing else is exempt by default: a user name is only as trustworthy as
+// the namespace of its service account, and a tenant who may create the
+// namespace external-secrets and a ServiceAccount external-secrets in it
+// would be exempt from every rule under a default that named External
+// Secrets' controller. Clusters that run such controllers add them in the
+// configuration file (see the README).
 func DefaultExemptUsers() []string {
 	users := []string{"system:kube-controller-manager"}
 	for _, sa := range []string{
@@ -126,14 +128,10 @@ func DefaultExemptUsers() []string {
 		"replicaset-controller",
 		"replication-controller",
 		"statefulset-controller",
-		"sealed-secrets-controller",
 	} {
 		users = append(users, "system:serviceaccount:kube-system:"+sa)
 	}
-	return append(users,
-		"system:serviceaccount:external-secrets:external-secrets",
-		"system:serviceaccount:cert-manager:cert-manager",
-	)
+	return users
 }
 
 // DefaultExemptGroups returns the groups exempt by default: system:nodes,

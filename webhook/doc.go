@@ -9,10 +9,13 @@
 //
 // # Request path
 //
-//  1. CONNECT requests and sub-resources (status, scale, ephemeralcontainers,
-//     ...) are allowed without judging: a sub-resource write cannot change
-//     what the main resource was admitted with, except
-//     pods/ephemeralcontainers, whose images are not judged.
+//  1. CONNECT requests and sub-resources (status, scale, binding, ...) are
+//     allowed without judging: such a write cannot change what the main
+//     resource was admitted with. The exception is pods/ephemeralcontainers
+//     (kubectl debug), which adds containers to a running Pod: the ephemeral
+//     containers it adds are judged like any container (step 7). Leases,
+//     Events, token and access reviews are allowed without judging too
+//     (neverJudged), whatever the webhook configuration sends.
 //  2. Exempt users, groups and namespaces (Config) are allowed.
 //  3. Argo CD Applications: the AppProject named by spec.project is read from
 //     the informer cache (never a live GET); a missing project yields
@@ -28,12 +31,19 @@
 //  5. Every other object: the Application that owns it is found through Argo
 //     CD's tracking annotation argocd.argoproj.io/tracking-id (and, unless
 //     Config.TrackingMethod says otherwise, the app.kubernetes.io/instance
-//     label), so project destinations and resource lists apply. DELETE is
-//     allowed without judging.
+//     label), so project destinations and resource lists apply. An object
+//     no Application owns is judged only when a rule judges its kind on its
+//     own (pod-bearing kinds, Secrets, SealedSecrets, ExternalSecrets:
+//     judgedKinds); any other is allowed without judging. DELETE is allowed
+//     without judging.
 //  6. An UPDATE that changes only metadata or status, or that touches an
 //     object already being deleted, is allowed without judging, so that
 //     controllers can keep writing status and removing finalizers of objects
 //     admitted before a policy changed.
+//  7. pods/ephemeralcontainers: the ephemeral containers the request adds
+//     (by name, against the old Pod) are judged as the only containers of
+//     the Pod, without its Application; the Pod's own containers were
+//     judged when it was created.
 //
 // Deny violations become one line each, "[rule-id] message", in the denial
 // message; warn violations become admission warnings in the same format. A

@@ -168,8 +168,10 @@ func (h *Handler) decide(ctx context.Context, req admission.Request) outcome {
 	switch {
 	case req.Operation == admissionv1.Connect:
 		return skipped("CONNECT is not judged")
-	case req.SubResource != "":
+	case req.SubResource != "" && !ephemeralContainersRequest(req):
 		return skipped("sub-resource " + req.SubResource + " is not judged")
+	case neverJudged(req):
+		return skipped(kindOf(req) + " is never judged")
 	}
 	if why := h.exemption(req); why != "" {
 		return outcome{decision: DecisionExempt, note: why}
@@ -178,8 +180,11 @@ func (h *Handler) decide(ctx context.Context, req admission.Request) outcome {
 	if argo && req.Kind.Kind == AppProjectGVK.Kind {
 		return h.reviewProject(ctx, req)
 	}
-	if req.Operation == admissionv1.Delete {
+	switch {
+	case req.Operation == admissionv1.Delete:
 		return skipped("DELETE is not judged")
+	case req.SubResource != "":
+		return h.reviewEphemeralContainers(ctx, req)
 	}
 	obj, out, ok := h.objectToJudge(req)
 	if !ok {
@@ -238,11 +243,16 @@ func (h *Handler) reviewApplication(ctx context.Context, req admission.Request, 
 }
 
 // reviewObject judges any other object, with the Application that owns it
-// and that Application's AppProject when there is one.
+// and that Application's AppProject when there is one. An object of a kind
+// no rule judges on its own (judgedKinds) and that no Application owns is
+// allowed without judging.
 func (h *Handler) reviewObject(ctx context.Context, req admission.Request, obj map[string]any) outcome {
 	app, err := h.owner(ctx, obj, clusterScoped(req, obj))
 	if err != nil {
 		return h.lookupFailed(err)
+	}
+	if app == nil && !judgedKind(req) {
+		return skipped(kindOf(req) + " is judged only when an Application tracks it")
 	}
 	var proj map[string]any
 	if app != nil {

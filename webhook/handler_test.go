@@ -122,13 +122,31 @@ func TestHandleDecisions(t *testing.T) {
 			want: denied("[no-plaintext-secret]"),
 		},
 		{
-			name: "secret written by the sealed-secrets controller allowed",
+			name: "secret written by the sealed-secrets controller allowed once configured",
+			cfg: func(c *Config) {
+				c.ExemptUsers = append(c.ExemptUsers, "system:serviceaccount:kube-system:sealed-secrets-controller")
+			},
 			req: func() admission.Request {
 				r := request(admissionv1.Create, secret("web", "db"), nil)
 				r.UserInfo = authenticationv1.UserInfo{Username: "system:serviceaccount:kube-system:sealed-secrets-controller"}
 				return r
 			}(),
 			want: allowed,
+		},
+		{
+			// Whoever may create the namespace external-secrets and a
+			// ServiceAccount in it gets this name: it is not exempt unless
+			// the configuration says so.
+			name: "secret written as external-secrets' service account denied by default",
+			req: func() admission.Request {
+				r := request(admissionv1.Create, secret("web", "db"), nil)
+				r.UserInfo = authenticationv1.UserInfo{
+					Username: "system:serviceaccount:external-secrets:external-secrets",
+					Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:external-secrets", "system:authenticated"},
+				}
+				return r
+			}(),
+			want: denied("[no-plaintext-secret]"),
 		},
 		{
 			name: "exempt namespace allowed",

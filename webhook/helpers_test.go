@@ -184,6 +184,35 @@ func deployment(ns, name, image string) map[string]any {
 	}
 }
 
+func pod(ns, name, image string) map[string]any {
+	return map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Pod",
+		"metadata":   meta(ns, name),
+		"spec": map[string]any{"containers": []any{
+			map[string]any{"name": "app", "image": image},
+		}},
+	}
+}
+
+// ephemeral builds an ephemeral container as kubectl debug adds it.
+func ephemeral(name, image string) map[string]any {
+	return map[string]any{"name": name, "image": image, "targetContainerName": "app"}
+}
+
+// debugRequest is the pods/ephemeralcontainers UPDATE that adds containers
+// to the ephemeral containers of old, as kubectl debug sends it.
+func debugRequest(old map[string]any, added ...map[string]any) admission.Request {
+	list, _ := ephemeralContainers(old)
+	list = append([]any{}, list...)
+	for _, c := range added {
+		list = append(list, c)
+	}
+	r := request(admissionv1.Update, with(old, list, "spec", "ephemeralContainers"), old)
+	r.SubResource = "ephemeralcontainers"
+	return r
+}
+
 func secret(ns, name string) map[string]any {
 	return map[string]any{
 		"apiVersion": "v1",

@@ -21,7 +21,8 @@ const (
 	// DecisionExempt: exempt user, group or namespace.
 	DecisionExempt = "exempt"
 	// DecisionSkipped: not judged (DELETE of a plain object, CONNECT,
-	// sub-resource, metadata- or status-only UPDATE, object being deleted).
+	// sub-resource, metadata- or status-only UPDATE, object being deleted,
+	// a kind no rule judges).
 	DecisionSkipped = "skipped"
 	// DecisionErrored: evaluation or lookup failed; the API server applies
 	// the failurePolicy (in audit mode the request is allowed).
