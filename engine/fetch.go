@@ -27,13 +27,13 @@ type fetched struct {
 }
 
 // fetchSources resolves and checks out every source of an Application of
-// AppProject project. revisions, when not empty, override the sources'
-// targetRevisions one by one (an operation's sync.revision or
-// sync.revisions). secrets are the control-plane namespace's Argo CD
+// AppProject project, each at its targetRevision: an operation's revisions
+// are already in the sources (see requestedApplication), so what is fetched
+// is what the gate judged. secrets are the control-plane namespace's Argo CD
 // Secrets; those scoped to another project are not used. Branch and tag
 // names are resolved from a repository listing up to listingMaxAge old
 // (none when not positive).
-func (r *Reconciler) fetchSources(ctx context.Context, project string, sources []v1alpha1.ApplicationSource, revisions []string, secrets []corev1.Secret, listingMaxAge time.Duration) ([]fetched, error) {
+func (r *Reconciler) fetchSources(ctx context.Context, project string, sources []v1alpha1.ApplicationSource, secrets []corev1.Secret, listingMaxAge time.Duration) ([]fetched, error) {
 	out := make([]fetched, len(sources))
 	var knownHosts []byte
 	for i, s := range sources {
@@ -43,10 +43,6 @@ func (r *Reconciler) fetchSources(ctx context.Context, project string, sources [
 		if s.Chart != "" {
 			return nil, fmt.Errorf("source %d (%s): Helm repository sources (chart %q) are not supported; point the source at a chart directory in Git", i+1, source.RedactURL(s.RepoURL), s.Chart)
 		}
-		rev := s.TargetRevision
-		if i < len(revisions) && revisions[i] != "" {
-			rev = revisions[i]
-		}
 		if knownHosts == nil && isSSH(s.RepoURL) {
 			kh, err := r.knownHosts(ctx)
 			if err != nil {
@@ -55,7 +51,7 @@ func (r *Reconciler) fetchSources(ctx context.Context, project string, sources [
 			knownHosts = kh
 		}
 		creds := source.MatchCredentials(s.RepoURL, project, secrets, knownHosts)
-		co, err := r.sources.Fetch(ctx, s.RepoURL, rev, creds, source.ListingMaxAge(listingMaxAge))
+		co, err := r.sources.Fetch(ctx, s.RepoURL, s.TargetRevision, creds, source.ListingMaxAge(listingMaxAge))
 		if err != nil {
 			return nil, err
 		}

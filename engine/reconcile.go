@@ -92,6 +92,12 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 	if err != nil || tg == nil {
 		return err
 	}
+	if tg.op != nil {
+		allowed, err := r.judgeOperation(ctx, p, tg)
+		if err != nil || !allowed {
+			return err
+		}
+	}
 	state, err := r.desiredState(ctx, p, tg)
 	if err != nil {
 		p.conds.set(v1alpha1.ApplicationConditionComparisonError, err.Error())
@@ -106,7 +112,7 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 	} else {
 		app.Status.SourceType, app.Status.SourceTypes = state.sourceTypes[0], nil
 	}
-	cmp, fresh, err := r.comparison(ctx, p, tg.cluster, tg.project, state)
+	cmp, fresh, err := r.comparison(ctx, p, tg, state)
 	if err != nil {
 		p.conds.set(v1alpha1.ApplicationConditionComparisonError, err.Error())
 		return err
@@ -144,12 +150,16 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 // project, and the requested operation if any.
 type target struct {
 	cluster *cluster
+	// app is the Application as it is fetched and judged: the pass's own,
+	// or for a sync operation a copy with the operation's sources and
+	// revisions in its spec (see requestedApplication). Its sources are the
+	// only ones fetched.
+	app *v1alpha1.Application
+	// sources are app's sources.
 	sources []v1alpha1.ApplicationSource
-	// revisions override the sources' target revisions (an operation's).
-	revisions []string
-	secrets   []corev1.Secret
-	project   *v1alpha1.AppProject
-	op        *v1alpha1.Operation
+	secrets []corev1.Secret
+	project *v1alpha1.AppProject
+	op      *v1alpha1.Operation
 	// refresh is a refresh request (the annotation); hard a hard one:
 	// render again even when cached.
 	refresh, hard bool
@@ -194,10 +204,11 @@ func (r *Reconciler) target(ctx context.Context, p *pass) (*target, error) {
 		p.conds.set(v1alpha1.ApplicationConditionComparisonError, err.Error())
 		return nil, err
 	}
-	tg.sources = app.Sources()
+	tg.app = app
 	if tg.op != nil {
-		tg.sources, tg.revisions = operationSources(tg.op.Sync, tg.sources)
+		tg.app = requestedApplication(app, tg.op.Sync)
 	}
+	tg.sources = tg.app.Sources()
 	if len(tg.sources) == 0 {
 		return invalid("spec.source or spec.sources must be set")
 	}
@@ -274,11 +285,11 @@ func (r *Reconciler) desiredState(ctx context.Context, p *pass, tg *target) (*de
 	if tg.refresh || tg.op != nil {
 		listingMaxAge = 0
 	}
-	fetched, err := r.fetchSources(ctx, projectOf(p.app), tg.sources, tg.revisions, tg.secrets, listingMaxAge)
+	fetched, err := r.fetchSources(ctx, projectOf(tg.app), tg.sources, tg.secrets, listingMaxAge)
 	if err != nil {
 		return nil, err
 	}
-	set, err := r.renderSources(ctx, p.app, fetched, tg.hard)
+	set, err := r.renderSources(ctx, tg.app, fetched, tg.hard)
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +300,7 @@ func (r *Reconciler) desiredState(ctx context.Context, p *pass, tg *target) (*de
 	for _, f := range fetched {
 		d.revisions = append(d.revisions, f.checkout.Revision)
 	}
-	if d.identity, err = identity(p.app, tg.project, d.renderKey, d.revisions); err != nil {
+	if d.identity, err = identity(tg.app, tg.project, d.renderKey, d.revisions); err != nil {
 		return nil, err
 	}
 	if tg.op != nil || r.recall(p.key, d.identity) == nil {
@@ -304,8 +315,8 @@ func (r *Reconciler) desiredState(ctx context.Context, p *pass, tg *target) (*de
 // the memo of the last one when nothing changed since (fresh is false), or
 // a new one after the policy gate allowed the desired state. A nil
 // comparison without error means the gate denied it; p records why.
-func (r *Reconciler) comparison(ctx context.Context, p *pass, cl *cluster, project *v1alpha1.AppProject, state *desired) (cmp *comparison, fresh bool, err error) {
-	app := p.app
+func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state *desired) (cmp *comparison, fresh bool, err error) {
+	app, cl := p.app, tg.cluster
 	log := ctrl.LoggerFrom(ctx)
 	switch m := r.recall(p.key, state.identity); {
 	case m == nil:
@@ -327,12 +338,13 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, cl *cluster, proje
 	if err := state.build(); err != nil {
 		return nil, false, err
 	}
-	v, err := r.gate(ctx, app, project, state.objects)
+	// The objects are judged with the Application as fetched.
+	v, err := r.gate(ctx, tg.app, tg.project, state.objects)
 	if err != nil {
 		return nil, false, err
 	}
 	if !v.allowed() {
-		r.deny(p, v, state)
+		r.deny(p, v, state.revisions)
 		return nil, false, nil
 	}
 	p.conds.clear(v1alpha1.ApplicationConditionPolicyViolation)
@@ -432,21 +444,6 @@ func (r *Reconciler) recordComparison(p *pass, cmp *comparison, state *desired, 
 	if st.Health.Status != p.orig.Status.Health.Status {
 		st.Health.LastTransitionTime = &p.now
 	}
-}
-
-// operationSources applies a sync operation's source overrides (a
-// rollback) and revisions.
-func operationSources(op *v1alpha1.SyncOperation, srcs []v1alpha1.ApplicationSource) ([]v1alpha1.ApplicationSource, []string) {
-	if len(op.Sources) > 0 {
-		srcs = op.Sources
-	} else if op.Source != nil {
-		srcs = []v1alpha1.ApplicationSource{*op.Source}
-	}
-	revs := slices.Clone(op.Revisions)
-	if len(revs) == 0 && op.Revision != "" {
-		revs = []string{op.Revision}
-	}
-	return srcs, revs
 }
 
 // project returns the AppProject app uses, nil when it does not exist. It

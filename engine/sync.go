@@ -351,9 +351,9 @@ const refusedByPolicy = "sync refused by policy"
 
 // deny records a refusal by the policy gate: conditions PolicyViolation and
 // SyncError, a Failed operation state when a sync was requested or an
-// automated sync would have run (written once per refusal), and nothing
-// applied.
-func (r *Reconciler) deny(p *pass, v verdict, state *desired) {
+// automated sync would have run at revisions (written once per refusal), and
+// nothing applied.
+func (r *Reconciler) deny(p *pass, v verdict, revisions []string) {
 	app := p.app
 	p.conds.set(v1alpha1.ApplicationConditionPolicyViolation, v.message())
 	msg := refusedByPolicy + ", nothing was applied:\n" + v.message()
@@ -364,14 +364,14 @@ func (r *Reconciler) deny(p *pass, v verdict, state *desired) {
 		if app.Spec.SyncPolicy != nil {
 			auto = app.Spec.SyncPolicy.Automated
 		}
-		if !auto.IsEnabled() || sameRevisions(lastSynced(app), state.revisions) {
+		if !auto.IsEnabled() || sameRevisions(lastSynced(app), revisions) {
 			return
 		}
 		op = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}}
-		if len(state.revisions) == 1 {
-			op.Sync.Revision = state.revisions[0]
+		if len(revisions) == 1 {
+			op.Sync.Revision = revisions[0]
 		} else {
-			op.Sync.Revisions = state.revisions
+			op.Sync.Revisions = revisions
 		}
 	} else {
 		p.ranOp = op.DeepCopy()

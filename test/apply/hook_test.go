@@ -1,12 +1,16 @@
 package apply_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
 )
 
@@ -131,5 +135,91 @@ data: {k: v}
 	}
 	if get(t, "v1", "ConfigMap", ns, "report-abc123-postsync") == nil {
 		t.Error("hook ConfigMap not created")
+	}
+}
+
+// TestHookTakesOverNothing checks that a hook named like an object of
+// another Application, or of a person, fails its wave before anything is
+// written, whatever its delete policy: the object keeps its UID, its
+// resourceVersion and its content, and later phases do not run.
+func TestHookTakesOverNothing(t *testing.T) {
+	const rule = "a hook deletes, replaces or forces only an object that carries this application's tracking id"
+	owners := []struct {
+		name string
+		// annotations of the object in the hook's place.
+		annotations func(ns string) map[string]string
+		// why is what the failure says about the owner.
+		why func(ns string) string
+	}{
+		{
+			name: "another application",
+			annotations: func(ns string) map[string]string {
+				return map[string]string{v1alpha1.AnnotationKeyTrackingID: "billing:/ConfigMap:" + ns + "/settings"}
+			},
+			why: func(ns string) string {
+				return fmt.Sprintf(`exists and is tracked by application "billing" (tracking id billing:/ConfigMap:%s/settings)`, ns)
+			},
+		},
+		{
+			name:        "a person",
+			annotations: func(string) map[string]string { return nil },
+			why: func(string) string {
+				return "exists and is not tracked by any application (no argocd.argoproj.io/tracking-id annotation)"
+			},
+		},
+	}
+	for _, owner := range owners {
+		for _, policy := range []string{"BeforeHookCreation", "HookSucceeded", "Never"} {
+			t.Run(owner.name+"/"+policy, func(t *testing.T) {
+				ns := env.Namespace(t)
+				theirs := &corev1.ConfigMap{
+					ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns, Annotations: owner.annotations(ns)},
+					Data:       map[string]string{"key": "theirs"},
+				}
+				if err := env.Client.Create(t.Context(), theirs); err != nil {
+					t.Fatalf("create their ConfigMap: %v", err)
+				}
+				objs := decode(t, ns, `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  annotations:
+    argocd.argoproj.io/hook: PreSync
+    argocd.argoproj.io/hook-delete-policy: `+policy+`
+data: {key: ours}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+data: {k: v}
+`)
+				results, err := applier.Run(t.Context(), build(t, "shop", objs), apply.WaveOptions{App: "shop"})
+				werr := waveError(t, err)
+				want := []string{fmt.Sprintf("ConfigMap %[1]s/settings: ConfigMap/%[1]s/settings %[2]s; %[3]s", ns, owner.why(ns), rule)}
+				if diff := cmp.Diff(want, werr.Failures); diff != "" {
+					t.Errorf("failures (-want +got):\n%s", diff)
+				}
+				var got []string
+				for _, w := range results {
+					got = append(got, summary(w.Results)...)
+				}
+				if diff := cmp.Diff([]string{"SyncFailed ConfigMap " + ns + "/settings hook:Failed"}, got); diff != "" {
+					t.Errorf("results (-want +got):\n%s", diff)
+				}
+				live := get(t, "v1", "ConfigMap", ns, "settings")
+				if live == nil {
+					t.Fatal("their ConfigMap was deleted")
+				}
+				if live.GetUID() != theirs.UID || live.GetResourceVersion() != theirs.ResourceVersion {
+					t.Errorf("their ConfigMap was written: uid %s resourceVersion %s, want %s %s",
+						live.GetUID(), live.GetResourceVersion(), theirs.UID, theirs.ResourceVersion)
+				}
+				if get(t, "v1", "ConfigMap", ns, "app") != nil {
+					t.Error("Sync phase ran after the PreSync hook was refused")
+				}
+			})
+		}
 	}
 }

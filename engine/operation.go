@@ -1,0 +1,66 @@
+package engine
+
+import (
+	"context"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+)
+
+// requestedApplication returns app as a sync operation asks for it: a copy
+// whose spec.source or spec.sources are the operation's when it sets them (a
+// rollback, `app sync --source`, anyone patching operation.sync), and whose
+// targetRevisions are the operation's revision (the first source) or
+// revisions (one per source) where set. This Application is the one judged
+// before anything is fetched (judgeOperation), the one whose sources are
+// fetched, and the one the gate judges with the rendered objects.
+func requestedApplication(app *v1alpha1.Application, op *v1alpha1.SyncOperation) *v1alpha1.Application {
+	out := app.DeepCopy()
+	switch {
+	case len(op.Sources) > 0:
+		out.Spec.Source, out.Spec.Sources = nil, make([]v1alpha1.ApplicationSource, len(op.Sources))
+		for i := range op.Sources {
+			op.Sources[i].DeepCopyInto(&out.Spec.Sources[i])
+		}
+	case op.Source != nil:
+		out.Spec.Source, out.Spec.Sources = op.Source.DeepCopy(), nil
+	}
+	revs := op.Revisions
+	if len(revs) == 0 && op.Revision != "" {
+		revs = []string{op.Revision}
+	}
+	switch {
+	case out.Spec.HasMultipleSources():
+		for i := range out.Spec.Sources {
+			if i < len(revs) && revs[i] != "" {
+				out.Spec.Sources[i].TargetRevision = revs[i]
+			}
+		}
+	case out.Spec.Source != nil && len(revs) > 0 && revs[0] != "":
+		out.Spec.Source.TargetRevision = revs[0]
+	}
+	return out
+}
+
+// judgeOperation judges the Application a sync operation asks for
+// (tg.app: the operation's sources and revisions in its spec) before
+// anything is fetched, with the same evaluator and project as the gate: an
+// operation may not fetch, let alone apply, what spec could not. A denial
+// fails the operation (conditions PolicyViolation and SyncError, operation
+// state Failed naming the rules) and the pass ends; the last comparison is
+// forgotten, so the next pass judges spec again and clears the conditions
+// once it is allowed.
+func (r *Reconciler) judgeOperation(ctx context.Context, p *pass, tg *target) (bool, error) {
+	v, err := r.gate(ctx, tg.app, tg.project, nil)
+	if err != nil {
+		return false, err
+	}
+	if v.allowed() {
+		return true, nil
+	}
+	ctrl.LoggerFrom(ctx).Info("Sync operation refused by policy before fetching", "denials", len(v.denied))
+	r.deny(p, v, nil)
+	r.forget(p.key)
+	return false, nil
+}
