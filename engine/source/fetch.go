@@ -145,22 +145,13 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Crede
 		return Checkout{}, fmt.Errorf("fetch %s at %q: %w", RedactURL(repoURL), revision, err)
 	}
 	// Before anything touches the network or the disk.
-	scheme, err := c.opts.checkScheme(repoURL, creds.Insecure)
+	ep, err := c.opts.checkURL(repoURL, creds.Insecure)
 	if err != nil {
 		return fail(err)
 	}
 	norm := NormalizeURL(repoURL)
 	if norm == "" {
 		return fail(errors.New("not a Git repository URL"))
-	}
-	ep, err := transport.NewEndpoint(repoURL)
-	if err != nil {
-		return fail(fmt.Errorf("parse repository URL: %w", err))
-	}
-	if ep.Protocol != scheme {
-		// go-git reads the URL differently from checkScheme: refuse
-		// rather than guess which transport would run.
-		return fail(fmt.Errorf("%w: %q is read as %q by the Git client", ErrSchemeNotAllowed, scheme, ep.Protocol))
 	}
 	e := c.entry(entryKey(norm, creds.Project))
 	if isFullSHA(revision) {

@@ -3,6 +3,8 @@ package source
 import (
 	"fmt"
 	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/transport"
 )
 
 // Transports a repository URL may name, as go-git's endpoints call them.
@@ -13,6 +15,25 @@ const (
 	schemeGit   = "git"
 	schemeFile  = "file"
 )
+
+// checkURL applies the scheme policy (checkScheme) to a repository URL and
+// returns the endpoint the Git client will use. A URL the client reads as
+// another transport than the policy did is refused too, so the policy
+// cannot be walked around by a spelling the two parse differently.
+func (o Options) checkURL(repoURL string, insecure bool) (*transport.Endpoint, error) {
+	scheme, err := o.checkScheme(repoURL, insecure)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := transport.NewEndpoint(repoURL)
+	if err != nil {
+		return nil, fmt.Errorf("parse repository URL: %w", err)
+	}
+	if ep.Protocol != scheme {
+		return nil, fmt.Errorf("%w: %q is read as %q by the Git client", ErrSchemeNotAllowed, scheme, ep.Protocol)
+	}
+	return ep, nil
+}
 
 // checkScheme applies the scheme policy to a repository URL before anything
 // is read: https, ssh and scp-style addresses ([user@]host:path) are

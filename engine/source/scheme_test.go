@@ -12,7 +12,7 @@ import (
 	"github.com/tollgate-dev/tollgate/test/gitserver"
 )
 
-func TestCheckScheme(t *testing.T) {
+func TestCheckURL(t *testing.T) {
 	const (
 		insecureHint = `; allow it with insecure: "true" in the repository Secret or the controller flag --allow-insecure-repos`
 		fileHint     = ` reads the controller's own disk; only the controller flag --allow-file-repos allows it, for local development`
@@ -70,7 +70,7 @@ func TestCheckScheme(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := tt.opts.checkScheme(tt.url, tt.insecure)
+			_, err := tt.opts.checkURL(tt.url, tt.insecure)
 			got := ""
 			if err != nil {
 				got = err.Error()
@@ -79,7 +79,7 @@ func TestCheckScheme(t *testing.T) {
 				}
 			}
 			if got != tt.wantErr {
-				t.Errorf("checkScheme(%q) error\n got: %q\nwant: %q", tt.url, got, tt.wantErr)
+				t.Errorf("checkURL(%q) error\n got: %q\nwant: %q", tt.url, got, tt.wantErr)
 			}
 		})
 	}
@@ -150,4 +150,50 @@ func TestFetchHTTPWithInsecureCredentials(t *testing.T) {
 		t.Fatalf("Fetch without insecure: error = %v, want ErrSchemeNotAllowed", err)
 	}
 	mustFetch(t, c, url, "main", Credentials{Insecure: true})
+}
+
+// FuzzCheckURL checks that the scheme policy never panics and that what it
+// allows is what the Git client runs: never file without AllowFile, never
+// http or git without AllowInsecure or insecure credentials.
+func FuzzCheckURL(f *testing.F) {
+	for _, s := range []string{
+		"https://github.com/acme/repo.git",
+		"git@github.com:acme/repo.git",
+		"github.com:2222:acme/repo.git",
+		"ssh://git@host:2222/a/b.git/",
+		"http://internal-service/admin",
+		"git://h/r.git",
+		"file:///srv/repo.git",
+		"ext::sh -c id",
+		"ext::ssh://host/r",
+		"fd::3",
+		"-uhelp",
+		"/srv/repo",
+		"./relative:path",
+		"C:\\repo",
+		"HTTPS://x/y",
+	} {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, in string, insecure bool) {
+		for _, o := range []Options{{}, {AllowInsecure: true}, {AllowFile: true}} {
+			ep, err := o.checkURL(in, insecure)
+			if err != nil {
+				continue
+			}
+			switch ep.Protocol {
+			case schemeHTTPS, schemeSSH:
+			case schemeHTTP, schemeGit:
+				if !o.AllowInsecure && !insecure {
+					t.Fatalf("%+v allowed %q (insecure %v) as %s", o, in, insecure, ep.Protocol)
+				}
+			case schemeFile:
+				if !o.AllowFile {
+					t.Fatalf("%+v allowed %q as file", o, in)
+				}
+			default:
+				t.Fatalf("%+v allowed %q as %q", o, in, ep.Protocol)
+			}
+		}
+	})
 }
