@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
@@ -165,10 +166,11 @@ func TestDefaultContents(t *testing.T) {
 		type hook struct {
 			Name, FailurePolicy, SideEffects, Service, Path string
 			Port, Timeout                                   int32
-			Operations, Groups, Resources, Excluded         []string
-			Scope                                           string
-			CABundle                                        int
+			// Rules read "groups versions resources operations scope".
+			Rules, Excluded, MatchConditions []string
+			CABundle                         int
 		}
+		join := func(list []string) string { return strings.Join(list, ",") }
 		var got []hook
 		for _, w := range vwc.Webhooks {
 			h := hook{
@@ -182,15 +184,18 @@ func TestDefaultContents(t *testing.T) {
 				CABundle:      len(w.ClientConfig.CABundle),
 			}
 			for _, r := range w.Rules {
+				var ops []string
 				for _, op := range r.Operations {
-					h.Operations = append(h.Operations, string(op))
+					ops = append(ops, string(op))
 				}
-				h.Groups = append(h.Groups, r.APIGroups...)
-				h.Resources = append(h.Resources, r.Resources...)
-				h.Scope = string(*r.Scope)
+				h.Rules = append(h.Rules, fmt.Sprintf("%s %s %s %s %s",
+					join(r.APIGroups), join(r.APIVersions), join(r.Resources), join(ops), *r.Scope))
 			}
 			for _, e := range w.NamespaceSelector.MatchExpressions {
 				h.Excluded = append(h.Excluded, e.Key+" "+string(e.Operator)+" "+fmt.Sprint(e.Values))
+			}
+			for _, c := range w.MatchConditions {
+				h.MatchConditions = append(h.MatchConditions, c.Name)
 			}
 			got = append(got, h)
 		}
@@ -199,14 +204,31 @@ func TestDefaultContents(t *testing.T) {
 			{
 				Name: "argoproj.tollgate.dev", FailurePolicy: "Fail", SideEffects: "None",
 				Service: "tollgate-system/tollgate-webhook", Path: "/validate", Port: 443, Timeout: 5,
-				Operations: []string{"CREATE", "UPDATE", "DELETE"}, Groups: []string{"argoproj.io"},
-				Resources: []string{"applications", "appprojects"}, Scope: "Namespaced", Excluded: excluded,
+				Rules:    []string{"argoproj.io v1alpha1 applications,appprojects CREATE,UPDATE,DELETE Namespaced"},
+				Excluded: excluded,
 			},
 			{
+				// The kinds a rule judges whoever owns them
+				// (webhook/kinds.go), and kubectl debug.
 				Name: "resources.tollgate.dev", FailurePolicy: "Ignore", SideEffects: "None",
 				Service: "tollgate-system/tollgate-webhook", Path: "/validate", Port: 443, Timeout: 5,
-				Operations: []string{"CREATE", "UPDATE"}, Groups: []string{"*"},
-				Resources: []string{"*"}, Scope: "*", Excluded: excluded,
+				Rules: []string{
+					" * pods,pods/ephemeralcontainers,podtemplates,replicationcontrollers,secrets CREATE,UPDATE Namespaced",
+					"apps * deployments,statefulsets,daemonsets,replicasets CREATE,UPDATE Namespaced",
+					"batch * jobs,cronjobs CREATE,UPDATE Namespaced",
+					"bitnami.com * sealedsecrets CREATE,UPDATE Namespaced",
+					"external-secrets.io * externalsecrets CREATE,UPDATE Namespaced",
+				},
+				Excluded: excluded,
+			},
+			{
+				// Everything else Argo CD tracks; test/webhook checks what
+				// the conditions let through.
+				Name: "tracked.tollgate.dev", FailurePolicy: "Ignore", SideEffects: "None",
+				Service: "tollgate-system/tollgate-webhook", Path: "/validate", Port: 443, Timeout: 5,
+				Rules:           []string{"* * * CREATE,UPDATE *"},
+				Excluded:        excluded,
+				MatchConditions: []string{"not-judged-by-another-webhook", "not-cluster-chatter", "not-tollgate", "tracked-by-argocd"},
 			},
 		}
 		if diff := gocmp.Diff(want, got); diff != "" {

@@ -32,6 +32,7 @@ import (
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/policies"
@@ -57,6 +58,8 @@ var (
 	env *envtest.Env
 	// reader is the webhook's informer cache, for tests to wait on.
 	reader cache.Cache
+	// reviews records every request the API server sends the webhook.
+	reviews = &recorder{}
 )
 
 func TestMain(m *testing.M) {
@@ -204,7 +207,7 @@ func setup(ctx context.Context, e *envtest.Env) error {
 		Port:    opts.LocalServingPort,
 		CertDir: opts.LocalServingCertDir,
 	})
-	srv.Register("/validate", webhook.NewHTTPHandler(h, logr.Discard()))
+	srv.Register("/validate", webhook.NewHTTPHandler(reviews.wrap(h), logr.Discard()))
 	go func() {
 		if err := srv.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "webhook test: webhook server:", err)
@@ -231,6 +234,53 @@ func (f failOnLabel) Evaluate(ctx context.Context, in policies.Input) (policies.
 		return policies.Decision{}, errors.New("evaluate policies: injected failure")
 	}
 	return f.next.Evaluate(ctx, in)
+}
+
+// recorder remembers the requests the API server sent the webhook, so that
+// tests can tell what the shipped configuration intercepts.
+type recorder struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+// wrap returns h recording each request before handling it.
+func (r *recorder) wrap(h admission.Handler) admission.Handler {
+	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+		r.mu.Lock()
+		r.seen = append(r.seen, reviewKey(req.Kind.Group, req.Kind.Kind, req.SubResource, req.Namespace, req.Name))
+		r.mu.Unlock()
+		return h.Handle(ctx, req)
+	})
+}
+
+// reviewKey names a request: "group/Kind[/subresource] namespace/name".
+func reviewKey(group, kind, subResource, ns, name string) string {
+	k := group + "/" + kind
+	if subResource != "" {
+		k += "/" + subResource
+	}
+	return k + " " + ns + "/" + name
+}
+
+// count says how many requests for the object the webhook received. The
+// API server calls webhooks before it answers, so a request the webhook was
+// sent is recorded by the time the client call returns.
+func (r *recorder) count(group, kind, subResource, ns, name string) int {
+	key := reviewKey(group, kind, subResource, ns, name)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, k := range r.seen {
+		if k == key {
+			n++
+		}
+	}
+	return n
+}
+
+// sent reports whether the webhook received a request for the object.
+func (r *recorder) sent(group, kind, subResource, ns, name string) bool {
+	return r.count(group, kind, subResource, ns, name) > 0
 }
 
 // --- clients -----------------------------------------------------------------
@@ -273,13 +323,23 @@ type user struct {
 // service account sa of botsNS.
 func newUser(t *testing.T, sa string) user {
 	t.Helper()
+	if sa == "" {
+		return newServiceAccountUser(t, "", "")
+	}
+	return newServiceAccountUser(t, botsNS, sa)
+}
+
+// newServiceAccountUser returns a client impersonating the service account
+// sa of namespace ns, or an administrator's client when sa is empty.
+func newServiceAccountUser(t *testing.T, ns, sa string) user {
+	t.Helper()
 	cfg := rest.CopyConfig(env.Config)
 	w := &warnings{}
 	cfg.WarningHandlerWithContext = w
 	if sa != "" {
 		cfg.Impersonate = rest.ImpersonationConfig{
-			UserName: "system:serviceaccount:" + botsNS + ":" + sa,
-			Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + botsNS, "system:authenticated"},
+			UserName: "system:serviceaccount:" + ns + ":" + sa,
+			Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
 		}
 	}
 	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
