@@ -68,6 +68,8 @@ type Server struct {
 	// clock makes commit times strictly increasing, so commit SHAs differ
 	// even for identical content.
 	clock time.Time
+	// fetches counts git-upload-pack requests by repository path.
+	fetches map[string]int
 }
 
 // Option configures a Server.
@@ -89,8 +91,9 @@ func New(t testing.TB, opts ...Option) *Server {
 		}
 	})
 	s := &Server{
-		repos: map[string]*gogit.Repository{},
-		clock: time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC),
+		repos:   map[string]*gogit.Repository{},
+		fetches: map[string]int{},
+		clock:   time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC),
 	}
 	for _, o := range opts {
 		o(s)
@@ -125,7 +128,16 @@ func New(t testing.TB, opts ...Option) *Server {
 func (s *Server) serve(ln net.Listener) {
 	proxy := httputil.NewSingleHostReverseProxy(s.backend)
 	proxy.FlushInterval = -1 // stream packfiles as they are produced
-	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
+	count := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("service") == "git-upload-pack" || strings.HasSuffix(r.URL.Path, "/git-upload-pack") {
+			repo, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), ".git/")
+			s.mu.Lock()
+			s.fetches[repo]++
+			s.mu.Unlock()
+		}
+		proxy.ServeHTTP(w, r)
+	})
+	srv := &http.Server{Handler: count, ReadHeaderTimeout: 10 * time.Second}
 	s.mu.Lock()
 	s.front, s.running = srv, true
 	s.mu.Unlock()
@@ -138,6 +150,16 @@ func (s *Server) URL() string { return "http://" + s.addr }
 
 // RepoURL returns the HTTP URL of the repository name.
 func (s *Server) RepoURL(name string) string { return s.URL() + "/" + name + ".git" }
+
+// Fetches returns how many requests clients made to read repository name
+// (git-upload-pack: listing its references, cloning, fetching) since the
+// server started; pushes do not count. A test asserts with it that nothing
+// was fetched from a repository.
+func (s *Server) Fetches(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fetches[name]
+}
 
 // RepoDir returns the directory of the bare repository name on disk, for
 // file:// URLs.
