@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/policies"
@@ -45,8 +47,10 @@ func violationLine(v policies.Violation) string {
 // gate judges the Application and every desired object with the shared
 // evaluator at the sync enforcement point, exactly as the CLI and the
 // admission webhook would. project is nil when the AppProject does not
-// exist.
-func (r *Reconciler) gate(ctx context.Context, app *v1alpha1.Application, project *v1alpha1.AppProject, objs []*unstructured.Unstructured) (verdict, error) {
+// exist; it is the cluster's, never one the objects include. mapper is the
+// destination's REST mapper, which places kinds as the applier does (nil
+// when there are no objects to place).
+func (r *Reconciler) gate(ctx context.Context, app *v1alpha1.Application, project *v1alpha1.AppProject, objs []*unstructured.Unstructured, mapper meta.RESTMapper) (verdict, error) {
 	appMap, err := toMap(app, v1alpha1.ApplicationGroupVersionKind.GroupVersion().String(), v1alpha1.ApplicationKind)
 	if err != nil {
 		return verdict{}, err
@@ -64,7 +68,16 @@ func (r *Reconciler) gate(ctx context.Context, app *v1alpha1.Application, projec
 	for _, o := range objs {
 		items = append(items, policies.Item{Object: o.Object, Application: appMap})
 	}
-	ins := policies.BuildInputs(policies.PointSync, r.opts.Namespace, items, projects)
+	opts := policies.InputOptions{
+		Point:                  policies.PointSync,
+		ArgoCDNamespace:        r.opts.Namespace,
+		Projects:               projects,
+		ImplicitDefaultProject: r.opts.ImplicitDefaultProject,
+	}
+	if mapper != nil {
+		opts.Scope = mapperScope{mapper}
+	}
+	ins := policies.BuildInputs(opts, items)
 	decisions, err := r.evaluator.EvaluateAll(ctx, ins)
 	if err != nil {
 		return verdict{}, fmt.Errorf("evaluate policies: %w", err)
@@ -84,6 +97,21 @@ func (r *Reconciler) gate(ctx context.Context, app *v1alpha1.Application, projec
 		return strings.Compare(violationLine(a), violationLine(b))
 	})
 	return v, nil
+}
+
+// mapperScope places kinds by a destination's REST mapper: what the
+// cluster serves, with the scope it serves it in.
+type mapperScope struct {
+	mapper meta.RESTMapper
+}
+
+// Scope implements policies.KindScope.
+func (m mapperScope) Scope(group, kind string) (clusterScoped, known bool) {
+	mapping, err := m.mapper.RESTMapping(schema.GroupKind{Group: group, Kind: kind})
+	if err != nil {
+		return false, false
+	}
+	return mapping.Scope.Name() == meta.RESTScopeNameRoot, true
 }
 
 // toMap converts a typed object to the plain map the policies read, with

@@ -52,7 +52,7 @@ func requestedApplication(app *v1alpha1.Application, op *v1alpha1.SyncOperation)
 // forgotten, so the next pass judges spec again and clears the conditions
 // once it is allowed.
 func (r *Reconciler) judgeOperation(ctx context.Context, p *pass, tg *target) (bool, error) {
-	v, err := r.gate(ctx, tg.app, tg.project, nil)
+	v, err := r.gate(ctx, tg.app, tg.project, nil, nil)
 	if err != nil {
 		return false, err
 	}

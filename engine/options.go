@@ -61,6 +61,10 @@ type Options struct {
 	// GitHub's X-Hub-Signature-256 HMAC or GitLab's X-Gitlab-Token. Without
 	// it there is no push endpoint (NewPushHandler refuses).
 	WebhookSecret string
+	// ImplicitDefaultProject treats a missing "default" AppProject as Argo
+	// CD's allow-all default (policies.Config.ImplicitDefaultProject);
+	// otherwise its Applications are project-not-found.
+	ImplicitDefaultProject bool
 	// WebhookMaxBytes bounds a webhook request body.
 	WebhookMaxBytes int64
 	// Now returns the current time; default time.Now.

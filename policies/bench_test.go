@@ -140,7 +140,7 @@ func BenchmarkEvaluateDeployment(b *testing.B) {
 		b.Fatal(err)
 	}
 	app := benchApplication()
-	in := BuildInputs(PointAdmission, "argocd", []Item{{Object: benchDeployment("web"), Application: app}}, []map[string]any{benchProject()})[0]
+	in := BuildInputs(InputOptions{Point: PointAdmission, Projects: []map[string]any{benchProject()}}, []Item{{Object: benchDeployment("web"), Application: app}})[0]
 	if _, err := e.Evaluate(b.Context(), in); err != nil {
 		b.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func BenchmarkEvaluateDeploymentCold(b *testing.B) {
 		b.Fatal(err)
 	}
 	app := benchApplication()
-	in := BuildInputs(PointAdmission, "argocd", []Item{{Object: benchDeployment("web"), Application: app}}, []map[string]any{benchProject()})[0]
+	in := BuildInputs(InputOptions{Point: PointAdmission, Projects: []map[string]any{benchProject()}}, []Item{{Object: benchDeployment("web"), Application: app}})[0]
 	b.ReportAllocs()
 	for b.Loop() {
 		e.shared.mu.Lock()
@@ -188,7 +188,7 @@ func BenchmarkEvaluateYardstick(b *testing.B) {
 		b.Fatal(err)
 	}
 	app := benchApplication()
-	in := BuildInputs(PointAdmission, "argocd", []Item{{Object: benchDeployment("web"), Application: app}}, []map[string]any{benchProject()})[0]
+	in := BuildInputs(InputOptions{Point: PointAdmission, Projects: []map[string]any{benchProject()}}, []Item{{Object: benchDeployment("web"), Application: app}})[0]
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := e.Evaluate(b.Context(), in); err != nil {
@@ -202,7 +202,7 @@ func BenchmarkEvaluateAll(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ins := BuildInputs(PointSync, "argocd", benchItems(1000), nil)
+	ins := BuildInputs(InputOptions{Point: PointSync, ImplicitDefaultProject: true}, benchItems(1000))
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := e.EvaluateAll(b.Context(), ins); err != nil {

@@ -22,6 +22,10 @@ const ExemptAnnotation = "tollgate.dev/exempt"
 // DefaultArgoCDNamespace is the namespace Argo CD runs in unless configured.
 const DefaultArgoCDNamespace = "argocd"
 
+// DefaultTollgateNamespace is the namespace tollgate runs in unless
+// configured.
+const DefaultTollgateNamespace = "tollgate-system"
+
 // maxConfigBytes bounds the size of a configuration file.
 const maxConfigBytes = 1 << 20
 
@@ -34,9 +38,34 @@ type Config struct {
 	// Rules overrides the severity of built-in and user rules by id. A rule
 	// set to off produces no violations.
 	Rules RuleSeverities `json:"rules,omitempty"`
-	// ExemptAnnotation overrides the name of the per-object exemption
-	// annotation; empty means ExemptAnnotation.
+	// ExemptAnnotation overrides the name of the exemption annotation, on
+	// objects and on AppProjects; empty means ExemptAnnotation.
 	ExemptAnnotation string `json:"exemptAnnotation,omitempty"`
+	// AllowObjectExemptions lets an object's own exemption annotation exempt
+	// it from hygiene rules; nil means true. When false, an object
+	// annotation exempts nothing and is reported as exemption-not-allowed.
+	AllowObjectExemptions *bool `json:"allowObjectExemptions,omitempty"`
+	// Exemptions are the operator's exemptions: the only way, besides an
+	// AppProject's exemption annotation, to exempt an object from a
+	// boundary rule (see exemptions.go).
+	Exemptions []Exemption `json:"exemptions,omitempty"`
+	// BoundaryRules makes more rules (user rule ids, hygiene rules)
+	// boundary rules, which an object's own annotation cannot exempt.
+	BoundaryRules []string `json:"boundaryRules,omitempty"`
+	// TollgateNamespace is the namespace tollgate runs in; empty means
+	// DefaultTollgateNamespace. It is protected unless ProtectedNamespaces
+	// says otherwise.
+	TollgateNamespace string `json:"tollgateNamespace,omitempty"`
+	// ProtectedNamespaces replaces the default protected namespaces
+	// (TollgateNamespace, kube-system, kube-public, kube-node-lease) when
+	// set; an empty list protects none.
+	ProtectedNamespaces []string `json:"protectedNamespaces,omitempty"`
+	// ImplicitDefaultProject makes a missing "default" AppProject Argo CD's
+	// allow-all default (Argo CD creates one when it starts). False: an
+	// Application of a "default" project that does not exist is
+	// project-not-found. Only callers that know the project set from a
+	// cluster read it (BuildInputs' InputOptions).
+	ImplicitDefaultProject bool `json:"implicitDefaultProject,omitempty"`
 
 	// source is the file the configuration was loaded from, for errors.
 	source string
@@ -122,6 +151,24 @@ func (c Config) Validate() error {
 	if err := c.Rules.validate(); err != nil {
 		return fmt.Errorf("rules: %w", err)
 	}
+	if c.TollgateNamespace != "" && !dnsLabel.MatchString(c.TollgateNamespace) {
+		return fmt.Errorf("tollgateNamespace: invalid namespace name %q", c.TollgateNamespace)
+	}
+	for i, ns := range c.ProtectedNamespaces {
+		if !dnsLabel.MatchString(ns) {
+			return fmt.Errorf("protectedNamespaces[%d]: invalid namespace name %q", i, ns)
+		}
+	}
+	for i, id := range c.BoundaryRules {
+		if !ruleIDPattern.MatchString(id) {
+			return fmt.Errorf("boundaryRules[%d]: invalid rule id %q", i, id)
+		}
+	}
+	for i, x := range c.Exemptions {
+		if err := x.validate(); err != nil {
+			return fmt.Errorf("exemptions[%d]: %w", i, err)
+		}
+	}
 	return nil
 }
 
@@ -196,22 +243,67 @@ func (c Config) exemptAnnotation() string {
 	return c.ExemptAnnotation
 }
 
-// checkRuleIDs reports the first configured rule id that is not known.
+// checkRuleIDs reports the first configured rule id that is not known: in
+// rules, boundaryRules or an exemption.
 func (c Config) checkRuleIDs(known map[string]bool) error {
 	ids := make([]string, 0, len(c.Rules))
 	for id := range c.Rules {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	for _, id := range ids {
+	check := func(field, id string) error {
 		if known[id] {
-			continue
+			return nil
 		}
 		where := "config"
 		if c.source != "" {
 			where = "config " + c.source
 		}
-		return fmt.Errorf("%s: rules: unknown rule id %q (not a built-in rule, a user policy package or rule id, or a declared check rule)", where, id)
+		return fmt.Errorf("%s: %s: unknown rule id %q (not a built-in rule, a user policy package or rule id, or a declared check rule)", where, field, id)
+	}
+	for _, id := range ids {
+		if err := check("rules", id); err != nil {
+			return err
+		}
+	}
+	for i, id := range c.BoundaryRules {
+		if err := check(fmt.Sprintf("boundaryRules[%d]", i), id); err != nil {
+			return err
+		}
+	}
+	for i, x := range c.Exemptions {
+		for j, id := range x.Rules {
+			if id == "*" {
+				continue
+			}
+			if err := check(fmt.Sprintf("exemptions[%d].rules[%d]", i, j), id); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// TollgateNamespaceOrDefault returns the configured namespace of tollgate
+// or DefaultTollgateNamespace.
+func (c Config) TollgateNamespaceOrDefault() string {
+	if c.TollgateNamespace == "" {
+		return DefaultTollgateNamespace
+	}
+	return c.TollgateNamespace
+}
+
+// Protected returns the protected namespaces: ProtectedNamespaces when
+// set, else tollgate's own namespace and the control plane's.
+func (c Config) Protected() []string {
+	if c.ProtectedNamespaces != nil {
+		return slices.Clone(c.ProtectedNamespaces)
+	}
+	return []string{c.TollgateNamespaceOrDefault(), "kube-system", "kube-public", "kube-node-lease"}
+}
+
+// objectExemptionsAllowed reports whether an object's own annotation may
+// exempt it from hygiene rules.
+func (c Config) objectExemptionsAllowed() bool {
+	return c.AllowObjectExemptions == nil || *c.AllowObjectExemptions
 }

@@ -61,6 +61,10 @@ type Options struct {
 	// default severities, so Config can override them and a violation with
 	// an empty Severity gets the declared default.
 	CheckRules []RuleInfo
+	// AllowNetwork lets user policies call OPA's builtins that reach the
+	// network or the process (http.send, net.*, opa.runtime); without it a
+	// policy that calls one does not compile.
+	AllowNetwork bool
 }
 
 // DefaultOptions returns the options of a stock evaluator: built-in rules
@@ -82,6 +86,9 @@ type Evaluator struct {
 	timeout   time.Duration
 	argocdNS  string
 	exemptKey string
+	// boundary are the rules Config.BoundaryRules adds to the built-in
+	// boundary rules.
+	boundary map[string]bool
 
 	// builtin is the built-in query prepared per object kind; nil when
 	// disabled.
@@ -126,14 +133,18 @@ func newEvaluator(ctx context.Context, opts Options, lib fs.FS) (*Evaluator, err
 		timeout:   opts.Timeout,
 		argocdNS:  opts.Config.ArgoCDNamespaceOrDefault(),
 		exemptKey: opts.Config.exemptAnnotation(),
+		boundary:  make(map[string]bool, len(opts.Config.BoundaryRules)),
 		checks:    append([]Check(nil), opts.Checks...),
 		inputs: inputCaches{
 			docs:     newDocumentCache(defaultDocumentCacheEntries),
-			contexts: newContextCache(),
+			contexts: newContextCache(stringsTerm(opts.Config.Protected())),
 		},
 	}
 	if e.timeout <= 0 {
 		e.timeout = DefaultTimeout
+	}
+	for _, id := range opts.Config.BoundaryRules {
+		e.boundary[id] = true
 	}
 	known := map[string]bool{}
 	for _, r := range builtinRules {
@@ -154,7 +165,7 @@ func newEvaluator(ctx context.Context, opts Options, lib fs.FS) (*Evaluator, err
 	}
 
 	if len(opts.PolicyDirs) > 0 {
-		up, err := prepareUser(ctx, opts.PolicyDirs, opts.Namespaces)
+		up, err := prepareUser(ctx, opts.PolicyDirs, opts.Namespaces, opts.AllowNetwork)
 		if err != nil {
 			return nil, err
 		}
@@ -213,11 +224,30 @@ func prepareBuiltin(ctx context.Context, lib fs.FS) (*kindQueries, *sharedCache,
 	return qs, newSharedCache(compiler, defaultSharedCacheEntries), nil
 }
 
-// compileModules compiles parsed modules into a fresh compiler.
+// stringsTerm is the ast array of ss.
+func stringsTerm(ss []string) *ast.Term {
+	ts := make([]*ast.Term, len(ss))
+	for i, s := range ss {
+		ts[i] = ast.StringTerm(s)
+	}
+	return ast.ArrayTerm(ts...)
+}
+
+// compileModules compiles parsed modules into a fresh compiler, with OPA's
+// own capabilities.
 func compileModules(modules map[string]*ast.Module) (*ast.Compiler, error) {
+	return compileWith(modules, nil)
+}
+
+// compileWith compiles parsed modules with caps (nil: every builtin of
+// this OPA).
+func compileWith(modules map[string]*ast.Module, caps *ast.Capabilities) (*ast.Compiler, error) {
 	compiler := ast.NewCompiler().
 		WithDefaultRegoVersion(ast.RegoV1).
 		WithEnablePrintStatements(false)
+	if caps != nil {
+		compiler = compiler.WithCapabilities(caps)
+	}
 	compiler.Compile(modules)
 	if compiler.Failed() {
 		return nil, compiler.Errors

@@ -172,7 +172,7 @@ func TestBuiltinInputIsInputJSON(t *testing.T) {
 			if len(echoed) != 1 {
 				t.Fatalf("Evaluate() = %+v, want one echo violation", got.Violations)
 			}
-			want := jsonRoundTrip(t, tt.in)
+			want := builtinInputJSON(t, tt.in)
 			if diff := cmp.Diff(want, jsonDecode(t, echoed[0])); diff != "" {
 				t.Errorf("built-in input mismatch (-want +got):\n%s", diff)
 			}
@@ -258,7 +258,7 @@ func TestEmbeddedLibrary(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New() error = %v", err)
 	}
-	in := BuildInputs(PointCLI, "", []Item{{Object: deployment("web", "nginx:latest", nil)}}, nil)[0]
+	in := BuildInputs(InputOptions{Point: PointCLI}, []Item{{Object: deployment("web", "nginx:latest", nil)}})[0]
 	got, err := e.Evaluate(t.Context(), in)
 	if err != nil {
 		t.Fatalf("Evaluate() error = %v", err)
@@ -284,10 +284,20 @@ func TestRulesTable(t *testing.T) {
 		"destination-server-and-name": SeverityDeny, "project-resource-denied": SeverityDeny,
 		"project-not-found": SeverityDeny, "app-namespace": SeverityDeny,
 		"missing-resources-finalizer": SeverityWarn, "default-project": SeverityWarn, "hpa-replicas-conflict": SeverityWarn,
+		"exemption-not-allowed": SeverityDeny, "protected-namespace": SeverityDeny,
+	}
+	wantBoundary := []string{
+		"app-namespace", "destination-server-and-name", "exemption-not-allowed", "no-argocd-destination",
+		"project-destination-denied", "project-not-found", "project-resource-denied", "project-source-denied",
+		"protected-namespace",
 	}
 	gotSev := map[string]Severity{}
+	var gotBoundary []string
 	for i, r := range got {
 		gotSev[r.ID] = r.Severity
+		if r.Boundary {
+			gotBoundary = append(gotBoundary, r.ID)
+		}
 		if i > 0 && got[i-1].ID >= r.ID {
 			t.Errorf("Rules() not sorted at %d: %s >= %s", i, got[i-1].ID, r.ID)
 		}
@@ -300,6 +310,9 @@ func TestRulesTable(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, gotSev); diff != "" {
 		t.Errorf("Rules() severities mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantBoundary, gotBoundary); diff != "" {
+		t.Errorf("Rules() boundary rules mismatch (-want +got):\n%s", diff)
 	}
 	got[0].ID = "changed"
 	if Rules()[0].ID == "changed" {

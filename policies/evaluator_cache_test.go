@@ -270,7 +270,7 @@ func TestSharedCacheConcurrentReviews(t *testing.T) {
 	for i := 3; i < len(items); i += 7 {
 		items[i].Object["metadata"].(map[string]any)["namespace"] = "argocd"
 	}
-	ins := BuildInputs(PointSync, "argocd", items, nil)
+	ins := BuildInputs(InputOptions{Point: PointSync, ImplicitDefaultProject: true}, items)
 	shared, err := New(t.Context(), DefaultOptions())
 	if err != nil {
 		t.Fatal(err)

@@ -118,6 +118,9 @@ func (e *Evaluator) evaluate(ctx context.Context, in Input, cache valueCache) ([
 		if vs, err = appendBuiltinResults(vs, rs); err != nil {
 			return nil, err
 		}
+		if in.Context.RedeclaredKind != "" {
+			vs = append(vs, redeclaredKindViolation(in))
+		}
 	}
 	if e.user != nil {
 		obj, err := whole()
@@ -140,6 +143,19 @@ func (e *Evaluator) evaluate(ctx context.Context, in Input, cache valueCache) ([
 		vs = append(vs, out...)
 	}
 	return vs, nil
+}
+
+// redeclaredKindViolation denies a CustomResourceDefinition that
+// re-declares a kind the cluster serves or a built-in kind: the rules
+// would otherwise judge that kind by the scope the tenant's CRD claims.
+func redeclaredKindViolation(in Input) Violation {
+	return Violation{
+		Rule:     "project-resource-denied",
+		Severity: SeverityDeny,
+		Message: fmt.Sprintf("%s re-declares %s; a CustomResourceDefinition in the manifests may only add kinds the cluster does not serve yet",
+			describeObject(in.Object), in.Context.RedeclaredKind),
+		Path: []any{"spec", "names", "kind"},
+	}
 }
 
 // noMetrics makes an evaluation skip OPA's metrics.

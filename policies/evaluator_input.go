@@ -93,6 +93,7 @@ var (
 	keyClusterScoped        = ast.StringTerm("clusterScoped")
 	keyScaledByHPA          = ast.StringTerm("scaledByHPA")
 	keyExistingApplications = ast.StringTerm("existingApplications")
+	keyProtectedNamespaces  = ast.StringTerm("protectedNamespaces")
 )
 
 // inputCaches are the caches builtinInput draws on; nil ones are skipped.
@@ -144,13 +145,17 @@ func builtinInput(in Input, obj ast.Value, whole func() (ast.Value, error), defa
 	return ast.NewObject(kvs...), nil
 }
 
-// contextValue is the JSON form of Context as an ast.Value.
-func contextValue(c Context, defaultNS string) (ast.Value, error) {
+// contextValue is the JSON form of Context as an ast.Value, with the
+// evaluator's protected namespaces (an ast array; nil leaves them out).
+func contextValue(c Context, defaultNS string, protected *ast.Term) (ast.Value, error) {
 	ns := c.ArgoCDNamespace
 	if ns == "" {
 		ns = defaultNS
 	}
-	kvs := make([][2]*ast.Term, 0, 5)
+	kvs := make([][2]*ast.Term, 0, 6)
+	if protected != nil {
+		kvs = append(kvs, [2]*ast.Term{keyProtectedNamespaces, protected})
+	}
 	kvs = append(kvs,
 		[2]*ast.Term{keyEnforcementPoint, ast.StringTerm(string(c.EnforcementPoint))},
 		[2]*ast.Term{keyArgoCDNamespace, ast.StringTerm(ns)},

@@ -213,6 +213,9 @@ func equalJSON(a, b any, anyNumbers bool) bool {
 type contextCache struct {
 	mu     sync.RWMutex
 	values map[contextKey]ast.Value
+	// protected is the evaluator's protected namespaces, the same in every
+	// context (see contextValue).
+	protected *ast.Term
 }
 
 // maxContexts bounds a contextCache; it starts over when full.
@@ -226,16 +229,20 @@ type contextKey struct {
 	clusterScoped, scaledByHPA bool
 }
 
-// newContextCache returns an empty cache.
-func newContextCache() *contextCache {
-	return &contextCache{values: make(map[contextKey]ast.Value)}
+// newContextCache returns an empty cache of contexts that carry the
+// protected namespaces.
+func newContextCache(protected *ast.Term) *contextCache {
+	return &contextCache{values: make(map[contextKey]ast.Value), protected: protected}
 }
 
 // value returns contextValue(ctx, defaultNS), kept from an earlier call
 // when it can be. A nil cache converts every time.
 func (c *contextCache) value(ctx Context, defaultNS string) (ast.Value, error) {
-	if c == nil || len(ctx.ExistingApplications) > 0 {
-		return contextValue(ctx, defaultNS)
+	if c == nil {
+		return contextValue(ctx, defaultNS, nil)
+	}
+	if len(ctx.ExistingApplications) > 0 {
+		return contextValue(ctx, defaultNS, c.protected)
 	}
 	key := contextKey{point: ctx.EnforcementPoint, namespace: ctx.ArgoCDNamespace, clusterScoped: ctx.ClusterScoped, scaledByHPA: ctx.ScaledByHPA}
 	if key.namespace == "" {
@@ -247,7 +254,7 @@ func (c *contextCache) value(ctx Context, defaultNS string) (ast.Value, error) {
 	if ok {
 		return v, nil
 	}
-	v, err := contextValue(ctx, defaultNS)
+	v, err := contextValue(ctx, defaultNS, c.protected)
 	if err != nil {
 		return nil, err
 	}

@@ -173,7 +173,7 @@ func TestDocumentCacheConcurrent(t *testing.T) {
 }
 
 func TestContextCache(t *testing.T) {
-	c := newContextCache()
+	c := newContextCache(nil)
 	var contexts []Context
 	for _, point := range []EnforcementPoint{PointCLI, PointAdmission, PointSync} {
 		for _, ns := range []string{"", "argocd", "gitops"} {
@@ -188,7 +188,7 @@ func TestContextCache(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := contextValue(ctx, "argocd")
+			want, err := contextValue(ctx, "argocd", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -208,7 +208,7 @@ func TestContextCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := contextValue(apps, "argocd")
+	want, err := contextValue(apps, "argocd", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func TestEvaluateSeesChangedDocuments(t *testing.T) {
 		if len(got.Violations) != 1 || got.Violations[0].Rule != "echo" {
 			t.Fatalf("change %d: Evaluate() = %+v, want one echo violation", i, got.Violations)
 		}
-		want := jsonRoundTrip(t, in)
+		want := builtinInputJSON(t, in)
 		if diff := cmp.Diff(want, jsonDecode(t, got.Violations[0].Message)); diff != "" {
 			t.Errorf("change %d: built-in input (-want +got):\n%s", i, diff)
 		}

@@ -211,7 +211,8 @@ func kindObjects(t testing.TB) []map[string]any {
 	add(`{"apiVersion": "external-secrets.io/v1beta1", "kind": "ExternalSecret", "metadata": {"name": "db"}, "spec": {"data": [{"secretKey": "a"}]}}`)
 	add(`{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"a": "Yg=="}}]}`)
 	add(`{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "admin-all"}, "rules": []}`)
-	add(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": "argocd"}, "data": {"a": "b"}}`)
+	add(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": "argocd",
+		"annotations": {"tollgate.dev/exempt": "project-resource-denied, no-latest-tag"}}, "data": {"a": "b"}}`)
 	for _, path := range [][]string{{"spec"}, {"template", "spec"}, {"spec", "template", "spec"}, {"spec", "jobTemplate", "spec", "template", "spec"}} {
 		for _, apiVersion := range []string{"v1", "apps/v1", "extensions/v1beta1", "batch/v1", "example.com/v1"} {
 			obj := map[string]any{

@@ -130,13 +130,20 @@ func parseModule(name string, src []byte) (*ast.Module, error) {
 }
 
 // prepareUser loads, compiles and prepares the user policies.
-func prepareUser(ctx context.Context, dirs, namespaces []string) (preparedUser, error) {
+func prepareUser(ctx context.Context, dirs, namespaces []string, allowNetwork bool) (preparedUser, error) {
 	modules, err := loadDirs(dirs, isPolicyFile)
 	if err != nil {
 		return preparedUser{}, fmt.Errorf("load policies: %w", err)
 	}
-	compiler, err := compileModules(modules)
+	var caps *ast.Capabilities
+	if !allowNetwork {
+		caps = offlineCapabilities()
+	}
+	compiler, err := compileWith(modules, caps)
 	if err != nil {
+		if !allowNetwork && mentionsNetworkBuiltin(err) {
+			return preparedUser{}, fmt.Errorf("compile policies: %w (builtins that reach the network or the process are off; --allow-network turns them on)", err)
+		}
 		return preparedUser{}, fmt.Errorf("compile policies: %w", err)
 	}
 	rules, err := selectUserRules(discoverUserRules(compiler), namespaces)
@@ -156,6 +163,38 @@ func prepareUser(ctx context.Context, dirs, namespaces []string) (preparedUser, 
 	}
 	out.query = pq
 	return out, nil
+}
+
+// networkBuiltin reports whether a builtin reaches the network or reads
+// the process (its environment, through opa.runtime): user policies judge
+// objects written by tenants, in processes that hold credentials.
+func networkBuiltin(name string) bool {
+	return name == "http.send" || name == "opa.runtime" || strings.HasPrefix(name, "net.")
+}
+
+// offlineCapabilities are OPA's capabilities without the network builtins.
+func offlineCapabilities() *ast.Capabilities {
+	caps := ast.CapabilitiesForThisVersion()
+	builtins := caps.Builtins[:0:0]
+	for _, b := range caps.Builtins {
+		if !networkBuiltin(b.Name) {
+			builtins = append(builtins, b)
+		}
+	}
+	caps.Builtins = builtins
+	return caps
+}
+
+// mentionsNetworkBuiltin reports whether a compile error is about a call
+// to a network builtin.
+func mentionsNetworkBuiltin(err error) bool {
+	msg := err.Error()
+	for _, name := range []string{"http.send", "net.", "opa.runtime"} {
+		if strings.Contains(msg, "undefined function "+name) {
+			return true
+		}
+	}
+	return false
 }
 
 // discoverUserRules finds the deny/violation/warn rules of the compiled user

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/open-policy-agent/opa/v1/rego"
 )
@@ -164,50 +163,6 @@ func defaultSeverity(id string) Severity {
 	return SeverityDeny
 }
 
-// exemptions is the parsed exemption annotation of one object.
-type exemptions struct {
-	all   bool
-	rules []string
-}
-
-// covers reports whether rule is exempted.
-func (x exemptions) covers(rule string) bool {
-	if x.all {
-		return true
-	}
-	for _, r := range x.rules {
-		if r == rule {
-			return true
-		}
-	}
-	return false
-}
-
-// parseExemptions reads the exemption annotation key of obj: a
-// comma-separated list of rule ids, or "*" for all rules.
-func parseExemptions(obj map[string]any, key string) exemptions {
-	anns, ok := nestedMap(obj, "metadata", "annotations")
-	if !ok {
-		return exemptions{}
-	}
-	val, ok := anns[key].(string)
-	if !ok {
-		return exemptions{}
-	}
-	var x exemptions
-	for part := range strings.SplitSeq(val, ",") {
-		part = strings.TrimSpace(part)
-		switch part {
-		case "":
-		case "*":
-			x.all = true
-		default:
-			x.rules = append(x.rules, part)
-		}
-	}
-	return x
-}
-
 // objectRef identifies obj for violations.
 func objectRef(obj map[string]any) ObjectRef {
 	apiVersion, _ := obj["apiVersion"].(string)
@@ -218,35 +173,4 @@ func objectRef(obj map[string]any) ObjectRef {
 		Namespace:  objectNamespace(obj),
 		Name:       objectName(obj),
 	}
-}
-
-// finish applies exemptions and severity overrides, drops rules that are
-// off, and fills in each violation's object.
-func (e *Evaluator) finish(in Input, vs []Violation) []Violation {
-	exempt := parseExemptions(in.Object, e.exemptKey)
-	ref := objectRef(in.Object)
-	out := make([]Violation, 0, len(vs))
-	for _, v := range vs {
-		if exempt.covers(v.Rule) {
-			continue
-		}
-		if s, ok := e.cfg.Rules[v.Rule]; ok {
-			v.Severity = s
-		}
-		if v.Severity == "" {
-			if s, ok := e.checkDefaults[v.Rule]; ok {
-				v.Severity = s
-			} else {
-				v.Severity = defaultSeverity(v.Rule)
-			}
-		}
-		if v.Severity == SeverityOff {
-			continue
-		}
-		if v.Object == (ObjectRef{}) {
-			v.Object = ref
-		}
-		out = append(out, v)
-	}
-	return out
 }

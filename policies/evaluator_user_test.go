@@ -518,3 +518,28 @@ func TestEvaluateParentCancel(t *testing.T) {
 		t.Fatalf("Evaluate() error = %v, want context.Canceled", err)
 	}
 }
+
+// TestUserPoliciesOffline: user policies judge what tenants write, in
+// processes that hold credentials; the builtins that reach the network or
+// read the process compile only with AllowNetwork.
+func TestUserPoliciesOffline(t *testing.T) {
+	for name, body := range map[string]string{
+		"http.send":         `deny contains msg if { r := http.send({"method": "GET", "url": "http://169.254.169.254/"}); msg := r.body }`,
+		"net.lookup":        `deny contains msg if { ips := net.lookup_ip_addr("kubernetes.default"); msg := sprintf("%v", [ips]) }`,
+		"opa.runtime (env)": `deny contains msg if { msg := sprintf("%v", [opa.runtime().env]) }`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := writePolicies(t, map[string]string{"p.rego": "package main\n\n" + body + "\n"})
+			opts := DefaultOptions()
+			opts.PolicyDirs = []string{dir}
+			_, err := New(t.Context(), opts)
+			if err == nil || !strings.Contains(err.Error(), "undefined function") || !strings.Contains(err.Error(), "--allow-network turns them on") {
+				t.Fatalf("New() error = %v, want an undefined function naming --allow-network", err)
+			}
+			opts.AllowNetwork = true
+			if _, err := New(t.Context(), opts); err != nil {
+				t.Fatalf("New() with AllowNetwork: %v", err)
+			}
+		})
+	}
+}

@@ -50,3 +50,17 @@ func deployment(name, image string, annotations map[string]any) map[string]any {
 func deploymentRef(name string) ObjectRef {
 	return ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: name}
 }
+
+// builtinInputJSON is the JSON form of the built-in rules' input for in, as
+// a stock evaluator builds it: Input's JSON with the default protected
+// namespaces in its context.
+func builtinInputJSON(t *testing.T, in Input) any {
+	t.Helper()
+	want := jsonRoundTrip(t, in).(map[string]any)
+	var protected []any
+	for _, ns := range (Config{}).Protected() {
+		protected = append(protected, ns)
+	}
+	want["context"].(map[string]any)["protectedNamespaces"] = protected
+	return want
+}

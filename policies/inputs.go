@@ -1,6 +1,9 @@
 package policies
 
-import "reflect"
+import (
+	"fmt"
+	"reflect"
+)
 
 // Item is one document to review: an object and, when known, the
 // Application that rendered it.
@@ -14,15 +17,45 @@ type Item struct {
 	Application map[string]any
 }
 
+// InputOptions says how BuildInputs judges a set of documents, and where
+// its facts come from.
+type InputOptions struct {
+	// Point is the enforcement point of every Input.
+	Point EnforcementPoint
+	// ArgoCDNamespace is where Argo CD runs; empty means
+	// DefaultArgoCDNamespace.
+	ArgoCDNamespace string
+	// Projects are the AppProjects the caller knows from authority: the
+	// cluster (engine, webhook) or --project files (CLI).
+	Projects []map[string]any
+	// ProjectsFromItems adds the AppProjects among the items (in the Argo
+	// CD namespace or without one) to the project set, over a project of
+	// the same name in Projects. For the CLI, whose repository under test
+	// is where AppProjects come from; the engine and the webhook leave it
+	// off, so that an AppProject an Application renders never judges that
+	// Application or its objects.
+	ProjectsFromItems bool
+	// ImplicitDefaultProject makes "default", when it is not in the
+	// project set, Argo CD's allow-all DefaultProject(); otherwise an
+	// Application of a missing "default" project has no project
+	// (project-not-found).
+	ImplicitDefaultProject bool
+	// Scope places kinds for Context.ClusterScoped. Nil means the built-in
+	// table (Scopes). CustomResourceDefinitions among the items place only
+	// kinds Scope does not know; a CRD item that re-declares a kind Scope
+	// knows, or a kind of a built-in API group, gets
+	// Context.RedeclaredKind.
+	Scope KindScope
+}
+
 // BuildInputs assembles the Inputs for a set of documents reviewed together,
-// one per item and in item order. It is shared by the CLI and the sync
-// engine so both judge a set of documents alike:
+// one per item and in item order. It is shared by the CLI, the webhook and
+// the sync engine so all three judge a set of documents alike:
 //
-//   - The project set is every AppProject among the items (in argocdNamespace
-//     or without a namespace) plus projects; an item overrides a project of
-//     the same name passed in projects.
-//   - CustomResourceDefinitions among the items extend the scope table used
-//     for Context.ClusterScoped.
+//   - The project set is opts.Projects, plus the AppProjects among the
+//     items when opts.ProjectsFromItems.
+//   - CustomResourceDefinitions among the items extend opts.Scope for
+//     Context.ClusterScoped, for kinds it does not know.
 //   - HorizontalPodAutoscalers among the items mark their
 //     spec.scaleTargetRef (kind and name, in the HPA's namespace) as
 //     Context.ScaledByHPA.
@@ -34,17 +67,17 @@ type Item struct {
 //     it lands and whether the parent's project permits the kind, not its
 //     own spec; that is checked when the child itself is reviewed).
 //   - Project is the AppProject named by the Application's spec.project
-//     (empty means "default"), DefaultProject() for "default" when none is
-//     in the set, else nil.
+//     (empty means "default"); for a "default" project missing from the
+//     set, DefaultProject() with opts.ImplicitDefaultProject, else nil.
 //
-// An empty argocdNamespace means DefaultArgoCDNamespace. The items' maps are
-// shared with the Inputs, not copied.
-func BuildInputs(point EnforcementPoint, argocdNamespace string, items []Item, projects []map[string]any) []Input {
+// The items' maps are shared with the Inputs, not copied.
+func BuildInputs(opts InputOptions, items []Item) []Input {
+	argocdNamespace := opts.ArgoCDNamespace
 	if argocdNamespace == "" {
 		argocdNamespace = DefaultArgoCDNamespace
 	}
-	byName := make(map[string]map[string]any, len(projects))
-	for _, p := range projects {
+	byName := make(map[string]map[string]any, len(opts.Projects))
+	for _, p := range opts.Projects {
 		if name := objectName(p); name != "" {
 			byName[name] = p
 		}
@@ -55,6 +88,9 @@ func BuildInputs(point EnforcementPoint, argocdNamespace string, items []Item, p
 		obj := it.Object
 		switch {
 		case isKind(obj, "argoproj.io", "AppProject"):
+			if !opts.ProjectsFromItems {
+				continue
+			}
 			if ns := objectNamespace(obj); ns == "" || ns == argocdNamespace {
 				if name := objectName(obj); name != "" {
 					byName[name] = obj
@@ -68,7 +104,7 @@ func BuildInputs(point EnforcementPoint, argocdNamespace string, items []Item, p
 			}
 		}
 	}
-	scopes := NewScopes(crds...)
+	place := placement{served: opts.Scope, rendered: NewScopes(crds...)}
 
 	ins := make([]Input, len(items))
 	for i, it := range items {
@@ -79,19 +115,72 @@ func BuildInputs(point EnforcementPoint, argocdNamespace string, items []Item, p
 		}
 		apiVersion, _ := obj["apiVersion"].(string)
 		kind, _ := obj["kind"].(string)
+		clusterScoped, known := place.scope(GroupOf(apiVersion), kind)
 		ins[i] = Input{
 			Object:      obj,
 			Application: app,
-			Project:     resolveProject(app, byName),
+			Project:     resolveProject(app, byName, opts.ImplicitDefaultProject),
 			Context: Context{
-				EnforcementPoint: point,
+				EnforcementPoint: opts.Point,
 				ArgoCDNamespace:  argocdNamespace,
-				ClusterScoped:    scopes.ClusterScoped(GroupOf(apiVersion), kind),
+				ClusterScoped:    clusterScoped,
 				ScaledByHPA:      scaledByHPA(it, hpas),
+				KindUnplaced:     !known,
+				RedeclaredKind:   place.redeclared(obj),
 			},
 		}
 	}
 	return ins
+}
+
+// placement places kinds: from the caller's scope first (the cluster's
+// discovery, or the built-in table), then from the CRDs among the items.
+type placement struct {
+	served   KindScope
+	rendered Scopes
+}
+
+// scope returns whether group/kind is cluster-scoped and whether anything
+// knows the kind; unknown kinds are namespaced.
+func (p placement) scope(group, kind string) (clusterScoped, known bool) {
+	if p.served != nil {
+		if c, ok := p.served.Scope(group, kind); ok {
+			return c, true
+		}
+	}
+	return p.rendered.Scope(group, kind)
+}
+
+// redeclared describes the kind a CustomResourceDefinition re-declares:
+// one of a built-in API group, or one the caller's scope already serves
+// with another scope. "" for anything else.
+func (p placement) redeclared(obj map[string]any) string {
+	gk, clusterScoped, ok := crdKind(obj)
+	if !ok {
+		return ""
+	}
+	name := gk.kind
+	if gk.group != "" {
+		name = gk.group + "/" + gk.kind
+	}
+	if BuiltinGroup(gk.group) {
+		return fmt.Sprintf("%s, a kind of the built-in API group %q that only Kubernetes serves", name, gk.group)
+	}
+	if p.served == nil {
+		return ""
+	}
+	if served, known := p.served.Scope(gk.group, gk.kind); known && served != clusterScoped {
+		return fmt.Sprintf("%s, which the destination serves as %s", name, scopeName(served))
+	}
+	return ""
+}
+
+// scopeName names a scope as CRDs do.
+func scopeName(clusterScoped bool) string {
+	if clusterScoped {
+		return "Cluster"
+	}
+	return "Namespaced"
 }
 
 // renderedByParent reports whether the item is an object a parent
@@ -105,7 +194,7 @@ func renderedByParent(it Item) bool {
 
 // resolveProject returns the AppProject app uses, DefaultProject() for an
 // implicit default project, or nil.
-func resolveProject(app map[string]any, byName map[string]map[string]any) map[string]any {
+func resolveProject(app map[string]any, byName map[string]map[string]any, implicitDefault bool) map[string]any {
 	if app == nil {
 		return nil
 	}
@@ -116,7 +205,7 @@ func resolveProject(app map[string]any, byName map[string]map[string]any) map[st
 	if p, ok := byName[name]; ok {
 		return p
 	}
-	if name == "default" {
+	if name == "default" && implicitDefault {
 		return DefaultProject()
 	}
 	return nil

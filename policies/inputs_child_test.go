@@ -52,7 +52,7 @@ func TestChildApplicationAgainstParentProject(t *testing.T) {
 			"namespaceResourceWhitelist": []any{map[string]any{"group": "", "kind": "ConfigMap"}},
 		},
 	}
-	ins := BuildInputs(PointSync, "argocd", []Item{{Object: parent}, {Object: child, Application: parent}}, []map[string]any{platform})
+	ins := BuildInputs(InputOptions{Point: PointSync, Projects: []map[string]any{platform}}, []Item{{Object: parent}, {Object: child, Application: parent}})
 	decisions, err := e.EvaluateAll(t.Context(), ins)
 	if err != nil {
 		t.Fatal(err)

@@ -78,6 +78,8 @@ type summary struct {
 	ScaledByHPA   bool
 	Point         EnforcementPoint
 	Namespace     string
+	Unplaced      bool
+	Redeclared    string
 }
 
 func summarize(in Input) summary {
@@ -86,6 +88,8 @@ func summarize(in Input) summary {
 		ScaledByHPA:   in.Context.ScaledByHPA,
 		Point:         in.Context.EnforcementPoint,
 		Namespace:     in.Context.ArgoCDNamespace,
+		Unplaced:      in.Context.KindUnplaced,
+		Redeclared:    in.Context.RedeclaredKind,
 	}
 	if in.Application != nil {
 		s.Application = objectName(in.Application)
@@ -110,7 +114,12 @@ func TestBuildInputs(t *testing.T) {
 		namespace string
 		items     []Item
 		projects  []map[string]any
-		want      []summary
+		// clusterOnly leaves AppProjects among the items out of the
+		// project set (the engine and the webhook); noImplicit makes a
+		// missing "default" project missing.
+		clusterOnly, noImplicit bool
+		scope                   KindScope
+		want                    []summary
 	}{
 		{
 			name:      "project from the items",
@@ -213,8 +222,58 @@ func TestBuildInputs(t *testing.T) {
 				{ClusterScoped: true, Point: PointCLI, Namespace: "argocd"},
 				{ClusterScoped: true, Point: PointCLI, Namespace: "argocd"},
 				{Point: PointCLI, Namespace: "argocd"},
-				{Point: PointCLI, Namespace: "argocd"},
+				{Point: PointCLI, Namespace: "argocd", Unplaced: true},
 			},
+		},
+		{
+			name: "a CRD never re-scopes a built-in kind",
+			items: []Item{
+				{Object: crd("apps", "Deployment", "Cluster")},
+				{Object: object("apps/v1", "Deployment", "kube-system", "web")},
+				{Object: crd("rbac.authorization.k8s.io", "ClusterRoleBinding", "Namespaced")},
+				{Object: object("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "admin")},
+			},
+			want: []summary{
+				{ClusterScoped: true, Point: PointCLI, Namespace: "argocd", Redeclared: `apps/Deployment, a kind of the built-in API group "apps" that only Kubernetes serves`},
+				{Point: PointCLI, Namespace: "argocd"},
+				{ClusterScoped: true, Point: PointCLI, Namespace: "argocd", Redeclared: `rbac.authorization.k8s.io/ClusterRoleBinding, a kind of the built-in API group "rbac.authorization.k8s.io" that only Kubernetes serves`},
+				{ClusterScoped: true, Point: PointCLI, Namespace: "argocd"},
+			},
+		},
+		{
+			name:  "scope from the destination first, CRDs only for kinds it does not serve",
+			scope: fakeScope{{"kyverno.io", "ClusterPolicy"}: true, {"example.com", "Widget"}: false},
+			items: []Item{
+				{Object: object("kyverno.io/v1", "ClusterPolicy", "", "p")},
+				{Object: crd("example.com", "Widget", "Cluster")},
+				{Object: object("example.com/v1", "Widget", "", "w")},
+				{Object: crd("example.com", "Gadget", "Cluster")},
+				{Object: object("example.com/v1", "Gadget", "", "g")},
+				{Object: object("example.com/v1", "Unknown", "", "u")},
+			},
+			want: []summary{
+				{ClusterScoped: true, Point: PointCLI, Namespace: "argocd"},
+				{ClusterScoped: true, Point: PointCLI, Namespace: "argocd", Redeclared: "example.com/Widget, which the destination serves as Namespaced"},
+				{Point: PointCLI, Namespace: "argocd"},
+				{ClusterScoped: true, Point: PointCLI, Namespace: "argocd"},
+				{ClusterScoped: true, Point: PointCLI, Namespace: "argocd"},
+				{Point: PointCLI, Namespace: "argocd", Unplaced: true},
+			},
+		},
+		{
+			name:        "an AppProject among the items is no project for the cluster's doors",
+			clusterOnly: true,
+			items:       []Item{{Object: shopApp}, {Object: team, Application: shopApp}},
+			want: []summary{
+				{Application: "shop", Point: PointCLI, Namespace: "argocd"},
+				{Application: "shop", Point: PointCLI, Namespace: "argocd"},
+			},
+		},
+		{
+			name:       "a missing default project is missing without the implicit default",
+			noImplicit: true,
+			items:      []Item{{Object: application("shop", "")}},
+			want:       []summary{{Application: "shop", Point: PointCLI, Namespace: "argocd"}},
 		},
 		{
 			name: "HPA marks its target in its namespace",
@@ -232,7 +291,7 @@ func TestBuildInputs(t *testing.T) {
 				{Point: PointCLI, Namespace: "argocd"},
 				{Point: PointCLI, Namespace: "argocd"},
 				{Point: PointCLI, Namespace: "argocd"},
-				{Point: PointCLI, Namespace: "argocd"},
+				{Point: PointCLI, Namespace: "argocd", Unplaced: true},
 			},
 		},
 		{
@@ -262,7 +321,10 @@ func TestBuildInputs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ins := BuildInputs(PointCLI, tt.namespace, tt.items, tt.projects)
+			ins := BuildInputs(InputOptions{
+				Point: PointCLI, ArgoCDNamespace: tt.namespace, Projects: tt.projects, Scope: tt.scope,
+				ProjectsFromItems: !tt.clusterOnly, ImplicitDefaultProject: !tt.noImplicit,
+			}, tt.items)
 			got := make([]summary, len(ins))
 			for i, in := range ins {
 				got[i] = summarize(in)
@@ -277,8 +339,32 @@ func TestBuildInputs(t *testing.T) {
 	}
 }
 
+// fakeScope is a destination's discovery: the kinds it serves.
+type fakeScope map[groupKind]bool
+
+func (f fakeScope) Scope(group, kind string) (clusterScoped, known bool) {
+	c, ok := f[groupKind{group, kind}]
+	return c, ok
+}
+
+// TestBuildInputsKeepsClusterProject: a rendered AppProject named like the
+// Application's own project never replaces the cluster's.
+func TestBuildInputsKeepsClusterProject(t *testing.T) {
+	cluster := appProject("team", "argocd")
+	rendered := appProject("team", "argocd")
+	rendered["metadata"].(map[string]any)["annotations"] = map[string]any{ExemptAnnotation: "*"}
+	app := application("shop", "team")
+	ins := BuildInputs(InputOptions{Point: PointSync, Projects: []map[string]any{cluster}},
+		[]Item{{Object: app}, {Object: rendered, Application: app}})
+	for i, in := range ins {
+		if !sameMap(in.Project, cluster) {
+			t.Errorf("input %d: project is %v, want the cluster's", i, in.Project)
+		}
+	}
+}
+
 func TestBuildInputsSetsPoint(t *testing.T) {
-	ins := BuildInputs(PointSync, "gitops", []Item{{Object: object("v1", "ConfigMap", "a", "b")}}, nil)
+	ins := BuildInputs(InputOptions{Point: PointSync, ArgoCDNamespace: "gitops"}, []Item{{Object: object("v1", "ConfigMap", "a", "b")}})
 	want := Context{EnforcementPoint: PointSync, ArgoCDNamespace: "gitops"}
 	if diff := cmp.Diff(want, ins[0].Context); diff != "" {
 		t.Errorf("Context mismatch (-want +got):\n%s", diff)

@@ -10,8 +10,8 @@ type groupKind struct {
 
 // clusterScopedKinds lists the cluster-scoped kinds served by a stock
 // kube-apiserver (k8s.io/api, apiextensions and kube-aggregator), including
-// removed ones that still appear in old manifests. Every other built-in kind
-// is namespaced.
+// removed ones that still appear in old manifests, and those of a few widely
+// installed projects. Every other built-in kind is namespaced.
 var clusterScopedKinds = map[groupKind]bool{
 	{"", "ComponentStatus"}:  true,
 	{"", "Namespace"}:        true,
@@ -66,6 +66,37 @@ var clusterScopedKinds = map[groupKind]bool{
 	{"storage.k8s.io", "VolumeAttributesClass"}: true,
 
 	{"storagemigration.k8s.io", "StorageVersionMigration"}: true,
+
+	// Cluster-scoped kinds of widely installed projects, so that the CLI
+	// places them without their CRDs.
+	{"cert-manager.io", "ClusterIssuer"}:              true,
+	{"external-secrets.io", "ClusterExternalSecret"}:  true,
+	{"external-secrets.io", "ClusterSecretStore"}:     true,
+	{"kyverno.io", "ClusterPolicy"}:                   true,
+	{"kyverno.io", "ClusterCleanupPolicy"}:            true,
+	{"policies.kyverno.io", "ClusterPolicy"}:          true,
+	{"templates.gatekeeper.sh", "ConstraintTemplate"}: true,
+	{"wgpolicyk8s.io", "ClusterPolicyReport"}:         true,
+	{"gateway.networking.k8s.io", "GatewayClass"}:     true,
+}
+
+// namespacedKinds are namespaced kinds outside the built-in API groups
+// that the built-in rules judge: the CLI places them without their CRDs.
+var namespacedKinds = map[groupKind]bool{
+	{"argoproj.io", "Application"}:            true,
+	{"argoproj.io", "ApplicationSet"}:         true,
+	{"argoproj.io", "AppProject"}:             true,
+	{"bitnami.com", "SealedSecret"}:           true,
+	{"external-secrets.io", "ExternalSecret"}: true,
+	{"external-secrets.io", "SecretStore"}:    true,
+}
+
+// KindScope places kinds: whether objects of a group and kind are
+// cluster-scoped, and whether it knows the kind at all. The engine answers
+// from the destination's discovery (the REST mapper its applier uses);
+// Scopes answers offline.
+type KindScope interface {
+	Scope(group, kind string) (clusterScoped, known bool)
 }
 
 // Scopes answers whether a kind is cluster-scoped: the built-in table of
@@ -76,36 +107,73 @@ type Scopes struct {
 	crds map[groupKind]bool
 }
 
+var _ KindScope = Scopes{}
+
 // NewScopes returns Scopes that know the built-in kinds and the given
 // CustomResourceDefinitions (decoded objects). A CRD extends the table with
 // spec.group, spec.names.kind and spec.scope; objects that are not CRDs or
-// lack those fields are ignored. A CRD cannot make a built-in cluster-scoped
-// kind namespaced.
+// lack those fields are ignored, and so are CRDs in a built-in API group
+// (see BuiltinGroup): a CRD never changes the scope of a Kubernetes kind.
 func NewScopes(crds ...map[string]any) Scopes {
 	s := Scopes{crds: map[groupKind]bool{}}
 	for _, crd := range crds {
-		if !isKind(crd, "apiextensions.k8s.io", "CustomResourceDefinition") {
+		gk, clusterScoped, ok := crdKind(crd)
+		if !ok || BuiltinGroup(gk.group) {
 			continue
 		}
-		group, _ := nestedString(crd, "spec", "group")
-		kind, _ := nestedString(crd, "spec", "names", "kind")
-		scope, _ := nestedString(crd, "spec", "scope")
-		if group == "" || kind == "" {
-			continue
-		}
-		s.crds[groupKind{group, kind}] = strings.EqualFold(scope, "Cluster")
+		s.crds[gk] = clusterScoped
 	}
 	return s
+}
+
+// crdKind returns the kind a CustomResourceDefinition declares and whether
+// it declares it cluster-scoped.
+func crdKind(crd map[string]any) (gk groupKind, clusterScoped, ok bool) {
+	if !isKind(crd, "apiextensions.k8s.io", "CustomResourceDefinition") {
+		return groupKind{}, false, false
+	}
+	group, _ := nestedString(crd, "spec", "group")
+	kind, _ := nestedString(crd, "spec", "names", "kind")
+	scope, _ := nestedString(crd, "spec", "scope")
+	if group == "" || kind == "" {
+		return groupKind{}, false, false
+	}
+	return groupKind{group, kind}, strings.EqualFold(scope, "Cluster"), true
+}
+
+// Scope implements KindScope: kinds of the built-in API groups are known
+// (cluster-scoped when the table says so), and so are the kinds of the
+// CRDs Scopes was built with.
+func (s Scopes) Scope(group, kind string) (clusterScoped, known bool) {
+	gk := groupKind{group, kind}
+	if clusterScopedKinds[gk] {
+		return true, true
+	}
+	if BuiltinGroup(group) || namespacedKinds[gk] {
+		return false, true
+	}
+	clusterScoped, known = s.crds[gk]
+	return clusterScoped, known
 }
 
 // ClusterScoped reports whether objects of group and kind are cluster-scoped.
 // Kinds it does not know are namespaced.
 func (s Scopes) ClusterScoped(group, kind string) bool {
-	gk := groupKind{group, kind}
-	if clusterScopedKinds[gk] {
+	c, _ := s.Scope(group, kind)
+	return c
+}
+
+// BuiltinGroup reports whether group is an API group that Kubernetes itself
+// serves: the core group, the unsuffixed legacy groups and every group
+// under k8s.io or kubernetes.io (which the API server keeps from
+// CustomResourceDefinitions without an approval annotation).
+func BuiltinGroup(group string) bool {
+	switch group {
+	case "", "apps", "batch", "autoscaling", "policy", "extensions":
 		return true
 	}
-	return s.crds[gk]
+	return strings.HasSuffix(group, ".k8s.io") || group == "k8s.io" ||
+		strings.HasSuffix(group, ".kubernetes.io") || group == "kubernetes.io"
 }
 
 // IsClusterScoped reports whether a built-in Kubernetes kind is

@@ -49,8 +49,18 @@ type Context struct {
 	// in; default "argocd".
 	ArgoCDNamespace string `json:"argocdNamespace"`
 	// ClusterScoped is true when Object's kind is cluster-scoped (from the
-	// built-in table of core kinds or a CRD seen in the same review).
+	// destination's discovery, the built-in table of core kinds, or a CRD
+	// seen in the same review; see InputOptions.Scope).
 	ClusterScoped bool `json:"clusterScoped"`
+	// KindUnplaced is true when nothing knew Object's kind, so
+	// ClusterScoped is a guess (namespaced). The CLI notes it; rules do not
+	// see it.
+	KindUnplaced bool `json:"-"`
+	// RedeclaredKind is set on a CustomResourceDefinition that re-declares
+	// a kind the cluster already serves (with another scope) or a kind of a
+	// built-in API group: it describes that kind, and the evaluator denies
+	// the CRD with project-resource-denied.
+	RedeclaredKind string `json:"-"`
 	// ScaledByHPA is true when a HorizontalPodAutoscaler in the same review
 	// (or cluster) targets Object.
 	ScaledByHPA bool `json:"scaledByHPA,omitempty"`

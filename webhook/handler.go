@@ -275,14 +275,23 @@ func clusterScoped(req admission.Request, obj map[string]any) bool {
 // (policies.BuildInputs), with the project found in the cache. A request
 // without a namespace is about a cluster-scoped object, whatever its kind.
 func (h *Handler) input(req admission.Request, obj, app, proj map[string]any) policies.Input {
-	var projects []map[string]any
-	if proj != nil {
-		projects = []map[string]any{proj}
-	}
-	in := policies.BuildInputs(policies.PointAdmission, h.argocdNS,
-		[]policies.Item{{Object: obj, Application: app}}, projects)[0]
+	in := policies.BuildInputs(h.inputOptions(proj), []policies.Item{{Object: obj, Application: app}})[0]
 	in.Context.ClusterScoped = clusterScoped(req, obj)
 	return in
+}
+
+// inputOptions are the options of BuildInputs at admission: the project
+// from the cache (nil: none), never one from the object under review.
+func (h *Handler) inputOptions(proj map[string]any) policies.InputOptions {
+	opts := policies.InputOptions{
+		Point:                  policies.PointAdmission,
+		ArgoCDNamespace:        h.argocdNS,
+		ImplicitDefaultProject: h.cfg.ImplicitDefaultProject,
+	}
+	if proj != nil {
+		opts.Projects = []map[string]any{proj}
+	}
+	return opts
 }
 
 // judge evaluates in and turns the decision into an outcome.

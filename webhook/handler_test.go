@@ -209,8 +209,15 @@ func TestHandleDecisions(t *testing.T) {
 		},
 		{
 			name: "application in the implicit default project warned",
+			cfg:  func(c *Config) { c.ImplicitDefaultProject = true },
 			req:  request(admissionv1.Create, application("web", "", "web"), nil),
 			want: warned("[default-project]"),
+		},
+		{
+			name: "application in a missing default project denied",
+			req:  request(admissionv1.Create, application("web", "", "web"), nil),
+			want: summary{Code: 403, Reason: metav1.StatusReasonForbidden,
+				Denied: []string{"[project-not-found]"}, Warnings: []string{"[default-project]"}},
 		},
 		{
 			name: "application in its project allowed",
@@ -239,6 +246,7 @@ func TestHandleDecisions(t *testing.T) {
 		},
 		{
 			name: "application deploying into argocd denied",
+			cfg:  func(c *Config) { c.ImplicitDefaultProject = true },
 			req:  request(admissionv1.Create, application("web", "", "argocd"), nil),
 			want: summary{Code: 403, Reason: metav1.StatusReasonForbidden,
 				Denied: []string{"[no-argocd-destination]"}, Warnings: []string{"[default-project]"}},
@@ -251,14 +259,14 @@ func TestHandleDecisions(t *testing.T) {
 		{
 			name: "appproject permitting argocd denied on create",
 			req:  request(admissionv1.Create, appProject("wide", "*"), nil),
-			want: denied("[no-argocd-destination]"),
+			want: denied("[no-argocd-destination]", "[protected-namespace]"),
 		},
 		{
 			name: "appproject already permitting argocd still denied on update",
 			req: request(admissionv1.Update,
 				with(appProject("wide", "*"), []any{"https://github.com/other/*"}, "spec", "sourceRepos"),
 				appProject("wide", "*")),
-			want: denied("[no-argocd-destination]"),
+			want: denied("[no-argocd-destination]", "[protected-namespace]"),
 		},
 		{
 			name: "appproject outside argocd denied",

@@ -48,7 +48,7 @@ func (h *Handler) reviewProject(ctx context.Context, req admission.Request) outc
 	switch {
 	case req.Operation == admissionv1.Update:
 		before, _ = decodeObject(req.OldObject)
-	case name == "default":
+	case name == "default" && h.cfg.ImplicitDefaultProject:
 		before = policies.DefaultProject()
 	}
 	out.warnings = append(out.warnings, h.tightening(ctx, name, before, proj, apps)...)
@@ -92,11 +92,7 @@ func (h *Handler) tightening(ctx context.Context, project string, before, after 
 // and not against project before (nil: the project did not exist).
 func (h *Handler) newViolations(ctx context.Context, app, before, after map[string]any) ([]policies.Violation, error) {
 	judge := func(proj map[string]any) (policies.Decision, error) {
-		var projects []map[string]any
-		if proj != nil {
-			projects = []map[string]any{proj}
-		}
-		in := policies.BuildInputs(policies.PointAdmission, h.argocdNS, []policies.Item{{Object: app}}, projects)[0]
+		in := policies.BuildInputs(h.inputOptions(proj), []policies.Item{{Object: app}})[0]
 		return h.evaluator().Evaluate(ctx, in)
 	}
 	old, err := judge(before)

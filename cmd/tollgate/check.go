@@ -37,6 +37,9 @@ type testOptions struct {
 	Namespaces []string
 	// NoBuiltin turns the built-in rules off.
 	NoBuiltin bool
+	// AllowNetwork lets user policies call http.send, net.* and
+	// opa.runtime.
+	AllowNetwork bool
 	// Output is the report format; "" means text.
 	Output string
 	// FailOnWarn makes warnings fail the run.
@@ -189,7 +192,8 @@ const evalChunk = 512
 // results are built, so the live heap shrinks while the evaluator
 // allocates, instead of every document staying live to the end.
 func judge(ctx context.Context, c compiled, g gathered, lim render.Limits) (checkOutcome, error) {
-	inputs := buildInputs(c.argocdNS, g)
+	inputs, scopeNotes := buildInputs(c.argocdNS, g)
+	g.notes = append(g.notes, scopeNotes...)
 	results := make([]report.Result, 0, len(g.entries))
 	seen := map[string]bool{}
 	for start := 0; start < len(g.entries); {
@@ -223,13 +227,36 @@ func judge(ctx context.Context, c compiled, g gathered, lim render.Limits) (chec
 	}, nil
 }
 
-// buildInputs builds the inputs of all gathered documents, in entry order.
-func buildInputs(argocdNS string, g gathered) []policies.Input {
+// buildInputs builds the inputs of all gathered documents, in entry order,
+// and a note for each kind it cannot place (cluster-scoped or namespaced)
+// without a cluster: neither a built-in kind nor one a CRD among the
+// documents declares. The AppProjects among the documents join the
+// --project files, and a missing "default" project is Argo CD's implicit
+// one, which every Argo CD creates when it starts.
+func buildInputs(argocdNS string, g gathered) ([]policies.Input, []note) {
 	items := make([]policies.Item, len(g.entries))
 	for i, e := range g.entries {
 		items[i] = policies.Item{Object: e.doc.Object, Application: e.app}
 	}
-	return policies.BuildInputs(policies.PointCLI, argocdNS, items, g.projects)
+	ins := policies.BuildInputs(policies.InputOptions{
+		Point:                  policies.PointCLI,
+		ArgoCDNamespace:        argocdNS,
+		Projects:               g.projects,
+		ProjectsFromItems:      true,
+		ImplicitDefaultProject: true,
+	}, items)
+	var notes []note
+	for i, in := range ins {
+		if !in.Context.KindUnplaced {
+			continue
+		}
+		apiVersion, _ := in.Object["apiVersion"].(string)
+		kind, _ := in.Object["kind"].(string)
+		e := g.entries[i]
+		notes = append(notes, note{File: e.file, Line: e.doc.Line, Message: fmt.Sprintf(
+			"%s %s: cannot tell whether the kind is cluster-scoped (no CRD for it among the manifests); judged as namespaced", apiVersion, kind)})
+	}
+	return ins, notes
 }
 
 // chunkEnd returns the end of the chunk of entries starting at start: at
@@ -260,6 +287,7 @@ func newEvaluator(ctx context.Context, o testOptions) (*policies.Evaluator, stri
 	opts.Builtin = !o.NoBuiltin
 	opts.PolicyDirs = o.PolicyDirs
 	opts.Namespaces = o.Namespaces
+	opts.AllowNetwork = o.AllowNetwork
 	opts.Config = cfg
 	ev, err := policies.New(ctx, opts)
 	if err != nil {

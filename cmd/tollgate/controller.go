@@ -136,6 +136,9 @@ func runController(cmd *cobra.Command, o controllerOptions) error {
 			cfg.ArgoCDNamespace = o.namespace
 		}
 	}
+	if cfg.TollgateNamespace == "" {
+		cfg.TollgateNamespace = os.Getenv("POD_NAMESPACE")
+	}
 	popts := policies.DefaultOptions()
 	popts.Config = cfg
 	evaluator, err := policies.New(ctx, popts)
@@ -162,6 +165,7 @@ func runController(cmd *cobra.Command, o controllerOptions) error {
 	eopts := engine.DefaultOptions()
 	eopts.Namespace, eopts.Resync, eopts.MaxConcurrentReconciles = o.namespace, o.resync, o.concurrency
 	eopts.WebhookSecret = o.webhookSecret
+	eopts.ImplicitDefaultProject = cfg.ImplicitDefaultProject
 	r, err := engine.New(engine.Dependencies{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Scheme: mgr.GetScheme(),
 		Evaluator: evaluator, Sources: sources, Recorder: mgr.GetEventRecorder(engine.ControllerName), Metrics: metrics,

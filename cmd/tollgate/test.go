@@ -53,6 +53,7 @@ Exit status: 0 when nothing is denied, 1 when something is (or, with
 	f.StringArrayVar(&o.PolicyDirs, "policy", nil, "`DIR` of user Rego policies (repeatable)")
 	f.StringArrayVar(&o.Namespaces, "namespace", nil, "user policy package to use, e.g. main (repeatable; default all)")
 	f.BoolVar(&o.NoBuiltin, "no-builtin", false, "turn the built-in rules off")
+	f.BoolVar(&o.AllowNetwork, "allow-network", false, "let user policies call http.send, net.* and opa.runtime")
 	f.BoolVar(&o.FailOnWarn, "fail-on-warn", false, "exit 1 on warnings too")
 	f.StringArrayVar(&o.HelmValues, "helm-values", nil, "values `FILE` for the Helm charts found under PATH (repeatable)")
 	f.StringArrayVar(&o.Projects, "project", nil, "AppProject `FILE` added to the project set (repeatable)")

@@ -119,6 +119,9 @@ func runWebhook(ctx context.Context, opts *webhookOptions) error {
 			return usageError(err)
 		}
 	}
+	if cfg.TollgateNamespace == "" {
+		cfg.TollgateNamespace = opts.namespace
+	}
 	popts := policies.DefaultOptions()
 	popts.Config = cfg.Config
 	eval, err := policies.New(ctx, popts)

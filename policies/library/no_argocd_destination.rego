@@ -43,7 +43,7 @@ violation contains v if {
 	input.object.kind == "AppProject"
 	startswith(input.object.apiVersion, "argoproj.io/")
 	ns := lib.argocd_namespace
-	some i in permitting_entries(ns)
+	some i in lib.entries_permitting_namespace(input.object, ns)
 	pattern := lib.str(input.object.spec.destinations[i], "namespace")
 	v := {
 		"rule": "no-argocd-destination",
@@ -53,32 +53,6 @@ violation contains v if {
 		),
 		"path": ["spec", "destinations", i, "namespace"],
 	}
-}
-
-# permitting_entries returns the indexes of the allow entries (no "!"
-# pattern) of the AppProject under review whose namespace pattern matches ns
-# and that no deny entry takes ns back from. A deny entry never permits (see
-# lib.destination_permitted).
-permitting_entries(ns) := {i |
-	entries := lib.project_list(input.object, "destinations")
-	some i, entry in entries
-	not lib.is_deny_entry(entry)
-	lib.argo_match(lib.str(entry, "namespace"), ns, lib.no_delimiters)
-	not namespace_taken_back(entries, entry, ns)
-}
-
-# namespace_taken_back holds when a deny entry of entries rejects namespace
-# ns on every cluster the allow entry entry names: its "!" namespace pattern
-# rejects ns and its server or name pattern is "*" or the same as entry's.
-namespace_taken_back(entries, entry, ns) if {
-	some deny in entries
-	pattern := lib.str(deny, "namespace")
-	lib.is_deny_pattern(pattern)
-	not lib.argo_match(pattern, ns, lib.no_delimiters)
-	some field in ["server", "name"]
-	cluster := lib.str(deny, field)
-	cluster in {"*", lib.str(entry, field)}
-	cluster != ""
 }
 
 # (c) Rendered objects landing in the Argo CD namespace.
