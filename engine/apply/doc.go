@@ -10,7 +10,11 @@
 // tracking id is ours and is applied with force, taking back fields someone
 // edited by hand; an object that exists but is not ours is applied without
 // force, so a field another manager set to another value is a conflict and
-// an error, never a silent takeover.
+// an error, never a silent takeover. A hook goes further: the object in its
+// place is deleted (BeforeHookCreation, HookSucceeded, HookFailed), replaced
+// or force-applied only when it carries the Application's tracking id for
+// itself; otherwise the hook fails its wave before anything of the wave is
+// written.
 //
 // Diff compares by server-side dry run, so that defaults and admission
 // mutations do not show as drift, after removing the paths the
