@@ -10,7 +10,13 @@
 //	destination  spec.destination -> a cluster: https://kubernetes.default.svc
 //	             or "in-cluster" is the controller's own; others come from Argo
 //	             CD cluster Secrets. Unknown -> InvalidSpecError.
-//	source       engine/source: each spec.source(s) -> commit SHA + checkout,
+//	operation    a sync operation's source(s) and revision(s) replace spec's
+//	             in a copy of the Application (a rollback, --revision); the
+//	             gate's evaluator judges that copy with the AppProject before
+//	             anything is fetched. Any deny: nothing is fetched, the
+//	             operation state is Failed. The copy's sources are the ones
+//	             fetched, and the gate judges its objects with it.
+//	source       engine/source: each source -> commit SHA + checkout,
 //	             credentials from Argo CD repository Secrets.
 //	render       engine/render, the very code `tollgate test` runs. Sources
 //	             with a ref only provide `$ref/path` Helm value files. Output
