@@ -3,6 +3,9 @@ package engine_test
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -71,7 +74,10 @@ func consistently(t *testing.T, desc string, d time.Duration, cond func() (bool,
 // one repository, an AppProject and an Application, all named after the
 // namespace so that tests never share anything.
 type fixture struct {
-	t       *testing.T
+	t *testing.T
+	// cp is the control-plane namespace of the Application and AppProject:
+	// argoNS, or strictNS for the engine with default repository options.
+	cp      string
 	ns      string
 	git     *gitserver.Server
 	repo    string
@@ -83,12 +89,13 @@ type fixture struct {
 	repos []string
 }
 
-// newFixture creates the namespace and a repository holding files, and
-// starts the stand-ins for the controllers envtest does not run.
-func newFixture(t *testing.T, files map[string]string) *fixture {
+// newFixture creates the namespace and a repository holding files on a Git
+// server with opts, and starts the stand-ins for the controllers envtest
+// does not run.
+func newFixture(t *testing.T, files map[string]string, opts ...gitserver.Option) *fixture {
 	t.Helper()
 	ns := env.Namespace(t)
-	f := &fixture{t: t, ns: ns, git: gitserver.New(t), repo: "config", name: ns}
+	f := &fixture{t: t, cp: argoNS, ns: ns, git: gitserver.New(t, opts...), repo: "config", name: ns}
 	f.repoURL = f.git.CreateRepo(t, f.repo, map[string]string{"README.md": "test configuration\n"})
 	f.head = f.git.Commit(t, f.repo, files, "add manifests")
 	f.repos = []string{f.repoURL}
@@ -101,7 +108,7 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 func (f *fixture) project() {
 	f.t.Helper()
 	p := &v1alpha1.AppProject{
-		ObjectMeta: metav1.ObjectMeta{Name: f.name, Namespace: argoNS},
+		ObjectMeta: metav1.ObjectMeta{Name: f.name, Namespace: f.cp},
 		Spec: v1alpha1.AppProjectSpec{
 			SourceRepos:  f.repos,
 			Destinations: []v1alpha1.ApplicationDestination{{Server: inCluster, Namespace: f.ns}},
@@ -116,7 +123,7 @@ func (f *fixture) application(auto *v1alpha1.SyncPolicyAutomated, mutate func(*v
 	f.t.Helper()
 	f.project()
 	app := &v1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{Name: f.name, Namespace: argoNS},
+		ObjectMeta: metav1.ObjectMeta{Name: f.name, Namespace: f.cp},
 		Spec: v1alpha1.ApplicationSpec{
 			Project:     f.name,
 			Source:      &v1alpha1.ApplicationSource{RepoURL: f.repoURL, Path: "manifests", TargetRevision: gitserver.DefaultBranch},
@@ -151,7 +158,7 @@ func (f *fixture) create(obj client.Object) {
 func (f *fixture) app() *v1alpha1.Application {
 	f.t.Helper()
 	var app v1alpha1.Application
-	if err := env.Client.Get(f.t.Context(), client.ObjectKey{Namespace: argoNS, Name: f.name}, &app); err != nil {
+	if err := env.Client.Get(f.t.Context(), client.ObjectKey{Namespace: f.cp, Name: f.name}, &app); err != nil {
 		f.t.Fatalf("get application: %v", err)
 	}
 	return &app
@@ -210,14 +217,14 @@ func condition(a *v1alpha1.Application, typ string) (string, bool) {
 func (f *fixture) refresh() {
 	f.t.Helper()
 	patch := []byte(`{"metadata":{"annotations":{"` + v1alpha1.AnnotationKeyRefresh + `":"normal"}}}`)
-	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: f.name, Namespace: argoNS}}
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: f.name, Namespace: f.cp}}
 	if err := env.Client.Patch(f.t.Context(), app, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		f.t.Fatalf("refresh application: %v", err)
 	}
 }
 
 // push commits files, pushes, and notifies the engine through its Git push
-// webhook with a GitHub push payload, as GitHub would.
+// webhook with a signed GitHub push payload, as GitHub would.
 func (f *fixture) push(files map[string]string, del []string, msg string) string {
 	f.t.Helper()
 	sha := f.git.CommitOn(f.t, f.repo, gitserver.DefaultBranch, files, del, msg)
@@ -233,7 +240,10 @@ func (f *fixture) push(files map[string]string, del []string, msg string) string
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	mac := hmac.New(sha256.New, []byte(webhookSecret))
+	mac.Write(payload)
 	req.Header.Set("X-GitHub-Event", "push")
+	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -22,7 +22,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
@@ -32,8 +34,18 @@ import (
 	"github.com/tollgate-dev/tollgate/test/envtest"
 )
 
-// argoNS is the control-plane namespace of the engine under test.
+// argoNS is the control-plane namespace of the engine under test. It
+// fetches http repositories (the test Git server's) as with
+// --allow-insecure-repos.
 const argoNS = "argocd"
+
+// strictNS is the control-plane namespace of a second engine with the
+// controller's default repository options: https and ssh only, unless a
+// repository Secret says insecure.
+const strictNS = "argocd-strict"
+
+// webhookSecret is the Git push webhook secret of the engine under test.
+const webhookSecret = "push-s3cret"
 
 // resync is short so that drift and outages show within a test's timeout.
 const resync = 2 * time.Second
@@ -70,24 +82,32 @@ func run(m *testing.M) int {
 	}()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done, err := startEngine(ctx, scheme)
+	done, err := startEngine(ctx, scheme, argoNS, source.Options{AllowInsecure: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start engine:", err)
 		return 1
 	}
+	strictDone, err := startEngine(ctx, scheme, strictNS, source.DefaultOptions())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start strict engine:", err)
+		return 1
+	}
 	code := m.Run()
 	cancel()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		fmt.Fprintln(os.Stderr, "engine did not stop within 30s")
+	for _, d := range []<-chan struct{}{done, strictDone} {
+		select {
+		case <-d:
+		case <-time.After(30 * time.Second):
+			fmt.Fprintln(os.Stderr, "engine did not stop within 30s")
+		}
 	}
 	return code
 }
 
-// startEngine creates the control-plane namespace and runs the engine in a
-// manager, as `tollgate controller` does, until ctx ends.
-func startEngine(ctx context.Context, scheme *runtime.Scheme) (<-chan struct{}, error) {
+// startEngine creates the control-plane namespace ns and runs the engine
+// for it in a manager, as `tollgate controller` does, until ctx ends. The
+// engine of argoNS also serves the Git push webhook at webhookURL.
+func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts source.Options) (<-chan struct{}, error) {
 	log := logr.Discard()
 	if os.Getenv("TOLLGATE_TEST_LOG") != "" {
 		z, err := zap.NewDevelopment()
@@ -96,23 +116,31 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme) (<-chan struct{}, 
 		}
 		log = zapr.NewLogger(z)
 	}
-	ctrl.SetLogger(log)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: argoNS}}
-	if err := env.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("create namespace %s: %w", argoNS, err)
+	if ns == argoNS {
+		ctrl.SetLogger(log)
+	}
+	log = log.WithValues("controlPlane", ns)
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	if err := env.Client.Create(ctx, nsObj); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("create namespace %s: %w", ns, err)
 	}
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Wrap(applies.wrap)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
-		Cache:   engine.CacheOptions(argoNS),
+		Cache:   engine.CacheOptions(ns),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Logger:  log,
+		// Two engines run in this process, each with a controller of the
+		// same name.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
-	evaluator, err := policies.New(ctx, policies.DefaultOptions())
+	popts := policies.DefaultOptions()
+	popts.Config.ArgoCDNamespace = ns
+	evaluator, err := policies.New(ctx, popts)
 	if err != nil {
 		return nil, err
 	}
@@ -120,12 +148,13 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme) (<-chan struct{}, 
 	if err != nil {
 		return nil, err
 	}
-	sources, err := source.NewCache(repoDir, source.DefaultOptions())
+	sources, err := source.NewCache(repoDir, sopts)
 	if err != nil {
 		return nil, err
 	}
 	opts := engine.DefaultOptions()
-	opts.Namespace, opts.Resync, opts.WaveTimeout, opts.MaxConcurrentReconciles = argoNS, resync, 30*time.Second, 4
+	opts.Namespace, opts.Resync, opts.WaveTimeout, opts.MaxConcurrentReconciles = ns, resync, 30*time.Second, 4
+	opts.WebhookSecret = webhookSecret
 	metrics := engine.NewMetrics()
 	r, err := engine.New(engine.Dependencies{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Scheme: scheme,
@@ -137,16 +166,19 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme) (<-chan struct{}, 
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return nil, err
 	}
-	push, err := engine.NewPushHandler(mgr.GetClient(), opts, metrics, log)
-	if err != nil {
-		return nil, err
+	closeWebhook := func() {}
+	if ns == argoNS {
+		push, err := engine.NewPushHandler(mgr.GetClient(), opts, metrics, log)
+		if err != nil {
+			return nil, err
+		}
+		srv := httptest.NewServer(push)
+		webhookURL, closeWebhook = srv.URL+engine.WebhookPath, srv.Close
 	}
-	srv := httptest.NewServer(push)
-	webhookURL = srv.URL + engine.WebhookPath
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer srv.Close()
+		defer closeWebhook()
 		defer os.RemoveAll(repoDir)
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)
