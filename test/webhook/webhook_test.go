@@ -184,13 +184,16 @@ func setup(ctx context.Context, e *envtest.Env) error {
 	}
 	reader = c
 
-	eval, err := policies.New(ctx, policies.DefaultOptions())
-	if err != nil {
-		return fmt.Errorf("compile policies: %w", err)
-	}
 	cfg := webhook.DefaultConfig()
 	cfg.ExemptNamespaces = append(cfg.ExemptNamespaces, exemptNS)
 	cfg.ExemptUsers = append(cfg.ExemptUsers, "system:serviceaccount:"+botsNS+":"+exemptSA)
+	cfg.Exemptions = append(cfg.Exemptions, operatorExemption)
+	popts := policies.DefaultOptions()
+	popts.Config = cfg.Config
+	eval, err := policies.New(ctx, popts)
+	if err != nil {
+		return fmt.Errorf("compile policies: %w", err)
+	}
 	h, err := webhook.NewHandler(webhook.Options{
 		Config:    cfg,
 		Evaluator: failOnLabel{eval},
