@@ -234,9 +234,9 @@ func (c Config) ArgoCDNamespaceOrDefault() string {
 	return c.ArgoCDNamespace
 }
 
-// exemptAnnotation returns the configured exemption annotation or the
-// default.
-func (c Config) exemptAnnotation() string {
+// ExemptAnnotationOrDefault returns the configured exemption annotation or
+// ExemptAnnotation.
+func (c Config) ExemptAnnotationOrDefault() string {
 	if c.ExemptAnnotation == "" {
 		return ExemptAnnotation
 	}

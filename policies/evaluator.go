@@ -132,7 +132,7 @@ func newEvaluator(ctx context.Context, opts Options, lib fs.FS) (*Evaluator, err
 		cfg:       cfg,
 		timeout:   opts.Timeout,
 		argocdNS:  opts.Config.ArgoCDNamespaceOrDefault(),
-		exemptKey: opts.Config.exemptAnnotation(),
+		exemptKey: opts.Config.ExemptAnnotationOrDefault(),
 		boundary:  make(map[string]bool, len(opts.Config.BoundaryRules)),
 		checks:    append([]Check(nil), opts.Checks...),
 		inputs: inputCaches{

@@ -29,8 +29,8 @@ type InputOptions struct {
 	// cluster (engine, webhook) or --project files (CLI).
 	Projects []map[string]any
 	// ProjectsFromItems adds the AppProjects among the items (in the Argo
-	// CD namespace or without one) to the project set, over a project of
-	// the same name in Projects. For the CLI, whose repository under test
+	// CD namespace or without one) to the project set; a project of the
+	// same name in Projects wins. For the CLI, whose repository under test
 	// is where AppProjects come from; the engine and the webhook leave it
 	// off, so that an AppProject an Application renders never judges that
 	// Application or its objects.
@@ -53,7 +53,7 @@ type InputOptions struct {
 // the sync engine so all three judge a set of documents alike:
 //
 //   - The project set is opts.Projects, plus the AppProjects among the
-//     items when opts.ProjectsFromItems.
+//     items of other names when opts.ProjectsFromItems.
 //   - CustomResourceDefinitions among the items extend opts.Scope for
 //     Context.ClusterScoped, for kinds it does not know.
 //   - HorizontalPodAutoscalers among the items mark their
@@ -77,9 +77,10 @@ func BuildInputs(opts InputOptions, items []Item) []Input {
 		argocdNamespace = DefaultArgoCDNamespace
 	}
 	byName := make(map[string]map[string]any, len(opts.Projects))
+	pinned := make(map[string]bool, len(opts.Projects))
 	for _, p := range opts.Projects {
 		if name := objectName(p); name != "" {
-			byName[name] = p
+			byName[name], pinned[name] = p, true
 		}
 	}
 	var crds []map[string]any
@@ -92,7 +93,7 @@ func BuildInputs(opts InputOptions, items []Item) []Input {
 				continue
 			}
 			if ns := objectNamespace(obj); ns == "" || ns == argocdNamespace {
-				if name := objectName(obj); name != "" {
+				if name := objectName(obj); name != "" && !pinned[name] {
 					byName[name] = obj
 				}
 			}

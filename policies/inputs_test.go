@@ -347,6 +347,21 @@ func (f fakeScope) Scope(group, kind string) (clusterScoped, known bool) {
 	return c, ok
 }
 
+// TestBuildInputsPinnedProjectWins: an AppProject among the items (a pull
+// request's) never replaces one of the same name the caller passed (CI's
+// --project file of the platform's real project).
+func TestBuildInputsPinnedProjectWins(t *testing.T) {
+	pinned := appProject("team", "argocd")
+	changed := appProject("team", "argocd")
+	changed["metadata"].(map[string]any)["annotations"] = map[string]any{ExemptAnnotation: "*"}
+	app := application("shop", "team")
+	ins := BuildInputs(InputOptions{Point: PointCLI, Projects: []map[string]any{pinned}, ProjectsFromItems: true},
+		[]Item{{Object: app}, {Object: changed}})
+	if !sameMap(ins[0].Project, pinned) {
+		t.Errorf("project is %v, want the pinned one", ins[0].Project)
+	}
+}
+
 // TestBuildInputsKeepsClusterProject: a rendered AppProject named like the
 // Application's own project never replaces the cluster's.
 func TestBuildInputsKeepsClusterProject(t *testing.T) {

@@ -227,10 +227,30 @@ func (h *Handler) objectToJudge(req admission.Request) (obj map[string]any, out 
 	if beingDeleted(obj) {
 		return nil, skipped("object is being deleted"), false
 	}
-	if old, err := decodeObject(req.OldObject); err == nil && onlyMetadataOrStatus(old, obj) {
+	if old, err := decodeObject(req.OldObject); err == nil && onlyMetadataOrStatus(old, obj) && !h.authorityChanged(old, obj) {
 		return nil, skipped("only metadata or status changed"), false
 	}
 	return obj, outcome{}, true
+}
+
+// authorityChanged reports whether an UPDATE changes what an AppProject
+// grants others or who owns it: its exemption annotation, which exempts the
+// project's Applications and all they render, or its tracking metadata. An
+// object's other metadata changes nothing a rule judged before.
+func (h *Handler) authorityChanged(oldObj, newObj map[string]any) bool {
+	if stringAt(newObj, "kind") != "AppProject" {
+		return false
+	}
+	for _, path := range [][]string{
+		{"metadata", "annotations", h.cfg.ExemptAnnotationOrDefault()},
+		{"metadata", "annotations", TrackingIDAnnotation},
+		{"metadata", "labels", InstanceLabel},
+	} {
+		if stringAt(oldObj, path...) != stringAt(newObj, path...) {
+			return true
+		}
+	}
+	return false
 }
 
 // reviewApplication judges an Application with its AppProject.

@@ -16,8 +16,10 @@ const maxListedApplications = 10
 
 // reviewProject judges an AppProject. CREATE and UPDATE judge the new
 // project itself (every time: a project permitting the Argo CD namespace is
-// never admitted, even if it already did), then warn about every existing
-// Application the change newly breaks. DELETE is allowed, with a warning
+// never admitted, even if it already did; an UPDATE of metadata alone when
+// it changes the exemption annotation or the tracking metadata), on its own
+// or, when an Application tracks it, as that Application's resource, then
+// warn about every existing Application the change newly breaks. DELETE is allowed, with a warning
 // when Applications still use the project.
 func (h *Handler) reviewProject(ctx context.Context, req admission.Request) outcome {
 	if req.Operation == admissionv1.Delete {
@@ -37,7 +39,21 @@ func (h *Handler) reviewProject(ctx context.Context, req admission.Request) outc
 			return h.lookupFailed(err)
 		}
 	}
-	in := h.input(req, proj, nil, nil)
+	// An AppProject an Application deploys (app of apps) is that
+	// Application's resource: judged against its project, as the engine's
+	// gate and the CLI judge it, so that its own exemption annotation grants
+	// nothing to whoever writes the root Application's repository.
+	owner, err := h.owner(ctx, proj, false)
+	if err != nil {
+		return h.lookupFailed(err)
+	}
+	var ownerProj map[string]any
+	if owner != nil {
+		if ownerProj, err = h.getProject(ctx, projectName(owner)); err != nil {
+			return h.lookupFailed(err)
+		}
+	}
+	in := h.input(req, proj, owner, ownerProj)
 	in.Context.ExistingApplications = apps
 	out = h.judge(ctx, in)
 	if out.err != nil || len(apps) == 0 {

@@ -7,6 +7,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
 func TestApplicationKey(t *testing.T) {
@@ -128,6 +129,71 @@ func TestHandleTrackedObjects(t *testing.T) {
 			h := newHandler(t, cfg, web, other, team)
 			req := request(admissionv1.Create, tt.obj, nil)
 			resp := h.Handle(t.Context(), req)
+			if diff := cmp.Diff(tt.want, summarize(resp)); diff != "" {
+				t.Errorf("Handle() (-want +got):\n%s\nmessage: %s", diff, message(resp))
+			}
+		})
+	}
+}
+
+// TestHandleTrackedAppProject: an AppProject an Application deploys (app of
+// apps) is that Application's resource at admission, as at the engine's
+// gate and in the CLI; its own exemption annotation grants nothing to
+// whoever writes the root Application's repository, and adding one later by
+// a metadata-only UPDATE is judged too.
+func TestHandleTrackedAppProject(t *testing.T) {
+	// The platform project lets the root Application deploy AppProjects into
+	// argocd; the operator or the platform team exempted it from
+	// no-argocd-destination and protected-namespace.
+	platform := with(appProject("platform", "argocd"),
+		map[string]any{"tollgate.dev/exempt": "no-argocd-destination"}, "metadata", "annotations")
+	root := application("root", "platform", "argocd")
+	const id = "root:argoproj.io/AppProject:argocd/wide"
+	wide := with(appProject("wide", "*"),
+		map[string]any{TrackingIDAnnotation: id, "tollgate.dev/exempt": "*"}, "metadata", "annotations")
+	narrow := with(appProject("narrow", "team-a"),
+		map[string]any{TrackingIDAnnotation: "root:argoproj.io/AppProject:argocd/narrow"}, "metadata", "annotations")
+	narrowExempt := with(narrow, map[string]any{
+		TrackingIDAnnotation: "root:argoproj.io/AppProject:argocd/narrow", "tollgate.dev/exempt": "project-resource-denied",
+	}, "metadata", "annotations")
+
+	tests := []struct {
+		name string
+		req  admission.Request
+		want summary
+	}{
+		{
+			name: "an untracked wide project is its own authority",
+			req: request(admissionv1.Create, with(appProject("wide", "*"),
+				map[string]any{"tollgate.dev/exempt": "*"}, "metadata", "annotations"), nil),
+			want: allowed,
+		},
+		{
+			name: "a tracked wide project is judged as its Application's resource",
+			req:  request(admissionv1.Create, wide, nil),
+			want: denied("[protected-namespace]"),
+		},
+		{
+			name: "a tracked scoped project is allowed",
+			req:  request(admissionv1.Create, narrow, nil),
+			want: allowed,
+		},
+		{
+			name: "an exemption added by a metadata-only update is judged",
+			req:  request(admissionv1.Update, narrowExempt, narrow),
+			want: denied("[exemption-not-allowed]"),
+		},
+		{
+			name: "another metadata-only update is skipped",
+			req: request(admissionv1.Update,
+				with(narrowExempt, map[string]any{"team": "web"}, "metadata", "labels"), narrowExempt),
+			want: allowed,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHandler(t, DefaultConfig(), platform, root)
+			resp := h.Handle(t.Context(), tt.req)
 			if diff := cmp.Diff(tt.want, summarize(resp)); diff != "" {
 				t.Errorf("Handle() (-want +got):\n%s\nmessage: %s", diff, message(resp))
 			}

@@ -69,9 +69,9 @@ func newGuardTeam(t *testing.T, appSuffix string, projectAnnotations map[string]
 	proj := appProject(g.project, g.inside)
 	proj.SetAnnotations(projectAnnotations)
 	wantAllowed(t, u.Create(ctx, proj))
+	waitCached(t, proj) // the Application is judged against it
 	app := application(g.app, g.project, g.inside)
 	wantAllowed(t, u.Create(ctx, app))
-	waitCached(t, proj)
 	waitCached(t, app)
 	return g
 }

@@ -207,9 +207,9 @@ func TestTrackedIntercepted(t *testing.T) {
 
 	proj := appProject(project, inside)
 	wantAllowed(t, u.Create(ctx, proj))
+	waitCached(t, proj) // the Application is judged against it
 	app := application(appName, project, inside)
 	wantAllowed(t, u.Create(ctx, app))
-	waitCached(t, proj)
 	waitCached(t, app)
 
 	configMap := func(ns, name string, annotations, labels map[string]string) *corev1.ConfigMap {

@@ -65,17 +65,29 @@ func TestApplicationIntoArgoCD(t *testing.T) {
 	ctx := t.Context()
 	ns := env.Namespace(t)
 	u := newUser(t, "")
+	project := unique(t, ns, "team")
+	proj := appProject(project, ns)
+	wantAllowed(t, u.Create(ctx, proj))
+	waitCached(t, proj)
 
-	wantDenied(t, u.Create(ctx, application(unique(t, ns, "bad"), "", argocdNS)), argoprojHook, "no-argocd-destination")
+	wantDenied(t, u.Create(ctx, application(unique(t, ns, "bad"), project, argocdNS)), argoprojHook, "no-argocd-destination")
 
-	app := application(unique(t, ns, "good"), "", ns)
+	app := application(unique(t, ns, "good"), project, ns)
 	wantAllowed(t, u.Create(ctx, app))
-	wantWarning(t, u.warnings.take(), "[default-project] ")
 
 	if err := unstructured.SetNestedField(app.Object, argocdNS, "spec", "destination", "namespace"); err != nil {
 		t.Fatal(err)
 	}
 	wantDenied(t, u.Update(ctx, app), argoprojHook, "no-argocd-destination")
+}
+
+// TestMissingDefaultProject: tollgate creates no "default" AppProject, as
+// Argo CD does when it starts; without implicitDefaultProject an
+// Application of a missing default project is project-not-found.
+func TestMissingDefaultProject(t *testing.T) {
+	ns := env.Namespace(t)
+	u := newUser(t, "")
+	wantDenied(t, u.Create(t.Context(), application(unique(t, ns, "app"), "", ns)), argoprojHook, "project-not-found")
 }
 
 func TestApplicationProjectFromCache(t *testing.T) {
@@ -169,9 +181,9 @@ func TestTrackedObjectProjectDestination(t *testing.T) {
 
 	proj := appProject(project, inside)
 	wantAllowed(t, u.Create(ctx, proj))
+	waitCached(t, proj) // the Application is judged against it
 	app := application(appName, project, inside)
 	wantAllowed(t, u.Create(ctx, app))
-	waitCached(t, proj)
 	waitCached(t, app)
 
 	tracked := func(ns string) client.Object {
