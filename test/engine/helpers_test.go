@@ -87,6 +87,9 @@ type fixture struct {
 	head string
 	// repos are the repositories the AppProject allows.
 	repos []string
+	// editProject, when set, changes the AppProject before project creates
+	// it.
+	editProject func(*v1alpha1.AppProject)
 }
 
 // newFixture creates the namespace and a repository holding files on a Git
@@ -113,6 +116,9 @@ func (f *fixture) project() {
 			SourceRepos:  f.repos,
 			Destinations: []v1alpha1.ApplicationDestination{{Server: inCluster, Namespace: f.ns}},
 		},
+	}
+	if f.editProject != nil {
+		f.editProject(p)
 	}
 	f.create(p)
 }
