@@ -105,7 +105,7 @@ holding a Lease in $POD_NAMESPACE (else in --namespace).`,
 	f.BoolVar(&o.allowInsecureRepos, "allow-insecure-repos", false, "fetch http:// and git:// repositories even without insecure: \"true\" in their repository Secret")
 	f.BoolVar(&o.allowFileRepos, "allow-file-repos", false, "fetch file:// repositories from the controller's disk (local development only)")
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "run only while holding the leader Lease")
-	f.StringVar(&o.configFile, "config", "", "policy configuration `FILE` (rule severities, exemption annotation)")
+	f.StringVar(&o.configFile, "config", "", "policy configuration `FILE` (severities, exemptions, protected namespaces, implicitDefaultProject)")
 	return cmd
 }
 

@@ -64,8 +64,10 @@ func newWebhookCmd() *cobra.Command {
 		Short: "Serve the validating admission webhook",
 		Long: `Serve the validating admission webhook at /validate over HTTPS.
 
-Every CREATE and UPDATE the API server sends is judged with the built-in
-rules; Applications are judged with their AppProject, read from an informer
+The API server sends what a rule can judge (pod-bearing kinds, Secrets,
+SealedSecrets, ExternalSecrets, kubectl debug containers, Applications,
+AppProjects and objects an Application tracks); each is judged with the
+built-in rules, with its Application's AppProject, read from an informer
 cache of Applications and AppProjects. Deny violations deny the request, warn
 violations come back as warnings (kubectl prints them), and in audit mode
 (--config: mode: audit) nothing is denied.
@@ -87,7 +89,7 @@ server answers; metrics are served on --metrics-addr.`,
 	f.StringVar(&opts.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
 	f.IntVar(&opts.port, "port", opts.port, "HTTPS port of the webhook server")
 	f.StringVar(&opts.certDir, "cert-dir", "", "directory with tls.crt and tls.key to serve (default: self-managed certificate)")
-	f.StringVar(&opts.configFile, "config", "", "webhook configuration file (YAML: mode, exemptions, argocdNamespace, rules)")
+	f.StringVar(&opts.configFile, "config", "", "webhook configuration file (YAML: mode, exempt users, policy configuration)")
 	f.StringVar(&opts.metricsAddr, "metrics-addr", opts.metricsAddr, `address of the Prometheus metrics endpoint ("0" disables it)`)
 	f.StringVar(&opts.healthAddr, "health-addr", opts.healthAddr, "address of the /healthz and /readyz endpoints")
 	f.StringVar(&opts.namespace, "namespace", opts.namespace, "namespace the webhook runs in, always exempt ($POD_NAMESPACE when set)")
