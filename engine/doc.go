@@ -24,8 +24,9 @@
 //	             options) in an LRU. When a comparison needs them, objects
 //	             are decoded; namespaced ones get the destination namespace
 //	             and every object the tracking annotation.
-//	gate         policies.BuildInputs(PointSync, ...) over the Application and
-//	             every rendered object, then EvaluateAll. Any deny: nothing is
+//	gate         policies.BuildInputs over the Application and every
+//	             rendered object, with the cluster's AppProject only and the
+//	             destination's REST mapper placing kinds, then EvaluateAll. Any deny: nothing is
 //	             applied; conditions PolicyViolation and SyncError list
 //	             `[rule] Kind/ns/name: message`, an Event is recorded, and the
 //	             operation state is Failed. The reconcile stops there.

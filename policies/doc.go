@@ -12,8 +12,10 @@
 // the object itself, and every package that defines deny, violation or warn
 // rules (optionally suffixed, e.g. deny_privileged) contributes violations.
 // Native Go checks (Options.Checks) join the same pipeline. Every violation
-// then goes through the configured severity overrides (Config.Rules) and the
-// per-object exemption annotation (ExemptAnnotation).
+// then goes through the exemptions (exemptions.go: boundary rules only from
+// the operator's Config.Exemptions or the AppProject's ExemptAnnotation,
+// hygiene rules also from the object's own) and the configured severity
+// overrides (Config.Rules).
 //
 // The package is a leaf: it imports OPA and YAML only, so the CLI works
 // offline.
