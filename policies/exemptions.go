@@ -194,7 +194,7 @@ func (e *Evaluator) authorityExemptions(in Input) ruleSet {
 	var x ruleSet
 	if len(in.Project) > 0 {
 		x = parseRuleSet(in.Project, e.exemptKey)
-	} else if len(in.Application) == 0 && isKind(in.Object, "argoproj.io", "AppProject") {
+	} else if selfGoverned(in) {
 		x = parseRuleSet(in.Object, e.exemptKey)
 	}
 	if len(e.cfg.Exemptions) > 0 {
@@ -208,19 +208,22 @@ func (e *Evaluator) authorityExemptions(in Input) ruleSet {
 	return x
 }
 
+// selfGoverned reports whether the object of in is an AppProject reviewed
+// on its own, not as a resource an Application deploys: its annotation is
+// then the project's own authority.
+func selfGoverned(in Input) bool {
+	return len(in.Application) == 0 && isKind(in.Object, "argoproj.io", "AppProject")
+}
+
 // objectExemptions are the hygiene rules the object's own annotation
 // exempts it from, and the exemption-not-allowed violation its annotation
 // earns when it names a boundary rule or object exemptions are off. The
 // object is its own authority only as an AppProject reviewed on its own,
 // which authorityExemptions covers.
 func (e *Evaluator) objectExemptions(in Input) (ruleSet, *Violation) {
-	val, ok := annotation(in.Object, e.exemptKey)
-	if !ok || (len(in.Application) == 0 && isKind(in.Object, "argoproj.io", "AppProject")) {
-		return ruleSet{}, nil
-	}
-	var named ruleSet
-	named.add(strings.Split(val, ",")...)
-	if !named.all && len(named.rules) == 0 {
+	val, _ := annotation(in.Object, e.exemptKey)
+	named := parseRuleSet(in.Object, e.exemptKey)
+	if selfGoverned(in) || (!named.all && len(named.rules) == 0) {
 		return ruleSet{}, nil
 	}
 	path := []any{"metadata", "annotations", e.exemptKey}
