@@ -190,16 +190,25 @@ func (e *Evaluator) isBoundary(rule string) bool {
 // in from: the operator's matching exemptions and the exemption annotation
 // of the AppProject the object is judged against. An AppProject reviewed
 // on its own (not rendered by an Application) is its own authority.
+//
+// An Application the object merely claims (Context.ClaimedApplication)
+// lends it no authority: the project's annotation and the operator's
+// exemptions that match on project or application are left out.
 func (e *Evaluator) authorityExemptions(in Input) ruleSet {
+	claimed := in.Context.ClaimedApplication
 	var x ruleSet
-	if len(in.Project) > 0 {
+	switch {
+	case len(in.Project) > 0 && !claimed:
 		x = parseRuleSet(in.Project, e.exemptKey)
-	} else if selfGoverned(in) {
+	case selfGoverned(in):
 		x = parseRuleSet(in.Object, e.exemptKey)
 	}
 	if len(e.cfg.Exemptions) > 0 {
 		s := subjectOf(in)
 		for _, ex := range e.cfg.Exemptions {
+			if claimed && (ex.Project != "" || ex.Application != "") {
+				continue
+			}
 			if ex.matches(s) {
 				x.add(ex.Rules...)
 			}

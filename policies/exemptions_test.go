@@ -147,6 +147,39 @@ func TestExemptions(t *testing.T) {
 			want: []string{},
 		},
 		{
+			name: "a claimed Application lends no project exemption",
+			in: func() Input {
+				in := withProject(rendered(crb(nil), true), annotated(project, "project-resource-denied"))
+				in.Context.ClaimedApplication = true
+				return in
+			}(),
+			want: []string{"project-resource-denied"},
+		},
+		{
+			name: "a claimed Application lends no operator exemption by project",
+			cfg: Config{Exemptions: []Exemption{{
+				Rules: []string{"project-resource-denied"}, Project: "team",
+			}}},
+			in: func() Input {
+				in := rendered(crb(nil), true)
+				in.Context.ClaimedApplication = true
+				return in
+			}(),
+			want: []string{"project-resource-denied"},
+		},
+		{
+			name: "an operator exemption by kind holds for a claimed Application",
+			cfg: Config{Exemptions: []Exemption{{
+				Rules: []string{"project-resource-denied"}, Kind: "ClusterRoleBinding",
+			}}},
+			in: func() Input {
+				in := rendered(crb(nil), true)
+				in.Context.ClaimedApplication = true
+				return in
+			}(),
+			want: []string{},
+		},
+		{
 			name: "the Application's own annotation is an object annotation",
 			in: Input{Object: annotated(benchApplication(), "project-source-denied"), Project: benchProject(),
 				Context: Context{EnforcementPoint: PointAdmission}},

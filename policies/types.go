@@ -56,6 +56,14 @@ type Context struct {
 	// ClusterScoped is a guess (namespaced). The CLI notes it; rules do not
 	// see it.
 	KindUnplaced bool `json:"-"`
+	// ClaimedApplication is true when Application comes from tracking
+	// metadata on Object written by someone the caller does not trust to
+	// sync (at admission: a user outside the webhook's syncUsers). Anyone
+	// who writes an object can write such a claim, so it carries no
+	// authority: neither the AppProject's exemption annotation nor an
+	// operator exemption that matches on project or application applies.
+	// The claim still subjects the object to the project's rules.
+	ClaimedApplication bool `json:"-"`
 	// RedeclaredKind is set on a CustomResourceDefinition that re-declares
 	// a kind the cluster already serves (with another scope) or a kind of a
 	// built-in API group: it describes that kind, and the evaluator denies

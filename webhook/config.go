@@ -88,6 +88,23 @@ type Config struct {
 	// TrackingMethod says how the owning Application of an object is found;
 	// default annotation+label.
 	TrackingMethod TrackingMethod `json:"trackingMethod,omitempty"`
+	// SyncUsers are the users that apply Applications' manifests (the sync
+	// engines). An object tracked by an Application and written by anyone
+	// else is judged against that Application's project without the
+	// project's exemptions (policies.Context.ClaimedApplication): tracking
+	// metadata is written by whoever writes the object. Nil means
+	// DefaultSyncUsers; [] trusts nobody's tracking.
+	SyncUsers []string `json:"syncUsers"`
+}
+
+// DefaultSyncUsers returns the sync engines' users by default: tollgate's
+// controller in tollgateNS and Argo CD's application controller in
+// argocdNS.
+func DefaultSyncUsers(tollgateNS, argocdNS string) []string {
+	return []string{
+		"system:serviceaccount:" + tollgateNS + ":tollgate-controller",
+		"system:serviceaccount:" + argocdNS + ":argocd-application-controller",
+	}
 }
 
 // DefaultExemptNamespaces returns the namespaces exempt by default: the
@@ -181,7 +198,7 @@ func (c Config) Validate() error {
 	for _, l := range []struct {
 		field string
 		names []string
-	}{{"exemptUsers", c.ExemptUsers}, {"exemptGroups", c.ExemptGroups}} {
+	}{{"exemptUsers", c.ExemptUsers}, {"exemptGroups", c.ExemptGroups}, {"syncUsers", c.SyncUsers}} {
 		for i, s := range l.names {
 			if strings.TrimSpace(s) == "" || strings.TrimSpace(s) != s {
 				errs = append(errs, fmt.Errorf("%s[%d]: invalid name %q (empty or surrounded by spaces)", l.field, i, s))

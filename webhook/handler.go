@@ -80,6 +80,7 @@ type Handler struct {
 	exemptNamespaces map[string]bool
 	exemptUsers      map[string]bool
 	exemptGroups     map[string]bool
+	syncUsers        map[string]bool
 
 	eval atomic.Pointer[evaluatorBox]
 }
@@ -112,6 +113,10 @@ func NewHandler(opts Options) (*Handler, error) {
 		exemptNamespaces:   set(opts.Config.ExemptNamespaces),
 		exemptUsers:        set(opts.Config.ExemptUsers),
 		exemptGroups:       set(opts.Config.ExemptGroups),
+		syncUsers:          set(opts.Config.SyncUsers),
+	}
+	if opts.Config.SyncUsers == nil {
+		h.syncUsers = set(DefaultSyncUsers(opts.Config.TollgateNamespaceOrDefault(), h.argocdNS))
 	}
 	if opts.Namespace != "" {
 		h.exemptNamespaces[opts.Namespace] = true
@@ -280,7 +285,18 @@ func (h *Handler) reviewObject(ctx context.Context, req admission.Request, obj m
 			return h.lookupFailed(err)
 		}
 	}
-	return h.judge(ctx, h.input(req, obj, app, proj))
+	return h.judge(ctx, h.claimed(req, h.input(req, obj, app, proj)))
+}
+
+// claimed marks the Application of in as claimed when the request's user
+// is not a sync engine: tracking metadata is written by whoever writes the
+// object, so it subjects the object to the project's rules but lends it
+// none of the project's exemptions.
+func (h *Handler) claimed(req admission.Request, in policies.Input) policies.Input {
+	if in.Application != nil && !h.syncUsers[req.UserInfo.Username] {
+		in.Context.ClaimedApplication = true
+	}
+	return in
 }
 
 // clusterScoped reports whether obj is cluster-scoped: a built-in

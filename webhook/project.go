@@ -53,7 +53,7 @@ func (h *Handler) reviewProject(ctx context.Context, req admission.Request) outc
 			return h.lookupFailed(err)
 		}
 	}
-	in := h.input(req, proj, owner, ownerProj)
+	in := h.claimed(req, h.input(req, proj, owner, ownerProj))
 	in.Context.ExistingApplications = apps
 	out = h.judge(ctx, in)
 	if out.err != nil || len(apps) == 0 {

@@ -157,6 +157,11 @@ func TestHandleTrackedAppProject(t *testing.T) {
 		TrackingIDAnnotation: "root:argoproj.io/AppProject:argocd/narrow", "tollgate.dev/exempt": "project-resource-denied",
 	}, "metadata", "annotations")
 
+	// Argo CD's application controller applies what the root renders.
+	bySync := func(r admission.Request) admission.Request {
+		r.UserInfo.Username = "system:serviceaccount:argocd:argocd-application-controller"
+		return r
+	}
 	tests := []struct {
 		name string
 		req  admission.Request
@@ -170,29 +175,86 @@ func TestHandleTrackedAppProject(t *testing.T) {
 		},
 		{
 			name: "a tracked wide project is judged as its Application's resource",
-			req:  request(admissionv1.Create, wide, nil),
+			req:  bySync(request(admissionv1.Create, wide, nil)),
 			want: denied("[protected-namespace]"),
 		},
 		{
+			name: "a tracking claim by another user lends no project exemption",
+			req:  request(admissionv1.Create, wide, nil),
+			want: denied("[no-argocd-destination]", "[protected-namespace]"),
+		},
+		{
 			name: "a tracked scoped project is allowed",
-			req:  request(admissionv1.Create, narrow, nil),
+			req:  bySync(request(admissionv1.Create, narrow, nil)),
 			want: allowed,
 		},
 		{
 			name: "an exemption added by a metadata-only update is judged",
-			req:  request(admissionv1.Update, narrowExempt, narrow),
+			req:  bySync(request(admissionv1.Update, narrowExempt, narrow)),
 			want: denied("[exemption-not-allowed]"),
 		},
 		{
 			name: "another metadata-only update is skipped",
-			req: request(admissionv1.Update,
-				with(narrowExempt, map[string]any{"team": "web"}, "metadata", "labels"), narrowExempt),
+			req: bySync(request(admissionv1.Update,
+				with(narrowExempt, map[string]any{"team": "web"}, "metadata", "labels"), narrowExempt)),
 			want: allowed,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHandler(t, DefaultConfig(), platform, root)
+			resp := h.Handle(t.Context(), tt.req)
+			if diff := cmp.Diff(tt.want, summarize(resp)); diff != "" {
+				t.Errorf("Handle() (-want +got):\n%s\nmessage: %s", diff, message(resp))
+			}
+		})
+	}
+}
+
+// TestHandleTrackingClaims: tracking metadata is written by whoever writes
+// the object. Written by a sync engine, it lends the object its project's
+// exemptions; written by anyone else, it only subjects the object to the
+// project's rules.
+func TestHandleTrackingClaims(t *testing.T) {
+	exempt := with(appProject("team", "team-a"),
+		map[string]any{"tollgate.dev/exempt": "project-destination-denied"}, "metadata", "annotations")
+	web := application("web", "team", "team-a")
+	outside := with(deployment("team-c", "api", "nginx:1.27.3"),
+		map[string]any{TrackingIDAnnotation: "web:apps/Deployment:team-c/api"}, "metadata", "annotations")
+	as := func(user string) admission.Request {
+		r := request(admissionv1.Create, outside, nil)
+		r.UserInfo.Username = user
+		return r
+	}
+	tests := []struct {
+		name string
+		cfg  func(*Config)
+		req  admission.Request
+		want summary
+	}{
+		{name: "tollgate's controller", req: as("system:serviceaccount:tollgate-system:tollgate-controller"), want: allowed},
+		{name: "Argo CD's application controller", req: as("system:serviceaccount:argocd:argocd-application-controller"), want: allowed},
+		{name: "a person", req: as("jane"), want: denied("[project-destination-denied]")},
+		{
+			name: "a configured sync user",
+			cfg:  func(c *Config) { c.SyncUsers = []string{"system:serviceaccount:gitops:syncer"} },
+			req:  as("system:serviceaccount:gitops:syncer"),
+			want: allowed,
+		},
+		{
+			name: "the defaults are replaced",
+			cfg:  func(c *Config) { c.SyncUsers = []string{} },
+			req:  as("system:serviceaccount:tollgate-system:tollgate-controller"),
+			want: denied("[project-destination-denied]"),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			if tt.cfg != nil {
+				tt.cfg(&cfg)
+			}
+			h := newHandler(t, cfg, exempt, web)
 			resp := h.Handle(t.Context(), tt.req)
 			if diff := cmp.Diff(tt.want, summarize(resp)); diff != "" {
 				t.Errorf("Handle() (-want +got):\n%s\nmessage: %s", diff, message(resp))

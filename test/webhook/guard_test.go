@@ -110,8 +110,10 @@ func TestGuardTrackedObjects(t *testing.T) {
 		appSuffix string
 		// projectExempt is the AppProject's exemption annotation.
 		projectExempt string
-		// obj is the object the admin creates.
-		obj func(g guardTeam) client.Object
+		// obj is the object the admin creates, or the sync engine when
+		// bySync.
+		obj    func(g guardTeam) client.Object
+		bySync bool
 		// hook and want are the denying webhook and its lines; want is
 		// nil when the object is admitted.
 		hook string
@@ -164,6 +166,7 @@ func TestGuardTrackedObjects(t *testing.T) {
 		{
 			name:          "AppProject exemption",
 			projectExempt: "project-destination-denied",
+			bySync:        true,
 			obj: func(g guardTeam) client.Object {
 				d := deployment(g.outside, "web", "nginx:1.27.3")
 				d.Annotations = trackedBy(g.app, "apps/Deployment", g.outside, "web", "")
@@ -171,13 +174,38 @@ func TestGuardTrackedObjects(t *testing.T) {
 			},
 		},
 		{
+			// Tracking metadata is written by whoever writes the object:
+			// claimed by someone who does not sync, it lends no exemption.
+			name:          "AppProject exemption borrowed by a tracking claim",
+			projectExempt: "project-destination-denied",
+			obj: func(g guardTeam) client.Object {
+				d := deployment(g.outside, "web", "nginx:1.27.3")
+				d.Annotations = trackedBy(g.app, "apps/Deployment", g.outside, "web", "")
+				return d
+			},
+			hook: resourcesHook,
+			want: func(g guardTeam) []string { return []string{g.destinationDenied("Deployment", "web")} },
+		},
+		{
 			name:      "operator exemption",
+			appSuffix: "operator-exempt",
+			bySync:    true,
+			obj: func(g guardTeam) client.Object {
+				d := deployment(g.outside, "web", "nginx:1.27.3")
+				d.Annotations = trackedBy(g.app, "apps/Deployment", g.outside, "web", "")
+				return d
+			},
+		},
+		{
+			name:      "operator exemption borrowed by a tracking claim",
 			appSuffix: "operator-exempt",
 			obj: func(g guardTeam) client.Object {
 				d := deployment(g.outside, "web", "nginx:1.27.3")
 				d.Annotations = trackedBy(g.app, "apps/Deployment", g.outside, "web", "")
 				return d
 			},
+			hook: resourcesHook,
+			want: func(g guardTeam) []string { return []string{g.destinationDenied("Deployment", "web")} },
 		},
 		{
 			name:      "operator exemption for another kind",
@@ -203,7 +231,11 @@ func TestGuardTrackedObjects(t *testing.T) {
 			}
 			g := newGuardTeam(t, cmp.Or(tt.appSuffix, "web"), projectAnnotations)
 			obj := tt.obj(g)
-			err := newUser(t, "").Create(t.Context(), obj)
+			u := newUser(t, "")
+			if tt.bySync {
+				u = newUser(t, syncSA)
+			}
+			err := u.Create(t.Context(), obj)
 			if obj.GetNamespace() == "" && err == nil {
 				t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
 			}

@@ -50,6 +50,9 @@ const (
 	// exemptSA is exempt in the handler's configuration; otherSA is not.
 	exemptSA = "deployer"
 	otherSA  = "intruder"
+	// syncSA stands for a sync engine (tollgate's controller, Argo CD's
+	// application controller): the webhook's only syncUsers.
+	syncSA = "syncer"
 	// failLabel makes the test evaluator fail, to see the failurePolicy.
 	failLabel = "tollgate.test/fail-evaluation"
 )
@@ -141,7 +144,7 @@ func setup(ctx context.Context, e *envtest.Env) error {
 			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "create", "update"}},
 		},
 	}}
-	for _, sa := range []string{exemptSA, otherSA} {
+	for _, sa := range []string{exemptSA, otherSA, syncSA} {
 		objs = append(objs,
 			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: botsNS, Name: sa}},
 			&rbacv1.ClusterRoleBinding{
@@ -188,6 +191,7 @@ func setup(ctx context.Context, e *envtest.Env) error {
 	cfg.ExemptNamespaces = append(cfg.ExemptNamespaces, exemptNS)
 	cfg.ExemptUsers = append(cfg.ExemptUsers, "system:serviceaccount:"+botsNS+":"+exemptSA)
 	cfg.Exemptions = append(cfg.Exemptions, operatorExemption)
+	cfg.SyncUsers = []string{"system:serviceaccount:" + botsNS + ":" + syncSA}
 	popts := policies.DefaultOptions()
 	popts.Config = cfg.Config
 	eval, err := policies.New(ctx, popts)
