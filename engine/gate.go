@@ -26,6 +26,19 @@ type verdict struct {
 // allowed reports whether nothing was denied.
 func (v verdict) allowed() bool { return len(v.denied) == 0 }
 
+// ruleSourceDenied is the rule of a source the project does not permit.
+const ruleSourceDenied = "project-source-denied"
+
+// denies reports whether rule denied something.
+func (v verdict) denies(rule string) bool {
+	for _, x := range v.denied {
+		if x.Rule == rule {
+			return true
+		}
+	}
+	return false
+}
+
 // message is one line per denial: `[rule] Kind/ns/name: message`.
 func (v verdict) message() string {
 	lines := make([]string, 0, len(v.denied))

@@ -13,7 +13,7 @@ import (
 // rollback, `app sync --source`, anyone patching operation.sync), and whose
 // targetRevisions are the operation's revision (the first source) or
 // revisions (one per source) where set. This Application is the one judged
-// before anything is fetched (judgeOperation), the one whose sources are
+// before anything is fetched (judgeBeforeFetch), the one whose sources are
 // fetched, and the one the gate judges with the rendered objects.
 func requestedApplication(app *v1alpha1.Application, op *v1alpha1.SyncOperation) *v1alpha1.Application {
 	out := app.DeepCopy()
@@ -43,23 +43,26 @@ func requestedApplication(app *v1alpha1.Application, op *v1alpha1.SyncOperation)
 	return out
 }
 
-// judgeOperation judges the Application a sync operation asks for
-// (tg.app: the operation's sources and revisions in its spec) before
-// anything is fetched, with the same evaluator and project as the gate: an
-// operation may not fetch, let alone apply, what spec could not. A denial
-// fails the operation (conditions PolicyViolation and SyncError, operation
-// state Failed naming the rules) and the pass ends; the last comparison is
-// forgotten, so the next pass judges spec again and clears the conditions
-// once it is allowed.
-func (r *Reconciler) judgeOperation(ctx context.Context, p *pass, tg *target) (bool, error) {
+// judgeBeforeFetch judges the Application as it is about to be fetched
+// (tg.app: spec, or for a sync operation a copy with the operation's
+// sources and revisions in its spec) before anything is fetched, with the
+// same evaluator and project as the gate: nothing is fetched, let alone
+// applied, from a source the project does not permit. For an operation any
+// denial fails it (conditions PolicyViolation and SyncError, operation
+// state Failed naming the rules); otherwise only a source the project does
+// not permit (project-source-denied) ends the pass here, and other denials
+// are left to the gate, which lists the rendered objects' too. After a
+// denial the last comparison is forgotten, so the next pass judges spec
+// again and clears the conditions once it is allowed.
+func (r *Reconciler) judgeBeforeFetch(ctx context.Context, p *pass, tg *target) (bool, error) {
 	v, err := r.gate(ctx, tg.app, tg.project, nil, nil)
 	if err != nil {
 		return false, err
 	}
-	if v.allowed() {
+	if v.allowed() || (tg.op == nil && !v.denies(ruleSourceDenied)) {
 		return true, nil
 	}
-	ctrl.LoggerFrom(ctx).Info("Sync operation refused by policy before fetching", "denials", len(v.denied))
+	ctrl.LoggerFrom(ctx).Info("Refused by policy before fetching", "operation", tg.op != nil, "denials", len(v.denied))
 	r.deny(p, v, nil)
 	r.forget(p.key)
 	return false, nil

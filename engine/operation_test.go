@@ -164,7 +164,7 @@ func TestJudgeOperation(t *testing.T) {
 			}
 			p := &pass{app: app, key: key, now: now, conds: conditionEdits{}}
 			tg := &target{app: requestedApplication(app, op.Sync), project: project, op: op}
-			allowed, err := r.judgeOperation(t.Context(), p, tg)
+			allowed, err := r.judgeBeforeFetch(t.Context(), p, tg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,4 +200,73 @@ func TestJudgeOperation(t *testing.T) {
 func conditionsAfter(p *pass) []v1alpha1.ApplicationCondition {
 	conds, _ := p.conds.apply(nil, p.now)
 	return conds
+}
+
+// TestJudgeSpecBeforeFetch: without an operation, a spec source the project
+// does not permit ends the pass before anything is fetched; other denials
+// are left to the gate, which also lists what the Application renders.
+func TestJudgeSpecBeforeFetch(t *testing.T) {
+	e, err := policies.New(t.Context(), policies.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ours, evil = "https://git.example.com/ours.git", "https://git.example.com/evil.git"
+	project := &v1alpha1.AppProject{
+		ObjectMeta: metav1.ObjectMeta{Name: "team", Namespace: "argocd"},
+		Spec: v1alpha1.AppProjectSpec{
+			SourceRepos:  []string{ours},
+			Destinations: []v1alpha1.ApplicationDestination{{Server: "https://kubernetes.default.svc", Namespace: "shop"}},
+		},
+	}
+	tests := []struct {
+		name        string
+		repo, ns    string
+		wantAllowed bool
+		wantConds   map[string]string
+	}{
+		{name: "permitted", repo: ours, ns: "shop", wantAllowed: true, wantConds: map[string]string{}},
+		{
+			name: "source outside the project", repo: evil, ns: "shop",
+			wantConds: map[string]string{
+				v1alpha1.ApplicationConditionPolicyViolation: "[project-source-denied] Application/argocd/shop: Application \"shop\" uses source repository \"" + evil +
+					"\", which AppProject \"team\" does not permit; use a repository listed in the project's spec.sourceRepos or add this one there",
+			},
+		},
+		{name: "destination outside the project is the gate's", repo: ours, ns: "elsewhere", wantAllowed: true, wantConds: map[string]string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			key := types.NamespacedName{Namespace: "argocd", Name: "shop"}
+			r := &Reconciler{evaluator: e, metrics: NewMetrics(), opts: Options{Namespace: "argocd", Now: time.Now, CompareMaxAge: time.Hour},
+				memos: map[types.NamespacedName]*memo{key: {}}}
+			app := &v1alpha1.Application{
+				ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "argocd"},
+				Spec: v1alpha1.ApplicationSpec{
+					Project:     "team",
+					Source:      &v1alpha1.ApplicationSource{RepoURL: tc.repo, Path: "manifests", TargetRevision: "main"},
+					Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: tc.ns},
+				},
+			}
+			p := &pass{app: app, key: key, now: metav1.Now(), conds: conditionEdits{}}
+			allowed, err := r.judgeBeforeFetch(t.Context(), p, &target{app: app, project: project})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if allowed != tc.wantAllowed {
+				t.Errorf("allowed = %v, want %v", allowed, tc.wantAllowed)
+			}
+			conds := map[string]string{}
+			for _, c := range conditionsAfter(p) {
+				if c.Type == v1alpha1.ApplicationConditionPolicyViolation {
+					conds[c.Type] = c.Message
+				}
+			}
+			if diff := cmp.Diff(tc.wantConds, conds); diff != "" {
+				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+			if app.Status.OperationState != nil {
+				t.Errorf("operation state %+v recorded without an operation or automation", app.Status.OperationState)
+			}
+		})
+	}
 }

@@ -92,11 +92,8 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 	if err != nil || tg == nil {
 		return err
 	}
-	if tg.op != nil {
-		allowed, err := r.judgeOperation(ctx, p, tg)
-		if err != nil || !allowed {
-			return err
-		}
+	if allowed, err := r.judgeBeforeFetch(ctx, p, tg); err != nil || !allowed {
+		return err
 	}
 	state, err := r.desiredState(ctx, p, tg)
 	if err != nil {

@@ -172,6 +172,29 @@ func TestOperationSourceOutsideProject(t *testing.T) {
 	}
 }
 
+// TestSpecSourceOutsideProject: a spec source the project does not permit
+// is refused before anything is fetched, with or without automation.
+func TestSpecSourceOutsideProject(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, baseFiles())
+	evil := f.git.CreateRepo(t, "evil", map[string]string{"manifests/pwned.yaml": configMap("pwned", "yes")})
+	f.application(&v1alpha1.SyncPolicyAutomated{Prune: true}, func(a *v1alpha1.Application) {
+		a.Spec.Source.RepoURL = evil
+	})
+	want := fmt.Sprintf(`[project-source-denied] Application/%[1]s/%[2]s: Application "%[2]s" uses source repository "%[3]s", which AppProject "%[2]s" does not permit; `+
+		"use a repository listed in the project's spec.sourceRepos or add this one there", f.cp, f.name, evil)
+	f.waitApp("refused by policy", func(a *v1alpha1.Application) bool {
+		msg, ok := condition(a, v1alpha1.ApplicationConditionPolicyViolation)
+		return ok && msg == want
+	})
+	consistently(t, "nothing fetched from the repository, nothing applied", 2*resync, func() (bool, string) {
+		if n := f.git.Fetches("evil"); n != 0 {
+			return false, fmt.Sprintf("%d requests to fetch from the repository", n)
+		}
+		return f.gone(&corev1.ConfigMap{}, "pwned")
+	})
+}
+
 // requestSync patches the operation of app, as `tollgate app sync` or any
 // user allowed to patch the Application does.
 func requestSync(t *testing.T, app *v1alpha1.Application, patch string) {
