@@ -12,10 +12,12 @@
 //	             CD cluster Secrets. Unknown -> InvalidSpecError.
 //	operation    a sync operation's source(s) and revision(s) replace spec's
 //	             in a copy of the Application (a rollback, --revision); the
-//	             gate's evaluator judges that copy with the AppProject before
-//	             anything is fetched. Any deny: nothing is fetched, the
-//	             operation state is Failed. The copy's sources are the ones
-//	             fetched, and the gate judges its objects with it.
+//	             gate's evaluator judges that copy (or, without an operation,
+//	             the Application) with the AppProject before anything is
+//	             fetched. Any deny of an operation, or project-source-denied:
+//	             nothing is fetched; an operation's state is Failed. The
+//	             copy's sources are the ones fetched, and the gate judges its
+//	             objects with it.
 //	source       engine/source: each source -> commit SHA + checkout,
 //	             credentials from Argo CD repository Secrets.
 //	render       engine/render, the very code `tollgate test` runs. Sources
