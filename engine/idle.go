@@ -63,6 +63,22 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.memos, key)
+	delete(r.allowed, key)
+}
+
+// allowedBefore reports whether judgeBeforeFetch allowed the spec and
+// project of identity id for key last time.
+func (r *Reconciler) allowedBefore(key types.NamespacedName, id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.allowed[key] == id
+}
+
+// rememberAllowed records that judgeBeforeFetch allowed identity id for key.
+func (r *Reconciler) rememberAllowed(key types.NamespacedName, id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.allowed[key] = id
 }
 
 // identity hashes what a comparison depends on besides the live objects.

@@ -54,12 +54,28 @@ func requestedApplication(app *v1alpha1.Application, op *v1alpha1.SyncOperation)
 // are left to the gate, which lists the rendered objects' too. After a
 // denial the last comparison is forgotten, so the next pass judges spec
 // again and clears the conditions once it is allowed.
+//
+// A spec and project allowed before (same identity, without the render and
+// the revisions) are not judged again: the verdict depends on nothing else.
 func (r *Reconciler) judgeBeforeFetch(ctx context.Context, p *pass, tg *target) (bool, error) {
+	var id string
+	if tg.op == nil {
+		var err error
+		if id, err = identity(tg.app, tg.project, "", nil); err != nil {
+			return false, err
+		}
+		if r.allowedBefore(p.key, id) {
+			return true, nil
+		}
+	}
 	v, err := r.gate(ctx, tg.app, tg.project, nil, nil)
 	if err != nil {
 		return false, err
 	}
 	if v.allowed() || (tg.op == nil && !v.denies(ruleSourceDenied)) {
+		if id != "" {
+			r.rememberAllowed(p.key, id)
+		}
 		return true, nil
 	}
 	ctrl.LoggerFrom(ctx).Info("Refused by policy before fetching", "operation", tg.op != nil, "denials", len(v.denied))

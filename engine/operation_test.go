@@ -151,7 +151,7 @@ func TestJudgeOperation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			key := types.NamespacedName{Namespace: "argocd", Name: "shop"}
 			r := &Reconciler{evaluator: e, metrics: NewMetrics(), opts: Options{Namespace: "argocd", Now: time.Now, CompareMaxAge: time.Hour},
-				memos: map[types.NamespacedName]*memo{key: {}}}
+				memos: map[types.NamespacedName]*memo{key: {}}, allowed: map[types.NamespacedName]string{}}
 			op := &v1alpha1.Operation{Sync: tc.op.DeepCopy(), InitiatedBy: v1alpha1.OperationInitiator{Username: "mallory"}}
 			app := &v1alpha1.Application{
 				ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "argocd"},
@@ -238,7 +238,7 @@ func TestJudgeSpecBeforeFetch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			key := types.NamespacedName{Namespace: "argocd", Name: "shop"}
 			r := &Reconciler{evaluator: e, metrics: NewMetrics(), opts: Options{Namespace: "argocd", Now: time.Now, CompareMaxAge: time.Hour},
-				memos: map[types.NamespacedName]*memo{key: {}}}
+				memos: map[types.NamespacedName]*memo{key: {}}, allowed: map[types.NamespacedName]string{}}
 			app := &v1alpha1.Application{
 				ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "argocd"},
 				Spec: v1alpha1.ApplicationSpec{

@@ -88,6 +88,10 @@ type Reconciler struct {
 
 	mu    sync.Mutex
 	memos map[types.NamespacedName]*memo
+	// allowed keeps, per Application, the identity (without render or
+	// revisions) of the spec and project judgeBeforeFetch last allowed, so
+	// an idle resync does not judge the same spec again.
+	allowed map[types.NamespacedName]string
 }
 
 // New returns a Reconciler. It does not start anything; call
@@ -120,6 +124,7 @@ func New(deps Dependencies, opts Options) (*Reconciler, error) {
 		metrics: deps.Metrics, opts: opts,
 		renders: newLRU[string, rendered](opts.RenderCacheSize),
 		memos:   map[types.NamespacedName]*memo{},
+		allowed: map[types.NamespacedName]string{},
 	}
 	r.clusters = newClusters(deps.Config, r.newCluster)
 	return r, nil
