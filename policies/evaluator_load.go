@@ -165,23 +165,18 @@ func prepareUser(ctx context.Context, dirs, namespaces []string, allowNetwork bo
 	return out, nil
 }
 
-// networkBuiltin reports whether a builtin reaches the network or reads
-// the process (its environment, through opa.runtime): user policies judge
-// objects written by tenants, in processes that hold credentials.
-func networkBuiltin(name string) bool {
-	return name == "http.send" || name == "opa.runtime" || strings.HasPrefix(name, "net.")
-}
+// networkBuiltins are the name prefixes of the builtins that reach the
+// network or read the process (its environment, through opa.runtime): user
+// policies judge objects written by tenants, in processes that hold
+// credentials.
+var networkBuiltins = []string{"http.send", "net.", "opa.runtime"}
 
 // offlineCapabilities are OPA's capabilities without the network builtins.
 func offlineCapabilities() *ast.Capabilities {
 	caps := ast.CapabilitiesForThisVersion()
-	builtins := caps.Builtins[:0:0]
-	for _, b := range caps.Builtins {
-		if !networkBuiltin(b.Name) {
-			builtins = append(builtins, b)
-		}
-	}
-	caps.Builtins = builtins
+	caps.Builtins = slices.DeleteFunc(caps.Builtins, func(b *ast.Builtin) bool {
+		return slices.ContainsFunc(networkBuiltins, func(p string) bool { return strings.HasPrefix(b.Name, p) })
+	})
 	return caps
 }
 
@@ -189,12 +184,7 @@ func offlineCapabilities() *ast.Capabilities {
 // to a network builtin.
 func mentionsNetworkBuiltin(err error) bool {
 	msg := err.Error()
-	for _, name := range []string{"http.send", "net.", "opa.runtime"} {
-		if strings.Contains(msg, "undefined function "+name) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(networkBuiltins, func(p string) bool { return strings.Contains(msg, "undefined function "+p) })
 }
 
 // discoverUserRules finds the deny/violation/warn rules of the compiled user

@@ -112,15 +112,12 @@ func subjectOf(in Input) subject {
 	case len(in.Project) > 0:
 		s.project = objectName(in.Project)
 	case len(in.Application) > 0:
-		s.project, _ = nestedString(in.Application, "spec", "project")
-		if s.project == "" {
-			s.project = "default"
-		}
+		s.project = projectNameOf(in.Application)
 	case isKind(obj, "argoproj.io", "AppProject"):
 		s.project = s.name
 	}
-	if s.namespace == "" && !in.Context.ClusterScoped && len(in.Application) > 0 && !sameMap(in.Application, obj) {
-		s.namespace, _ = nestedString(in.Application, "spec", "destination", "namespace")
+	if !in.Context.ClusterScoped && !sameMap(in.Application, obj) {
+		s.namespace = effectiveNamespace(Item{Object: obj, Application: in.Application})
 	}
 	return s
 }
@@ -157,22 +154,11 @@ func (x *ruleSet) add(ids ...string) {
 	}
 }
 
-// annotation returns obj's annotation key and whether it is set to a
-// string.
-func annotation(obj map[string]any, key string) (string, bool) {
-	anns, ok := nestedMap(obj, "metadata", "annotations")
-	if !ok {
-		return "", false
-	}
-	val, ok := anns[key].(string)
-	return val, ok
-}
-
 // parseRuleSet reads the exemption annotation key of obj: a comma-separated
 // list of rule ids, or "*" for all rules.
 func parseRuleSet(obj map[string]any, key string) ruleSet {
 	var x ruleSet
-	if val, ok := annotation(obj, key); ok {
+	if val, ok := nestedString(obj, "metadata", "annotations", key); ok {
 		x.add(strings.Split(val, ",")...)
 	}
 	return x
@@ -230,7 +216,7 @@ func selfGoverned(in Input) bool {
 // object is its own authority only as an AppProject reviewed on its own,
 // which authorityExemptions covers.
 func (e *Evaluator) objectExemptions(in Input) (ruleSet, *Violation) {
-	val, _ := annotation(in.Object, e.exemptKey)
+	val, _ := nestedString(in.Object, "metadata", "annotations", e.exemptKey)
 	named := parseRuleSet(in.Object, e.exemptKey)
 	if selfGoverned(in) || (!named.all && len(named.rules) == 0) {
 		return ruleSet{}, nil

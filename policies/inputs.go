@@ -199,10 +199,7 @@ func resolveProject(app map[string]any, byName map[string]map[string]any, implic
 	if app == nil {
 		return nil
 	}
-	name, _ := nestedString(app, "spec", "project")
-	if name == "" {
-		name = "default"
-	}
+	name := projectNameOf(app)
 	if p, ok := byName[name]; ok {
 		return p
 	}
@@ -210,6 +207,15 @@ func resolveProject(app map[string]any, byName map[string]map[string]any, implic
 		return DefaultProject()
 	}
 	return nil
+}
+
+// projectNameOf returns an Application's spec.project, "default" when
+// empty.
+func projectNameOf(app map[string]any) string {
+	if name, _ := nestedString(app, "spec", "project"); name != "" {
+		return name
+	}
+	return "default"
 }
 
 // hpaTarget is the object a HorizontalPodAutoscaler scales.
