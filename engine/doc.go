@@ -28,10 +28,11 @@
 //	             and every object the tracking annotation.
 //	gate         policies.BuildInputs over the Application and every
 //	             rendered object, with the cluster's AppProject only and the
-//	             destination's REST mapper placing kinds, then EvaluateAll. Any deny: nothing is
-//	             applied; conditions PolicyViolation and SyncError list
-//	             `[rule] Kind/ns/name: message`, an Event is recorded, and the
-//	             operation state is Failed. The reconcile stops there.
+//	             destination's REST mapper placing kinds, then EvaluateAll.
+//	             Any deny: nothing is applied; conditions PolicyViolation and
+//	             SyncError list `[rule] Kind/ns/name: message`, an Event is
+//	             recorded, and the operation state is Failed. The reconcile
+//	             stops there.
 //	compare      engine/apply.Diff: server-side dry run per object with
 //	             spec.ignoreDifferences; ListOwned finds what the Application
 //	             tracks that is no longer rendered (requiresPruning).

@@ -336,7 +336,7 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 		return nil, false, err
 	}
 	// The objects are judged with the Application as fetched.
-	v, err := r.gate(ctx, tg.app, tg.project, state.objects, tg.cluster.mapper)
+	v, err := r.gate(ctx, tg.app, tg.project, state.objects, cl.mapper)
 	if err != nil {
 		return nil, false, err
 	}

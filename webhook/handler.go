@@ -272,20 +272,27 @@ func (h *Handler) reviewApplication(ctx context.Context, req admission.Request, 
 // no rule judges on its own (judgedKinds) and that no Application owns is
 // allowed without judging.
 func (h *Handler) reviewObject(ctx context.Context, req admission.Request, obj map[string]any) outcome {
-	app, err := h.owner(ctx, obj, clusterScoped(req, obj))
+	app, proj, err := h.ownerAndProject(ctx, obj, clusterScoped(req, obj))
 	if err != nil {
 		return h.lookupFailed(err)
 	}
 	if app == nil && !judgedKind(req) {
 		return skipped(kindOf(req) + " is judged only when an Application tracks it")
 	}
-	var proj map[string]any
-	if app != nil {
-		if proj, err = h.getProject(ctx, projectName(app)); err != nil {
-			return h.lookupFailed(err)
-		}
-	}
 	return h.judge(ctx, h.claimed(req, h.input(req, obj, app, proj)))
+}
+
+// ownerAndProject returns the Application that owns obj by its tracking
+// metadata (see owner) and that Application's AppProject; nil for what
+// does not exist.
+func (h *Handler) ownerAndProject(ctx context.Context, obj map[string]any, clusterScoped bool) (app, proj map[string]any, err error) {
+	if app, err = h.owner(ctx, obj, clusterScoped); err != nil || app == nil {
+		return nil, nil, err
+	}
+	if proj, err = h.getProject(ctx, projectName(app)); err != nil {
+		return nil, nil, err
+	}
+	return app, proj, nil
 }
 
 // claimed marks the Application of in as claimed when the request's user

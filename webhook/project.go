@@ -19,8 +19,8 @@ const maxListedApplications = 10
 // never admitted, even if it already did; an UPDATE of metadata alone when
 // it changes the exemption annotation or the tracking metadata), on its own
 // or, when an Application tracks it, as that Application's resource, then
-// warn about every existing Application the change newly breaks. DELETE is allowed, with a warning
-// when Applications still use the project.
+// warn about every existing Application the change newly breaks. DELETE is
+// allowed, with a warning when Applications still use the project.
 func (h *Handler) reviewProject(ctx context.Context, req admission.Request) outcome {
 	if req.Operation == admissionv1.Delete {
 		return h.projectDeleted(ctx, req)
@@ -43,15 +43,9 @@ func (h *Handler) reviewProject(ctx context.Context, req admission.Request) outc
 	// Application's resource: judged against its project, as the engine's
 	// gate and the CLI judge it, so that its own exemption annotation grants
 	// nothing to whoever writes the root Application's repository.
-	owner, err := h.owner(ctx, proj, false)
+	owner, ownerProj, err := h.ownerAndProject(ctx, proj, false)
 	if err != nil {
 		return h.lookupFailed(err)
-	}
-	var ownerProj map[string]any
-	if owner != nil {
-		if ownerProj, err = h.getProject(ctx, projectName(owner)); err != nil {
-			return h.lookupFailed(err)
-		}
 	}
 	in := h.claimed(req, h.input(req, proj, owner, ownerProj))
 	in.Context.ExistingApplications = apps
