@@ -86,22 +86,31 @@ func TestRequestedApplication(t *testing.T) {
 	}
 }
 
-// TestJudgeOperation judges operations with the built-in policies, as the
-// gate does: one whose sources the project does not permit fails with the
-// rule named, before anything is fetched.
-func TestJudgeOperation(t *testing.T) {
+// The repositories of the judge tests: the project permits only ours.
+const ours, evil = "https://git.example.com/ours.git", "https://git.example.com/evil.git"
+
+// judgeFixture returns the built-in policies and a project that permits
+// the repository ours and the namespace shop.
+func judgeFixture(t *testing.T) (*policies.Evaluator, *v1alpha1.AppProject) {
+	t.Helper()
 	e, err := policies.New(t.Context(), policies.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	const ours, evil = "https://git.example.com/ours.git", "https://git.example.com/evil.git"
-	project := &v1alpha1.AppProject{
+	return e, &v1alpha1.AppProject{
 		ObjectMeta: metav1.ObjectMeta{Name: "team", Namespace: "argocd"},
 		Spec: v1alpha1.AppProjectSpec{
 			SourceRepos:  []string{ours},
 			Destinations: []v1alpha1.ApplicationDestination{{Server: "https://kubernetes.default.svc", Namespace: "shop"}},
 		},
 	}
+}
+
+// TestJudgeOperation judges operations with the built-in policies, as the
+// gate does: one whose sources the project does not permit fails with the
+// rule named, before anything is fetched.
+func TestJudgeOperation(t *testing.T) {
+	e, project := judgeFixture(t)
 	now := metav1.NewTime(time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC))
 	denied := "[project-source-denied] Application/argocd/shop: Application \"shop\" uses source repository \"" + evil +
 		"\", which AppProject \"team\" does not permit; use a repository listed in the project's spec.sourceRepos or add this one there"
@@ -206,18 +215,7 @@ func conditionsAfter(p *pass) []v1alpha1.ApplicationCondition {
 // does not permit ends the pass before anything is fetched; other denials
 // are left to the gate, which also lists what the Application renders.
 func TestJudgeSpecBeforeFetch(t *testing.T) {
-	e, err := policies.New(t.Context(), policies.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	const ours, evil = "https://git.example.com/ours.git", "https://git.example.com/evil.git"
-	project := &v1alpha1.AppProject{
-		ObjectMeta: metav1.ObjectMeta{Name: "team", Namespace: "argocd"},
-		Spec: v1alpha1.AppProjectSpec{
-			SourceRepos:  []string{ours},
-			Destinations: []v1alpha1.ApplicationDestination{{Server: "https://kubernetes.default.svc", Namespace: "shop"}},
-		},
-	}
+	e, project := judgeFixture(t)
 	tests := []struct {
 		name        string
 		repo, ns    string

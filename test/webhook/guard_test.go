@@ -76,6 +76,14 @@ func newGuardTeam(t *testing.T, appSuffix string, projectAnnotations map[string]
 	return g
 }
 
+// outsideDeployment is a Deployment the team's Application tracks, outside
+// the namespaces its project permits.
+func outsideDeployment(g guardTeam) client.Object {
+	d := deployment(g.outside, "web", "nginx:1.27.3")
+	d.Annotations = trackedBy(g.app, "apps/Deployment", g.outside, "web", "")
+	return d
+}
+
 // trackedBy returns the annotations of an object the Application app
 // tracks, with the exemption annotation when exempt is not "".
 func trackedBy(app, groupKind, ns, name, exempt string) map[string]string {
@@ -167,45 +175,29 @@ func TestGuardTrackedObjects(t *testing.T) {
 			name:          "AppProject exemption",
 			projectExempt: "project-destination-denied",
 			bySync:        true,
-			obj: func(g guardTeam) client.Object {
-				d := deployment(g.outside, "web", "nginx:1.27.3")
-				d.Annotations = trackedBy(g.app, "apps/Deployment", g.outside, "web", "")
-				return d
-			},
+			obj:           outsideDeployment,
 		},
 		{
 			// Tracking metadata is written by whoever writes the object:
 			// claimed by someone who does not sync, it lends no exemption.
 			name:          "AppProject exemption borrowed by a tracking claim",
 			projectExempt: "project-destination-denied",
-			obj: func(g guardTeam) client.Object {
-				d := deployment(g.outside, "web", "nginx:1.27.3")
-				d.Annotations = trackedBy(g.app, "apps/Deployment", g.outside, "web", "")
-				return d
-			},
-			hook: resourcesHook,
-			want: func(g guardTeam) []string { return []string{g.destinationDenied("Deployment", "web")} },
+			obj:           outsideDeployment,
+			hook:          resourcesHook,
+			want:          func(g guardTeam) []string { return []string{g.destinationDenied("Deployment", "web")} },
 		},
 		{
 			name:      "operator exemption",
 			appSuffix: "operator-exempt",
 			bySync:    true,
-			obj: func(g guardTeam) client.Object {
-				d := deployment(g.outside, "web", "nginx:1.27.3")
-				d.Annotations = trackedBy(g.app, "apps/Deployment", g.outside, "web", "")
-				return d
-			},
+			obj:       outsideDeployment,
 		},
 		{
 			name:      "operator exemption borrowed by a tracking claim",
 			appSuffix: "operator-exempt",
-			obj: func(g guardTeam) client.Object {
-				d := deployment(g.outside, "web", "nginx:1.27.3")
-				d.Annotations = trackedBy(g.app, "apps/Deployment", g.outside, "web", "")
-				return d
-			},
-			hook: resourcesHook,
-			want: func(g guardTeam) []string { return []string{g.destinationDenied("Deployment", "web")} },
+			obj:       outsideDeployment,
+			hook:      resourcesHook,
+			want:      func(g guardTeam) []string { return []string{g.destinationDenied("Deployment", "web")} },
 		},
 		{
 			name:      "operator exemption for another kind",
