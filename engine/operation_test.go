@@ -22,7 +22,6 @@ func TestRequestedApplication(t *testing.T) {
 	multi := func(s ...v1alpha1.ApplicationSource) v1alpha1.ApplicationSpec {
 		return v1alpha1.ApplicationSpec{Project: "team", Sources: s}
 	}
-	const ours, evil = "https://git.example.com/ours.git", "https://git.example.com/evil.git"
 	tests := []struct {
 		name string
 		spec v1alpha1.ApplicationSpec
