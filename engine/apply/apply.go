@@ -289,11 +289,18 @@ func (a *Applier) check(ctx context.Context, wave plan.Wave, items []*item, opts
 }
 
 // decideOwnership sets force: objects tracked by this Application are ours.
-// A hook whose place is taken by an object that is not ours fails: it would
-// delete, replace or force that object.
+// Whatever would delete, replace or force the live object (a hook, the sync
+// options Replace=true and Force=true) fails when that object is not ours:
+// it would take over another Application's or a person's object.
 func (a *Applier) decideOwnership(it *item, app string) {
 	if it.task.Hook && it.live != nil {
 		if msg := takeoverMessage(it.live, app); msg != "" {
+			it.fail("%s", msg)
+			return
+		}
+	}
+	if replaces := it.task.SyncOptions.Replace || it.task.SyncOptions.Force; replaces && it.live != nil {
+		if msg := notOursMessage(it.live, app, "Replace=true and Force=true replace or force only an object that carries this application's tracking id"); msg != "" {
 			it.fail("%s", msg)
 			return
 		}

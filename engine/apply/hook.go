@@ -30,11 +30,17 @@ const hookDeleteAttempts = 3
 // Application: a hook named like an object of another Application, or of a
 // person, would otherwise take it over.
 func takeoverMessage(live *unstructured.Unstructured, app string) string {
+	return notOursMessage(live, app, "a hook deletes, replaces or forces only an object that carries this application's tracking id")
+}
+
+// notOursMessage says why app must not delete, replace or force live, the
+// object in the place of one of its own, ending with rule; "" when live
+// carries app's tracking id for itself.
+func notOursMessage(live *unstructured.Unstructured, app, rule string) string {
 	if app != "" && plan.OwnedBy(live, app) {
 		return ""
 	}
 	ref := slashRef(live)
-	const rule = "a hook deletes, replaces or forces only an object that carries this application's tracking id"
 	raw, tracked := live.GetAnnotations()[plan.TrackingAnnotation]
 	id, err := plan.TrackingOf(live)
 	switch {

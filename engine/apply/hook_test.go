@@ -131,6 +131,29 @@ func TestDecideOwnershipHooks(t *testing.T) {
 			task: plan.Task{},
 			live: liveJob(""),
 		},
+		{
+			name: "Replace=true over its own object",
+			task: plan.Task{SyncOptions: plan.SyncOptions{Replace: true}},
+			live: liveJob("shop:batch/Job:shop/migrate"),
+			want: outcome{Force: true},
+		},
+		{
+			name: "Replace=true over another application's object",
+			task: plan.Task{SyncOptions: plan.SyncOptions{Replace: true}},
+			live: liveJob("billing:batch/Job:shop/migrate"),
+			want: outcome{Status: ResultSyncFailed},
+		},
+		{
+			name: "Force=true over an untracked object",
+			task: plan.Task{SyncOptions: plan.SyncOptions{Force: true}},
+			live: liveJob(""),
+			want: outcome{Status: ResultSyncFailed},
+		},
+		{
+			name: "Force=true with nothing in its place",
+			task: plan.Task{SyncOptions: plan.SyncOptions{Force: true}},
+			want: outcome{Force: true},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -223,3 +223,58 @@ data: {k: v}
 		}
 	}
 }
+
+// TestReplaceTakesOverNothing: the sync options Replace=true and
+// Force=true replace or force only an object its Application tracks. Over
+// another Application's or a person's object the wave fails before
+// anything in it is written, and their object keeps its UID, its
+// resourceVersion and its content.
+func TestReplaceTakesOverNothing(t *testing.T) {
+	const rule = "Replace=true and Force=true replace or force only an object that carries this application's tracking id"
+	for _, option := range []string{"Replace", "Force"} {
+		t.Run(option, func(t *testing.T) {
+			ns := env.Namespace(t)
+			theirs := &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns, Annotations: map[string]string{
+					v1alpha1.AnnotationKeyTrackingID: "billing:/ConfigMap:" + ns + "/settings",
+				}},
+				Data: map[string]string{"key": "theirs"},
+			}
+			if err := env.Client.Create(t.Context(), theirs); err != nil {
+				t.Fatalf("create their ConfigMap: %v", err)
+			}
+			objs := decode(t, ns, `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  annotations:
+    argocd.argoproj.io/sync-options: `+option+`=true
+data: {key: ours}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+data: {k: v}
+`)
+			_, err := applier.Run(t.Context(), build(t, "shop", objs), apply.WaveOptions{App: "shop"})
+			werr := waveError(t, err)
+			want := []string{fmt.Sprintf(`ConfigMap %[1]s/settings: ConfigMap/%[1]s/settings exists and is tracked by application "billing" (tracking id billing:/ConfigMap:%[1]s/settings); %[2]s`, ns, rule)}
+			if diff := cmp.Diff(want, werr.Failures); diff != "" {
+				t.Errorf("failures (-want +got):\n%s", diff)
+			}
+			live := get(t, "v1", "ConfigMap", ns, "settings")
+			if live == nil {
+				t.Fatal("their ConfigMap was deleted")
+			}
+			if live.GetUID() != theirs.UID || live.GetResourceVersion() != theirs.ResourceVersion {
+				t.Errorf("their ConfigMap was written: uid %s resourceVersion %s, want %s %s",
+					live.GetUID(), live.GetResourceVersion(), theirs.UID, theirs.ResourceVersion)
+			}
+			if get(t, "v1", "ConfigMap", ns, "app") != nil {
+				t.Error("the wave was partly applied")
+			}
+		})
+	}
+}
