@@ -1,0 +1,327 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+)
+
+// appGetCases are the Applications under testdata/app-get: <case>.yaml is
+// the object as the API server stores it, <case>.golden its text output.
+var appGetCases = []string{"synced-healthy-hook", "refused-policy-violation", "multi-source"}
+
+// readAppGetCase decodes testdata/app-get/<name>.yaml as stored, unknown
+// fields included.
+func readAppGetCase(t *testing.T, name string) *unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "app-get", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+		t.Fatalf("decode %s: %v", name, err)
+	}
+	return obj
+}
+
+func TestAppGetText(t *testing.T) {
+	for _, name := range appGetCases {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := printApp(&out, readAppGetCase(t, name), appGetFormatText); err != nil {
+				t.Fatal(err)
+			}
+			// checkGolden's names are relative to testdata/golden.
+			checkGolden(t, filepath.Join("..", "app-get", name+".golden"), out.String())
+		})
+	}
+}
+
+// TestAppGetYAMLAndJSONAsStored checks that -o yaml and -o json print the
+// object as stored, fields tollgate does not model included, without
+// metadata.managedFields.
+func TestAppGetYAMLAndJSONAsStored(t *testing.T) {
+	for _, name := range appGetCases {
+		for _, format := range []string{appGetFormatYAML, appGetFormatJSON} {
+			t.Run(name+"/"+format, func(t *testing.T) {
+				stored := readAppGetCase(t, name)
+				var out bytes.Buffer
+				if err := printApp(&out, stored, format); err != nil {
+					t.Fatal(err)
+				}
+				var got map[string]any
+				if err := yaml.Unmarshal(out.Bytes(), &got); err != nil {
+					t.Fatalf("decode output: %v\n%s", err, out.String())
+				}
+				if format == appGetFormatJSON && !json.Valid(out.Bytes()) {
+					t.Fatalf("output is not JSON:\n%s", out.String())
+				}
+				want := stored.DeepCopy().Object
+				unstructured.RemoveNestedField(want, "metadata", "managedFields")
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("output (-want +got):\n%s", diff)
+				}
+				if _, found, _ := unstructured.NestedFieldNoCopy(stored.Object, "metadata", "managedFields"); name == "synced-healthy-hook" && !found {
+					t.Error("printApp removed managedFields from its argument")
+				}
+			})
+		}
+	}
+}
+
+// TestAppGetJSONRoundTrip reads each Application through getApp, as the
+// command does, and decodes -o json back into the same Application.
+func TestAppGetJSONRoundTrip(t *testing.T) {
+	for _, name := range appGetCases {
+		t.Run(name, func(t *testing.T) {
+			var app v1alpha1.Application
+			data, err := json.Marshal(readAppGetCase(t, name).Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(data, &app); err != nil {
+				t.Fatal(err)
+			}
+			c := fakeAppClient(t, &app)
+			key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
+			var want v1alpha1.Application
+			if err := c.Get(t.Context(), key, &want); err != nil {
+				t.Fatal(err)
+			}
+			want.ManagedFields = nil
+			want.SetGroupVersionKind(v1alpha1.ApplicationGroupVersionKind)
+
+			obj, err := getApp(t.Context(), c, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := printApp(&out, obj, appGetFormatJSON); err != nil {
+				t.Fatal(err)
+			}
+			var got v1alpha1.Application
+			if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("-o json decoded (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestGetApp(t *testing.T) {
+	billing := &v1alpha1.Application{}
+	billing.Name, billing.Namespace = "billing", "argocd"
+	tests := []struct {
+		name     string
+		key      types.NamespacedName
+		wantErr  string
+		wantCode int
+	}{
+		{name: "found", key: types.NamespacedName{Namespace: "argocd", Name: "billing"}},
+		{name: "missing", key: types.NamespacedName{Namespace: "argocd", Name: "nope"}, wantErr: "application nope not found in namespace argocd", wantCode: exitUsage},
+		{name: "other namespace", key: types.NamespacedName{Namespace: "team-web", Name: "billing"}, wantErr: "application billing not found in namespace team-web", wantCode: exitUsage},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := getApp(t.Context(), fakeAppClient(t, billing.DeepCopy()), tc.key)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr || exitCode(err) != tc.wantCode {
+					t.Fatalf("error = %v (exit %d), want %q (exit %d)", err, exitCode(err), tc.wantErr, tc.wantCode)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.GetName() != "billing" || got.GetKind() != v1alpha1.ApplicationKind {
+				t.Errorf("got %s %s, want Application billing", got.GetKind(), got.GetName())
+			}
+		})
+	}
+}
+
+func TestAppGetSyncLines(t *testing.T) {
+	const sha = "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d"
+	single := func(target string, st v1alpha1.SyncStatus) *v1alpha1.Application {
+		a := &v1alpha1.Application{}
+		a.Spec.Source = &v1alpha1.ApplicationSource{RepoURL: "https://example.com/r.git", TargetRevision: target}
+		a.Status.Sync = st
+		return a
+	}
+	off := false
+	tests := []struct {
+		name       string
+		app        *v1alpha1.Application
+		wantStatus string
+	}{
+		{name: "never compared", app: single("main", v1alpha1.SyncStatus{}), wantStatus: "Unknown"},
+		{name: "synced to a branch", app: single("main", v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeSynced, Revision: sha}), wantStatus: "Synced to main (1a2b3c4)"},
+		{name: "out of sync from the default target", app: single("", v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeOutOfSync, Revision: sha}), wantStatus: "OutOfSync from HEAD (1a2b3c4)"},
+		{name: "target is the revision", app: single("v1.2.0", v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeSynced, Revision: "v1.2.0"}), wantStatus: "Synced to v1.2.0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := syncStatus(tc.app); got != tc.wantStatus {
+				t.Errorf("syncStatus = %q, want %q", got, tc.wantStatus)
+			}
+		})
+	}
+	policies := []struct {
+		policy *v1alpha1.SyncPolicy
+		want   string
+	}{
+		{nil, "Manual"},
+		{&v1alpha1.SyncPolicy{SyncOptions: []string{"CreateNamespace=true"}}, "Manual"},
+		{&v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true, Enabled: &off}}, "Manual"},
+		{&v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}, "Automated"},
+		{&v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true, SelfHeal: true, AllowEmpty: true}}, "Automated (Prune, SelfHeal, AllowEmpty)"},
+	}
+	for _, tc := range policies {
+		if got := syncPolicy(tc.policy); got != tc.want {
+			t.Errorf("syncPolicy(%+v) = %q, want %q", tc.policy, got, tc.want)
+		}
+	}
+}
+
+func TestAppGetUsageErrors(t *testing.T) {
+	tests := []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"app", "get"}, "accepts 1 arg(s), received 0"},
+		{[]string{"app", "get", "billing", "-o", "wide"}, `invalid --output "wide": valid formats are text, yaml, json`},
+		{[]string{"app", "get", "billing", "--kubeconfig", "/nonexistent/kubeconfig"}, "load kubeconfig /nonexistent/kubeconfig"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			r := runCLI(t, nil, tc.args...)
+			if r.code != exitUsage || !strings.Contains(r.err, tc.wantErr) {
+				t.Errorf("exit %d, error %q; want exit %d and an error containing %q", r.code, r.err, exitUsage, tc.wantErr)
+			}
+		})
+	}
+}
+
+// fakeAPIServer serves the discovery of argoproj.io/v1alpha1 and the
+// Applications in apps by namespace and name; anything else is the API
+// server's NotFound, and in namespace "forbidden" its Forbidden. It returns
+// a kubeconfig file for it.
+func fakeAPIServer(t *testing.T, apps ...*unstructured.Unstructured) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	writeStatus := func(w http.ResponseWriter, err *apierrors.StatusError) {
+		status := err.Status()
+		status.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(int(status.Code))
+		if err := json.NewEncoder(w).Encode(&status); err != nil {
+			t.Error(err)
+		}
+	}
+	writeJSON := func(w http.ResponseWriter, code int, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		if err := json.NewEncoder(w).Encode(v); err != nil {
+			t.Error(err)
+		}
+	}
+	mux.HandleFunc("GET /api", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"}})
+	})
+	gv := metav1.GroupVersionForDiscovery{GroupVersion: v1alpha1.GroupVersion.String(), Version: v1alpha1.GroupVersion.Version}
+	mux.HandleFunc("GET /apis", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, &metav1.APIGroupList{
+			TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"},
+			Groups:   []metav1.APIGroup{{Name: v1alpha1.GroupVersion.Group, Versions: []metav1.GroupVersionForDiscovery{gv}, PreferredVersion: gv}},
+		})
+	})
+	mux.HandleFunc("GET /apis/argoproj.io/v1alpha1", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, &metav1.APIResourceList{
+			TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+			GroupVersion: v1alpha1.GroupVersion.String(),
+			APIResources: []metav1.APIResource{{Name: "applications", SingularName: "application", Namespaced: true, Kind: v1alpha1.ApplicationKind, Verbs: metav1.Verbs{"get"}}},
+		})
+	})
+	mux.HandleFunc("GET /apis/argoproj.io/v1alpha1/namespaces/{namespace}/applications/{name}", func(w http.ResponseWriter, r *http.Request) {
+		gr := schema.GroupResource{Group: v1alpha1.GroupVersion.Group, Resource: "applications"}
+		if r.PathValue("namespace") == "forbidden" {
+			writeStatus(w, apierrors.NewForbidden(gr, r.PathValue("name"), errors.New("RBAC: access denied")))
+			return
+		}
+		for _, a := range apps {
+			if a.GetNamespace() == r.PathValue("namespace") && a.GetName() == r.PathValue("name") {
+				writeJSON(w, http.StatusOK, a.Object)
+				return
+			}
+		}
+		writeStatus(w, apierrors.NewNotFound(gr, r.PathValue("name")))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	kc := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: %q}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n", srv.URL)
+	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestAppGetCommand runs `tollgate app get` against an API server: what a
+// user types and sees, exit status included.
+func TestAppGetCommand(t *testing.T) {
+	billing := readAppGetCase(t, "synced-healthy-hook")
+	kubeconfig := fakeAPIServer(t, billing)
+	golden, err := os.ReadFile(filepath.Join("testdata", "app-get", "synced-healthy-hook.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		wantOut  string
+		wantErr  string
+		wantCode int
+	}{
+		{name: "text", args: []string{"billing"}, wantOut: string(golden)},
+		{name: "json", args: []string{"billing", "-o", "json", "--namespace", "argocd"}, wantOut: `"name": "billing"`},
+		{name: "missing", args: []string{"nope"}, wantErr: "application nope not found in namespace argocd", wantCode: exitUsage},
+		{name: "other namespace", args: []string{"billing", "--namespace", "team-web"}, wantErr: "application billing not found in namespace team-web", wantCode: exitUsage},
+		// As app sync: an error exitCode does not classify is exit 2.
+		{name: "forbidden", args: []string{"billing", "--namespace", "forbidden"}, wantErr: `get application billing: applications.argoproj.io "billing" is forbidden: RBAC: access denied`, wantCode: exitUsage},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCLI(t, nil, append([]string{"app", "get", "--kubeconfig", kubeconfig}, tc.args...)...)
+			if r.code != tc.wantCode || r.err != tc.wantErr {
+				t.Fatalf("exit %d, error %q; want exit %d, error %q", r.code, r.err, tc.wantCode, tc.wantErr)
+			}
+			if tc.name == "text" {
+				if diff := cmp.Diff(tc.wantOut, r.stdout); diff != "" {
+					t.Errorf("stdout (-want +got):\n%s", diff)
+				}
+			} else if !strings.Contains(r.stdout, tc.wantOut) {
+				t.Errorf("stdout = %q, want it to contain %q", r.stdout, tc.wantOut)
+			}
+		})
+	}
+}
