@@ -25,7 +25,7 @@ build: ## Build bin/tollgate (static, CGO_ENABLED=0).
 	go build -trimpath -ldflags "$(LDFLAGS)" -o bin/tollgate ./cmd/tollgate
 
 .PHONY: tools
-tools: ## Build kube-apiserver and etcd from source into a cache, link into bin/k8s (first time 10-15 min).
+tools: ## Build etcd, kube-apiserver and kube-controller-manager from source into a cache, link into bin/k8s (first time 10-16 min).
 	bash hack/build-tools.sh
 
 .PHONY: test
@@ -46,7 +46,11 @@ generate: ## Regenerate deepcopy code and CRDs (controller-gen from the module p
 	bash hack/generate.sh
 
 .PHONY: demo
-demo: build ## Run tollgate test over the example config repo and each bad change.
+demo: tools build ## The whole product on an embedded control plane: tollgate dev --tour (first run builds the control plane: 10-16 min).
+	bin/tollgate dev --tour
+
+.PHONY: demo-cli
+demo-cli: build ## tollgate test over the example config repo and each bad change (seconds, no control plane).
 	bash hack/demo.sh
 
 .PHONY: bench

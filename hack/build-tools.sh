@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# build-tools.sh builds the control-plane binaries the integration tests run
-# (kube-apiserver and etcd) from source, using nothing but the Go module proxy.
+# build-tools.sh builds the control-plane binaries the integration tests and
+# `tollgate dev` run (etcd, kube-apiserver and kube-controller-manager) from
+# source, using nothing but the Go module proxy. One line per step: the first
+# build takes 10-16 minutes on 2 cores, later runs reuse the cache.
 #
 # Binaries go to a versioned cache outside the checkout and are linked into
 # bin/k8s/. A binary already in the cache is reused; builds are reproducible,
@@ -20,17 +22,33 @@ mkdir -p "$k8s_dir" "$etcd_dir" "$root/bin/k8s"
 
 export CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false"
 
-build() { # build NAME DIR OUT PKG [ARGS...]
-  local name=$1 dir=$2 out=$3 pkg=$4; shift 4
+build() { # build NAME DIR OUT PKG ESTIMATE [ARGS...]
+  local name=$1 dir=$2 out=$3 pkg=$4 estimate=$5; shift 5
   if [[ -x "$out" ]]; then
     echo "tools: $name cached at $out"
     return
   fi
-  echo "tools: building $name (first time only; kube-apiserver takes 10-14 min on 2 cores)"
+  echo "tools: building $name (first time only, $estimate)"
   local start=$SECONDS
-  (cd "$root/hack/tools/$dir" && go build -trimpath "$@" -o "$out.tmp" "$pkg")
+  (cd "$root/hack/tools/$dir" && go build -trimpath "$@" -o "$out.tmp" "$pkg") &
+  local pid=$!
+  # A line a minute, so a long build is never a silent wait.
+  while ! wait_for "$pid" 60; do
+    echo "tools: still building $name ($(((SECONDS - start) / 60)) min)"
+  done
+  wait "$pid"
   mv "$out.tmp" "$out"
   echo "tools: built $name in $((SECONDS - start))s"
+}
+
+# wait_for PID SECONDS returns 0 once PID has exited, 1 after SECONDS.
+wait_for() {
+  local i
+  for ((i = 0; i < $2; i++)); do
+    kill -0 "$1" 2>/dev/null || return 0
+    sleep 1
+  done
+  ! kill -0 "$1" 2>/dev/null
 }
 
 minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
@@ -40,12 +58,18 @@ for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
 done
 
-build etcd etcd "$etcd_dir/etcd" go.etcd.io/etcd/server/v3 -ldflags "-s -w"
-build kube-apiserver kube-apiserver "$k8s_dir/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver \
-  -tags selinux,notest,grpcnotrace -ldflags "$ldflags"
+echo "tools: control plane $K8S_VERSION, etcd $ETCD_VERSION in $cache"
+build etcd etcd "$etcd_dir/etcd" go.etcd.io/etcd/server/v3 "about 2 min on 2 cores" -ldflags "-s -w"
+for bin in kube-apiserver kube-controller-manager; do
+  estimate="about 12 min on 2 cores"
+  [[ $bin == kube-controller-manager ]] && estimate="about 3 min more on 2 cores: it shares most packages with kube-apiserver"
+  build "$bin" kubernetes "$k8s_dir/$bin" "k8s.io/kubernetes/cmd/$bin" "$estimate" \
+    -tags selinux,notest,grpcnotrace -ldflags "$ldflags"
+done
 
 ln -sfn "$etcd_dir/etcd" "$root/bin/k8s/etcd"
 ln -sfn "$k8s_dir/kube-apiserver" "$root/bin/k8s/kube-apiserver"
+ln -sfn "$k8s_dir/kube-controller-manager" "$root/bin/k8s/kube-controller-manager"
 if command -v kubectl >/dev/null 2>&1; then
   ln -sfn "$(command -v kubectl)" "$root/bin/k8s/kubectl"
 fi

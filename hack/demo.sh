@@ -8,7 +8,7 @@
 #   2. Each examples/bad/<case> makes one bad change and is denied by exactly
 #      the rule its CASE file names.
 #
-# Run by `make demo` after `make build`; TOLLGATE overrides the binary.
+# Run by `make demo-cli` after `make build`; TOLLGATE overrides the binary.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -88,7 +89,7 @@ holding a Lease in $POD_NAMESPACE (else in --namespace).`,
 			if o.webhookSecret == "" {
 				o.webhookSecret = os.Getenv(webhookSecretEnv)
 			}
-			return runController(cmd, o)
+			return runController(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
@@ -110,11 +111,10 @@ holding a Lease in $POD_NAMESPACE (else in --namespace).`,
 }
 
 // runController builds the manager and runs it until the context ends.
-func runController(cmd *cobra.Command, o controllerOptions) error {
+func runController(ctx context.Context, o controllerOptions) error {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(controllerGCPercent)
 	}
-	ctx := cmd.Context()
 	log := logr.FromContextOrDiscard(ctx)
 	ctrl.SetLogger(log)
 	if o.resync <= 0 {

@@ -72,13 +72,19 @@ func newRootCmd() *cobra.Command {
 		newHealthCmd(),
 		newControllerCmd(),
 		newAppCmd(),
+		newDevCmd(),
 	)
 	return cmd
 }
 
 // newLogger returns a JSON logr logger on stderr at the given verbosity.
-func newLogger(v int) logr.Logger {
+func newLogger(v int) logr.Logger { return newLoggerTo(v, "stderr") }
+
+// newLoggerTo returns a JSON logr logger writing to the zap output path
+// (stderr, or a file) at the given verbosity.
+func newLoggerTo(v int, path string) logr.Logger {
 	cfg := zap.NewProductionConfig()
+	cfg.OutputPaths, cfg.ErrorOutputPaths = []string{path}, []string{path}
 	cfg.Level = zap.NewAtomicLevelAt(zapcore.Level(-v))
 	cfg.Sampling = nil
 	z, err := cfg.Build()

@@ -1,12 +1,11 @@
-// Package envtest starts a real kube-apiserver and etcd for integration tests,
-// the way controller-runtime's envtest does, using the binaries `make tools`
-// builds from source into bin/k8s. One control plane serves a whole test
+// Package envtest starts a real kube-apiserver and etcd for integration tests
+// (internal/controlplane, over controller-runtime's envtest), using the
+// binaries `make tools` builds from source into bin/k8s. One control plane serves a whole test
 // package (start it in TestMain); each test gets its own namespace.
 package envtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,10 +17,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/tollgate-dev/tollgate/internal/controlplane"
 )
 
 // Options configures Start.
@@ -38,11 +36,7 @@ type Options struct {
 
 // Env is a running control plane.
 type Env struct {
-	*crenvtest.Environment
-	// Config reaches the API server as an administrator.
-	Config *rest.Config
-	// Client is a controller-runtime client built from Config.
-	Client client.Client
+	*controlplane.Env
 	// Root is the repository root.
 	Root string
 }
@@ -63,16 +57,10 @@ func BinaryDir() string {
 }
 
 // ErrNoBinaries is returned by Start when kube-apiserver or etcd is missing.
-var ErrNoBinaries = errors.New("control-plane binaries not found: run `make tools` (or `make test`, which builds them)")
+var ErrNoBinaries = controlplane.ErrNoBinaries
 
 // Start starts etcd and kube-apiserver and installs CRDs and webhooks.
 func Start(opts Options) (*Env, error) {
-	dir := BinaryDir()
-	for _, b := range []string{"kube-apiserver", "etcd"} {
-		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
-			return nil, fmt.Errorf("%w (looked for %s)", ErrNoBinaries, filepath.Join(dir, b))
-		}
-	}
 	root := RepoRoot()
 	crds := opts.CRDDirectoryPaths
 	if crds == nil {
@@ -85,37 +73,16 @@ func Start(opts Options) (*Env, error) {
 			crds[i] = filepath.Join(root, p)
 		}
 	}
-	scheme := opts.Scheme
-	if scheme == nil {
-		scheme = clientgoscheme.Scheme
-	}
-	env := &crenvtest.Environment{
-		BinaryAssetsDirectory: dir,
-		CRDInstallOptions: crenvtest.CRDInstallOptions{
-			Paths:              crds,
-			ErrorIfPathMissing: true,
-			Scheme:             scheme,
-		},
-		WebhookInstallOptions:    opts.Webhooks,
-		ControlPlaneStartTimeout: 90 * time.Second,
-		ControlPlaneStopTimeout:  30 * time.Second,
-	}
-	// kube-apiserver 1.37 refuses to start without a default route unless it
-	// is told where it lives and not to reconcile the kubernetes endpoints.
-	args := env.ControlPlane.GetAPIServer().Configure()
-	args.Set("advertise-address", "127.0.0.1")
-	args.Set("endpoint-reconciler-type", "none")
-	cfg, err := env.Start()
+	cp, err := controlplane.Start(controlplane.Options{
+		BinaryDir:         BinaryDir(),
+		CRDDirectoryPaths: crds,
+		Webhooks:          opts.Webhooks,
+		Scheme:            opts.Scheme,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("start control plane: %w", err)
+		return nil, err
 	}
-	cfg.QPS, cfg.Burst = 200, 400
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		_ = env.Stop()
-		return nil, fmt.Errorf("create client: %w", err)
-	}
-	return &Env{Environment: env, Config: cfg, Client: c, Root: root}, nil
+	return &Env{Env: cp, Root: root}, nil
 }
 
 // Run is a TestMain helper: it starts the control plane, runs the tests and

@@ -26,15 +26,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-	"sigs.k8s.io/yaml"
 
+	"github.com/tollgate-dev/tollgate/internal/controlplane"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/test/envtest"
 	"github.com/tollgate-dev/tollgate/webhook"
@@ -102,29 +101,9 @@ func run(m *testing.M) int {
 }
 
 // shippedWebhookConfiguration reads config/webhook's
-// ValidatingWebhookConfiguration. envtest points each webhook at
-// https://<host:port>/<path>, so the leading "/" of the path is dropped.
+// ValidatingWebhookConfiguration.
 func shippedWebhookConfiguration() (*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
-	path := filepath.Join(envtest.RepoRoot(), "config", "webhook", "validating_webhook_configuration.yaml")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read webhook configuration: %w", err)
-	}
-	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	if err := yaml.UnmarshalStrict(data, vwc); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", path, err)
-	}
-	if len(vwc.Webhooks) == 0 {
-		return nil, fmt.Errorf("%s has no webhooks", path)
-	}
-	for i := range vwc.Webhooks {
-		svc := vwc.Webhooks[i].ClientConfig.Service
-		if svc == nil || svc.Path == nil {
-			return nil, fmt.Errorf("%s: webhook %s has no service path", path, vwc.Webhooks[i].Name)
-		}
-		svc.Path = ptr.To(strings.TrimPrefix(*svc.Path, "/"))
-	}
-	return vwc, nil
+	return controlplane.ReadWebhookConfiguration(filepath.Join(envtest.RepoRoot(), "config", "webhook", "validating_webhook_configuration.yaml"))
 }
 
 // setup creates the fixed namespaces and service accounts, starts the

@@ -1,0 +1,109 @@
+package devstack
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// Install creates the AppProjects, then the Applications, of the example
+// repository's argocd/ directory as AdminUser, so the webhook judges them
+// as it judges anyone's kubectl apply. It waits for the webhook to answer
+// and returns the Applications' names.
+func (s *Stack) Install(ctx context.Context) ([]string, error) {
+	dir := filepath.Join(s.opts.Examples, "config-repo", "argocd")
+	objs, err := readObjects(dir, s.rewrite)
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(objs, func(i, j int) bool { return objs[i].GetKind() == "AppProject" && objs[j].GetKind() != "AppProject" })
+	var apps []string
+	for _, o := range objs {
+		if err := s.create(ctx, o); err != nil {
+			return nil, err
+		}
+		if o.GetKind() == "Application" {
+			apps = append(apps, o.GetName())
+		}
+	}
+	sort.Strings(apps)
+	return apps, nil
+}
+
+// create creates obj, retrying while the webhook does not answer yet.
+func (s *Stack) create(ctx context.Context, obj *unstructured.Unstructured) error {
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := s.Client.Create(ctx, obj.DeepCopy())
+		switch {
+		case err == nil, apierrors.IsAlreadyExists(err):
+			return true, nil
+		case strings.Contains(err.Error(), "failed calling webhook"):
+			return false, nil
+		default:
+			return false, err
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("create %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+	}
+	return nil
+}
+
+// rewrite points the example repository's URL at the served repository.
+func (s *Stack) rewrite(_ string, data []byte) []byte {
+	return bytes.ReplaceAll(data, []byte(ExampleRepoURL), []byte(s.repoURL))
+}
+
+// readObjects decodes every YAML document of the .yaml files under dir,
+// each passed through rewrite.
+func readObjects(dir string, rewrite func(string, []byte) []byte) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		docs, err := decodeYAML(rewrite(path, data))
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		objs = append(objs, docs...)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", dir, err)
+	}
+	return objs, nil
+}
+
+// decodeYAML decodes the non-empty documents of a YAML stream.
+func decodeYAML(data []byte) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var objs []*unstructured.Unstructured
+	for i := 0; ; i++ {
+		var m map[string]any
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+			return objs, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		if len(m) > 0 {
+			objs = append(objs, &unstructured.Unstructured{Object: m})
+		}
+	}
+}
