@@ -161,7 +161,7 @@ func preflight(opts Options) error {
 	for _, b := range []string{controlplane.Etcd, controlplane.APIServer, controlplane.ControllerManager} {
 		p := filepath.Join(opts.ToolsDir, b)
 		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("%s not found: run `make tools` first (it builds the control plane into a cache; 10-16 minutes the first time): %w", p, controlplane.ErrNoBinaries)
+			return fmt.Errorf("%w: %s is missing (the first build takes 10-16 minutes)", controlplane.ErrNoBinaries, p)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(opts.Examples, "config-repo")); err != nil {
@@ -198,6 +198,11 @@ func (s *Stack) makeDataDir() error {
 	}
 	if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {
 		s.removeDir = true
+	}
+	for _, name := range dataFiles {
+		if _, err := os.Lstat(filepath.Join(d, name)); err == nil {
+			return fmt.Errorf("data directory %s holds %s from an earlier run (--keep keeps it to look at, not to start again): remove it or pass another --data-dir", d, name)
+		}
 	}
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
@@ -318,11 +323,7 @@ func (s *Stack) startGit(ctx context.Context, srv *gitrepo.Server) error {
 	go func() { _ = s.git.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
 	s.repoURL = base + "/" + RepoName + ".git"
-	if _, serr := os.Stat(filepath.Join(root, RepoName+".git")); serr == nil {
-		s.Repo, err = gitrepo.Open(root, base, RepoName) // kept from an earlier run
-	} else {
-		s.Repo, err = gitrepo.Import(ctx, root, base, RepoName, filepath.Join(s.opts.Examples, "config-repo"), s.rewrite, "Import examples/config-repo")
-	}
+	s.Repo, err = gitrepo.Import(ctx, root, base, RepoName, filepath.Join(s.opts.Examples, "config-repo"), s.rewrite, "Import examples/config-repo")
 	if err != nil {
 		return fmt.Errorf("git server: %w", err)
 	}

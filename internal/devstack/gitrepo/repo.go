@@ -76,13 +76,23 @@ func Import(ctx context.Context, root, baseURL, name, dir string, rewrite func(p
 	if err := checkName(name); err != nil {
 		return nil, fmt.Errorf("import %s: %w", dir, err)
 	}
-	r, err := newRepo(root, baseURL, name)
+	work, err := gogit.Init(memory.NewStorage(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("import %s: init working repository: %w", dir, err)
+	}
+	files, err := readDir(work.Storer, dir, rewrite)
 	if err != nil {
 		return nil, fmt.Errorf("import %s: %w", dir, err)
 	}
-	files, err := readDir(r.work.Storer, dir, rewrite)
-	if err != nil {
-		return nil, fmt.Errorf("import %s: %w", dir, err)
+	r := &Repo{
+		name: name,
+		url:  strings.TrimRight(baseURL, "/") + "/" + name + ".git",
+		bare: filepath.Join(root, name+".git"),
+		work: work,
+		now:  time.Now,
+	}
+	if _, err := work.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{r.url}}); err != nil {
+		return nil, fmt.Errorf("import %s: add remote %s: %w", dir, r.url, err)
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("import %s: %w", dir, err)
@@ -97,43 +107,6 @@ func Import(ctx context.Context, root, baseURL, name, dir string, rewrite func(p
 	if _, err := r.commit(ctx, plumbing.ZeroHash, files, msg); err != nil {
 		_ = os.RemoveAll(r.bare)
 		return nil, fmt.Errorf("import %s: %w", dir, err)
-	}
-	return r, nil
-}
-
-// Open returns a Repo that commits to the existing bare repository
-// <root>/<name>.git, which a Server for root serves at baseURL; for a
-// repository Import made in an earlier run.
-func Open(root, baseURL, name string) (*Repo, error) {
-	if err := checkName(name); err != nil {
-		return nil, fmt.Errorf("open %s: %w", name, err)
-	}
-	r, err := newRepo(root, baseURL, name)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", name, err)
-	}
-	if _, err := os.Stat(filepath.Join(r.bare, "HEAD")); err != nil {
-		return nil, fmt.Errorf("open %s: not a repository: %w", r.bare, err)
-	}
-	return r, nil
-}
-
-// newRepo returns a Repo for <root>/<name>.git with an empty working
-// repository whose origin is the served URL.
-func newRepo(root, baseURL, name string) (*Repo, error) {
-	work, err := gogit.Init(memory.NewStorage(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("init working repository: %w", err)
-	}
-	r := &Repo{
-		name: name,
-		url:  strings.TrimRight(baseURL, "/") + "/" + name + ".git",
-		bare: filepath.Join(root, name+".git"),
-		work: work,
-		now:  time.Now,
-	}
-	if _, err := work.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{r.url}}); err != nil {
-		return nil, fmt.Errorf("add remote %s: %w", r.url, err)
 	}
 	return r, nil
 }
