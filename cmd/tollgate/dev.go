@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/tollgate-dev/tollgate/internal/controlplane"
 	"github.com/tollgate-dev/tollgate/internal/devstack"
@@ -98,7 +99,9 @@ func runDev(ctx context.Context, cmd *cobra.Command, o devOptions) (err error) {
 	}
 	con.Printf("tollgate dev: simulated kubelet: node %s marks Pods Running and Ready (nothing really runs)", kubelet.DefaultOptions().NodeName)
 	g, gctx := errgroup.WithContext(runCtx)
-	g.Go(func() error { return runWebhook(gctx, devWebhookOptions(stack)) })
+	wopts := devWebhookOptions(stack)
+	wopts.wrap = func(h admission.Handler) admission.Handler { return devstack.TellDenials(h, con) }
+	g.Go(func() error { return runWebhook(gctx, wopts) })
 	g.Go(func() error { return runController(gctx, devControllerOptions(stack)) })
 	con.Printf("tollgate dev: webhook on :%d and sync engine running in this process (logs: %s)", stack.WebhookPort, logFile)
 	apps, err := stack.Install(gctx)

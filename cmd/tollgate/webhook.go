@@ -23,6 +23,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/tollgate-dev/tollgate/certs"
 	"github.com/tollgate-dev/tollgate/policies"
@@ -44,6 +45,9 @@ type webhookOptions struct {
 	namespace         string
 	serviceName       string
 	webhookConfigName string
+	// wrap, when set, wraps the admission handler (tollgate dev tells
+	// denials in its story).
+	wrap func(admission.Handler) admission.Handler
 }
 
 func newWebhookCmd() *cobra.Command {
@@ -169,7 +173,11 @@ func runWebhook(ctx context.Context, opts *webhookOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	mgr.GetWebhookServer().Register(webhookPath, webhook.NewHTTPHandler(handler, log.WithName("admission")))
+	var h admission.Handler = handler
+	if opts.wrap != nil {
+		h = opts.wrap(h)
+	}
+	mgr.GetWebhookServer().Register(webhookPath, webhook.NewHTTPHandler(h, log.WithName("admission")))
 
 	if err := addHealthChecks(mgr, certSrc); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 )
@@ -213,4 +214,22 @@ func short(rev string) string {
 		return "none"
 	}
 	return rev
+}
+
+// TellDenials wraps the webhook's handler so that the story tells every
+// request it denies: operation, kind, object, user and the rule messages.
+func TellDenials(h admission.Handler, con *Console) admission.Handler {
+	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+		resp := h.Handle(ctx, req)
+		if resp.Allowed || resp.Result == nil || resp.Result.Code >= 500 {
+			return resp
+		}
+		obj := req.Name
+		if req.Namespace != "" {
+			obj = req.Namespace + "/" + req.Name
+		}
+		con.Printf("  %-15s DENIED %s %s %s (%s):\n%s", "webhook", strings.ToLower(string(req.Operation)), req.Kind.Kind, obj,
+			req.UserInfo.Username, indent(resp.Result.Message, "                    "))
+		return resp
+	})
 }

@@ -128,7 +128,8 @@ func (s *Stack) tourWebhook(ctx context.Context, con *Console, _ []string) error
 	if err := expectDenied(err, "no-latest-tag"); err != nil {
 		return err
 	}
-	con.Printf("   ok: refused by the webhook: %s", firstLine(err.Error()))
+	s.catchUp(ctx)
+	con.Printf("   ok: refused by the webhook with [no-latest-tag]; kubectl prints: %s", firstLine(err.Error()))
 	con.Printf("   kubectl create deployment tour-pinned --image=nginx:1.27.3 -n %s", ns)
 	pinned := tourDeployment(ns, "tour-pinned", "nginx:1.27.3")
 	if err := s.Client.Create(ctx, pinned); err != nil {
@@ -154,7 +155,7 @@ func (s *Stack) tourWebhook(ctx context.Context, con *Console, _ []string) error
 			if err := expectDenied(err, want...); err != nil {
 				return fmt.Errorf("examples/bad/%s: %w", c, err)
 			}
-			con.Printf("   ok: refused by the webhook: %s", firstLine(err.Error()))
+			con.Printf("   ok: refused by the webhook with [%s]", strings.Join(want, "], ["))
 		}
 	}
 	return nil

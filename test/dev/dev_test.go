@@ -60,6 +60,7 @@ func TestTour(t *testing.T) {
 		"Sync wave -1: ConfigMap/billing-config",
 		"Sync wave 1: Service/billing-api, Deployment/billing-api",
 		"ok: 4 Applications Synced and Healthy",
+		"webhook         DENIED create Deployment default/tour-latest (tollgate-dev-admin):",
 		`denied the request: [no-latest-tag] container "web" uses image "nginx:latest"`,
 		"[no-argocd-destination]",
 		"[project-source-denied]",
