@@ -16,8 +16,8 @@ import (
 //
 // A rule's shortDescription comes from Report.RuleDescriptions, falling back
 // to the rule id (GitHub code scanning expects every rule to have one and
-// shows it as the alert's title); its helpUri is the rule's anchor in the project
-// README; its defaultConfiguration.level is "error" when any of its
+// shows it as the alert's title); its helpUri is the rule's section of the policy
+// reference (docs/policies.md); its defaultConfiguration.level is "error" when any of its
 // violations is a deny, else "warning". A result's level is "error" for deny
 // and "warning" for warn; its message is "Kind/name: message", with
 // " (app name)" for rendered objects; its location is the file relative to
@@ -29,6 +29,8 @@ const (
 	sarifVersion = "2.1.0"
 	toolName     = "tollgate"
 	toolURI      = "https://github.com/tollgate-dev/tollgate"
+	// rulesURI is the policy reference; a rule id is its section's anchor.
+	rulesURI = toolURI + "/blob/main/docs/policies.md"
 )
 
 type sarifLog struct {
@@ -115,7 +117,7 @@ func renderSARIF(r Report) ([]byte, error) {
 		index[id] = i
 		rule := sarifRule{
 			ID:                   id,
-			HelpURI:              toolURI + "#" + (&url.URL{Fragment: id}).EscapedFragment(),
+			HelpURI:              rulesURI + "#" + (&url.URL{Fragment: id}).EscapedFragment(),
 			DefaultConfiguration: sarifConfiguration{Level: "warning"},
 		}
 		if denies[id] {

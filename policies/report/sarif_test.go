@@ -69,8 +69,8 @@ func checkSARIFShape(doc map[string]any) []string {
 		// Invalid UTF-8 in an id reaches the JSON as U+FFFD but the URI as
 		// its raw bytes, percent-encoded.
 		help, _ := rule["helpUri"].(string)
-		if u, err := url.Parse(help); err != nil || !strings.HasPrefix(help, "https://github.com/tollgate-dev/tollgate#") || (u.Fragment != id && utf8.ValidString(u.Fragment)) {
-			fail("rules[%d].helpUri = %q, want the project URL with fragment %q", i, help, id)
+		if u, err := url.Parse(help); err != nil || !strings.HasPrefix(help, "https://github.com/tollgate-dev/tollgate/blob/main/docs/policies.md#") || (u.Fragment != id && utf8.ValidString(u.Fragment)) {
+			fail("rules[%d].helpUri = %q, want the policy reference (docs/policies.md) with fragment %q", i, help, id)
 		}
 		if text, _ := dig(rule, "shortDescription", "text").(string); text == "" {
 			fail("rules[%d].shortDescription.text missing", i)
