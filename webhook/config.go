@@ -132,7 +132,7 @@ func DefaultExemptNamespaces() []string {
 // namespace external-secrets and a ServiceAccount external-secrets in it
 // would be exempt from every rule under a default that named External
 // Secrets' controller. Clusters that run such controllers add them in the
-// configuration file (see the README).
+// configuration file (see docs/webhook.md).
 func DefaultExemptUsers() []string {
 	users := []string{"system:kube-controller-manager"}
 	for _, sa := range []string{

@@ -35,7 +35,7 @@ const webhookSecretEnv = "TOLLGATE_WEBHOOK_SECRET"
 // most of them idle: its heap is live state plus the garbage of resync
 // cycles, and Go's default lets that garbage grow as large as the live
 // state before collecting. Collecting at half of it keeps peak RSS about
-// 15% lower for a few percent more CPU (README, make bench-engine); the
+// 15% lower for a few percent more CPU (docs/benchmarks.md, make bench-engine); the
 // cost scales with the live heap, so unlike a fixed soft limit it cannot
 // make a large installation collect without pause.
 const controllerGCPercent = 50

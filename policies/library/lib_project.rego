@@ -4,7 +4,7 @@
 # what Argo CD would refuse to sync and nothing else. Where Argo CD permits
 # what its documentation says a "!" pattern denies (a deny pattern or entry
 # that permits on its own, a namespace deny in an entry given by cluster
-# name), tollgate follows the documentation; the README lists those
+# name), tollgate follows the documentation; docs/policies.md lists those
 # differences.
 package tollgate.lib
 

@@ -81,7 +81,7 @@ test_denied_destinations[note] if {
 		"negated name in its namespace": {"dest": {"name": "prod", "namespace": "kube-system"}, "entries": [{"name": "*", "namespace": "*"}, {"name": "!prod", "namespace": "kube-system"}]},
 		"both negated, server outside the namespace": {"dest": {"server": "https://prod.example.com", "namespace": "shop"}, "entries": [{"server": "*", "namespace": "*"}, {"server": "!https://prod.example.com", "namespace": "!kube-system"}]},
 		"both negated, namespace outside the server": {"dest": {"server": in_cluster, "namespace": "kube-system"}, "entries": [{"server": "*", "namespace": "*"}, {"server": "!https://prod.example.com", "namespace": "!kube-system"}]},
-		# Differences from Argo CD, which permits these (see the README).
+		# Differences from Argo CD, which permits these (see docs/policies.md).
 		"lone namespace negation permits nothing": {"dest": {"server": in_cluster, "namespace": "shop"}, "entries": [{"server": "*", "namespace": "!kube-system"}]},
 		"lone server negation permits nothing": {"dest": {"server": in_cluster, "namespace": "shop"}, "entries": [{"server": "!https://prod.example.com", "namespace": "*"}]},
 		"negated namespace in a name entry": {"dest": {"name": "prod", "namespace": "kube-system"}, "entries": [{"name": "*", "namespace": "*"}, {"name": "prod", "namespace": "!kube-system"}]},

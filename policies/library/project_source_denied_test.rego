@@ -62,7 +62,7 @@ test_denied_sources[note] if {
 		# Argo CD escapes the path of a pattern with "{": it matches nothing.
 		"alternatives match nothing": {"repo": "https://github.com/org/billing", "repos": ["https://github.com/org/{shop,billing}"]},
 		"two negations, second rejects": {"repo": "https://gitlab.com/group/tool", "repos": ["**", "!https://github.com/evil/*", "!https://gitlab.com/group/**"]},
-		# A difference from Argo CD, which permits it (see the README).
+		# A difference from Argo CD, which permits it (see docs/policies.md).
 		"lone negation permits nothing": {"repo": "https://github.com/org/shop", "repos": ["!https://github.com/evil/*"]},
 	}
 	count(violations(single(c.repo), c.repos)) == 1
