@@ -80,21 +80,31 @@ does not exist or already has an operation in progress.`,
 }
 
 // runAppSync requests the sync and, with --wait, waits for its result.
+// newAppClient loads the kubeconfig (a usage error when it cannot) and
+// builds a client that knows Applications.
+func newAppClient(path string) (client.Client, kubeconfig, error) {
+	kc, err := loadKubeconfig(path)
+	if err != nil {
+		return nil, kc, usageError(err)
+	}
+	scheme, err := newScheme()
+	if err != nil {
+		return nil, kc, err
+	}
+	c, err := client.New(kc.rest, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, kc, fmt.Errorf("create client: %w", err)
+	}
+	return c, kc, nil
+}
+
 func runAppSync(cmd *cobra.Command, o appSyncOptions) error {
 	if o.wait && o.timeout <= 0 {
 		return usageError(fmt.Errorf("invalid --timeout %s: must be positive", o.timeout))
 	}
-	kc, err := loadKubeconfig(o.kubeconfig)
-	if err != nil {
-		return usageError(err)
-	}
-	scheme, err := newScheme()
+	c, kc, err := newAppClient(o.kubeconfig)
 	if err != nil {
 		return err
-	}
-	c, err := client.New(kc.rest, client.Options{Scheme: scheme})
-	if err != nil {
-		return fmt.Errorf("create client: %w", err)
 	}
 	user := kc.user
 	if user == "" {

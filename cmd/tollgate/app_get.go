@@ -79,17 +79,9 @@ func runAppGet(cmd *cobra.Command, o appGetOptions) error {
 	if err := checkAppGetFormat(o.output); err != nil {
 		return err
 	}
-	kc, err := loadKubeconfig(o.kubeconfig)
-	if err != nil {
-		return usageError(err)
-	}
-	scheme, err := newScheme()
+	c, _, err := newAppClient(o.kubeconfig)
 	if err != nil {
 		return err
-	}
-	c, err := client.New(kc.rest, client.Options{Scheme: scheme})
-	if err != nil {
-		return fmt.Errorf("create client: %w", err)
 	}
 	app, err := getApp(cmd.Context(), c, types.NamespacedName{Namespace: o.namespace, Name: o.name})
 	if err != nil {
