@@ -89,6 +89,7 @@ holding a Lease in $POD_NAMESPACE (else in --namespace).`,
 			if o.webhookSecret == "" {
 				o.webhookSecret = os.Getenv(webhookSecretEnv)
 			}
+			ctrl.SetLogger(logr.FromContextOrDiscard(cmd.Context()))
 			return runController(cmd.Context(), o)
 		},
 	}
@@ -116,7 +117,6 @@ func runController(ctx context.Context, o controllerOptions) error {
 		debug.SetGCPercent(controllerGCPercent)
 	}
 	log := logr.FromContextOrDiscard(ctx)
-	ctrl.SetLogger(log)
 	if o.resync <= 0 {
 		return usageError(fmt.Errorf("invalid --resync %s: must be positive", o.resync))
 	}

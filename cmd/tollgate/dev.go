@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/tollgate-dev/tollgate/internal/controlplane"
@@ -92,7 +93,9 @@ func runDev(ctx context.Context, cmd *cobra.Command, o devOptions) (err error) {
 		err = errors.Join(err, stopDev(stack, con, o.stack.Keep))
 	}()
 	logFile := filepath.Join(stack.DataDir(), "tollgate.log")
-	runCtx, cancel := context.WithCancel(logr.NewContext(ctx, newLoggerTo(0, logFile)))
+	log := newLoggerTo(0, logFile)
+	ctrl.SetLogger(log) // once: the webhook and the controller share controller-runtime's logger
+	runCtx, cancel := context.WithCancel(logr.NewContext(ctx, log))
 	defer cancel()
 	if err := stack.StartKubelet(runCtx); err != nil {
 		return err
@@ -110,7 +113,7 @@ func runDev(ctx context.Context, cmd *cobra.Command, o devOptions) (err error) {
 		return errors.Join(err, g.Wait())
 	}
 	con.Printf("tollgate dev: applied the AppProject and %d Applications (%.0fs since start); the story follows", len(apps), time.Since(start).Seconds())
-	go stack.Story(gctx, con)
+	stack.StartStory(gctx, con)
 	if o.tour {
 		err = stack.Tour(gctx, con, apps)
 		cancel()

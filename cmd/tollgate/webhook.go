@@ -86,6 +86,7 @@ that directory (e.g. cert-manager's Secret) and reloads them when they change.
 server answers; metrics are served on --metrics-addr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctrl.SetLogger(logr.FromContextOrDiscard(cmd.Context()))
 			return runWebhook(cmd.Context(), opts)
 		},
 	}
@@ -113,7 +114,6 @@ type certSource interface {
 // serves until ctx is done.
 func runWebhook(ctx context.Context, opts *webhookOptions) error {
 	log := logr.FromContextOrDiscard(ctx)
-	ctrl.SetLogger(log)
 
 	if opts.port < 1 || opts.port > 65535 {
 		return usageError(fmt.Errorf("--port %d: want 1-65535", opts.port))

@@ -5,7 +5,7 @@
 // Succeeded), a real Git server on loopback serving a repository made from
 // examples/config-repo, and the CRDs and webhook configuration of config/.
 // The caller runs the webhook and the sync engine against it (cmd/tollgate
-// dev); Install then applies the AppProject and the Applications, Story
+// dev); Install then applies the AppProject and the Applications, StartStory
 // tells what the engine does, and Tour runs the scripted tour.
 //
 // It is development tooling: no authentication on the Git server,

@@ -42,22 +42,26 @@ type story struct {
 	seen map[string]*appView
 }
 
-// Story tells what happens to the Applications of the Argo CD namespace
-// until ctx ends: each sync with the objects it applied per phase and wave,
-// sync and health status as they change, and every refusal by policy with
-// rule id, object and message, as the engine wrote them.
-func (s *Stack) Story(ctx context.Context, con *Console) {
-	s.story = &story{c: s.Client, con: con, seen: map[string]*appView{}}
-	t := time.NewTicker(storyPoll)
-	defer t.Stop()
-	for {
-		s.story.tell(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+// StartStory tells, in the background until ctx ends, what happens to the
+// Applications of the Argo CD namespace: each sync with the objects it
+// applied per phase and wave, sync and health status as they change, and
+// every refusal by policy with rule id, object and message, as the engine
+// wrote them.
+func (s *Stack) StartStory(ctx context.Context, con *Console) {
+	st := &story{c: s.Client, con: con, seen: map[string]*appView{}}
+	s.story = st
+	go func() {
+		t := time.NewTicker(storyPoll)
+		defer t.Stop()
+		for {
+			st.tell(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
 		}
-	}
+	}()
 }
 
 // catchUp tells what happened so far, so that the tour's narration follows
