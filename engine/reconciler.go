@@ -25,6 +25,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/policies"
 )
@@ -70,6 +71,22 @@ type Dependencies struct {
 	Recorder EventRecorder
 	// Metrics are updated when set; register them yourself.
 	Metrics *Metrics
+	// Renderer renders application sources; nil renders in this process
+	// with render.Build. The controller passes a sandbox.Runner, so tenant
+	// charts and overlays are parsed in a child process under limits.
+	Renderer Renderer
+}
+
+// Renderer renders one application source, with render.Build's signature.
+type Renderer interface {
+	Build(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error)
+}
+
+// inProcess renders with render.Build in the calling process.
+type inProcess struct{}
+
+func (inProcess) Build(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error) {
+	return render.Build(ctx, root, dir, opts, lim)
 }
 
 // Reconciler syncs Argo CD Applications: see the package documentation.
@@ -79,6 +96,7 @@ type Reconciler struct {
 	scheme    *runtime.Scheme
 	evaluator Evaluator
 	sources   Fetcher
+	renderer  Renderer
 	recorder  EventRecorder
 	metrics   *Metrics
 	opts      Options
@@ -115,12 +133,15 @@ func New(deps Dependencies, opts Options) (*Reconciler, error) {
 	case deps.Sources == nil:
 		return nil, errors.New("new reconciler: source cache is nil")
 	}
+	if deps.Renderer == nil {
+		deps.Renderer = inProcess{}
+	}
 	if deps.Metrics == nil {
 		deps.Metrics = NewMetrics()
 	}
 	r := &Reconciler{
 		client: deps.Client, apiReader: deps.APIReader, scheme: deps.Scheme,
-		evaluator: deps.Evaluator, sources: deps.Sources, recorder: deps.Recorder,
+		evaluator: deps.Evaluator, sources: deps.Sources, renderer: deps.Renderer, recorder: deps.Recorder,
 		metrics: deps.Metrics, opts: opts,
 		renders: newLRU[string, rendered](opts.RenderCacheSize),
 		memos:   map[types.NamespacedName]*memo{},

@@ -79,7 +79,7 @@ func (r *Reconciler) renderSources(ctx context.Context, app *v1alpha1.Applicatio
 			if path == "" {
 				path = "."
 			}
-			res, err := render.Build(ctx, f.checkout.Dir, path, opts, r.opts.RenderLimits)
+			res, err := r.renderer.Build(ctx, f.checkout.Dir, path, opts, r.opts.RenderLimits)
 			if err != nil {
 				return renderedSet{}, fmt.Errorf("source %d (%s at %s): %w", i+1, source.RedactURL(f.source.RepoURL), shortSHA(f.checkout.Revision), err)
 			}

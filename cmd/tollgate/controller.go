@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,6 +23,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
 	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/policies"
 )
@@ -59,6 +61,10 @@ type controllerOptions struct {
 	allowInsecureRepos bool
 	// allowFileRepos allows file:// repositories (local development).
 	allowFileRepos bool
+	// renderTimeout and renderMemory bound each render, which runs in a
+	// child process.
+	renderTimeout time.Duration
+	renderMemory  string
 }
 
 func newControllerCmd() *cobra.Command {
@@ -107,6 +113,8 @@ holding a Lease in $POD_NAMESPACE (else in --namespace).`,
 	f.BoolVar(&o.allowInsecureRepos, "allow-insecure-repos", false, "fetch http:// and git:// repositories even without insecure: \"true\" in their repository Secret")
 	f.BoolVar(&o.allowFileRepos, "allow-file-repos", false, "fetch file:// repositories from the controller's disk (local development only)")
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "run only while holding the leader Lease")
+	f.DurationVar(&o.renderTimeout, "render-timeout", sandbox.DefaultLimits().Timeout, "wall-clock limit of one render (each runs in a child process, killed at the limit)")
+	f.StringVar(&o.renderMemory, "render-memory", "1Gi", "memory limit of one render's child process (a Kubernetes quantity)")
 	f.StringVar(&o.configFile, "config", "", "policy configuration `FILE` (severities, exemptions, protected namespaces, implicitDefaultProject)")
 	return cmd
 }
@@ -154,6 +162,10 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if err != nil {
 		return err
 	}
+	renderer, err := controllerSandbox(o)
+	if err != nil {
+		return err
+	}
 	mgr, err := newControllerManager(kc, o)
 	if err != nil {
 		return err
@@ -169,6 +181,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 	r, err := engine.New(engine.Dependencies{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Scheme: mgr.GetScheme(),
 		Evaluator: evaluator, Sources: sources, Recorder: mgr.GetEventRecorder(engine.ControllerName), Metrics: metrics,
+		Renderer: renderer,
 	}, eopts)
 	if err != nil {
 		return err
@@ -184,6 +197,22 @@ func runController(ctx context.Context, o controllerOptions) error {
 		return fmt.Errorf("run controller: %w", err)
 	}
 	return nil
+}
+
+// controllerSandbox is the controller's renderer: a child process per
+// render, under --render-timeout and --render-memory, so tenant charts and
+// overlays are never parsed in the process that holds cluster credentials.
+func controllerSandbox(o controllerOptions) (*sandbox.Runner, error) {
+	if o.renderTimeout <= 0 {
+		return nil, usageError(fmt.Errorf("invalid --render-timeout %s: must be positive", o.renderTimeout))
+	}
+	mem, err := resource.ParseQuantity(o.renderMemory)
+	if err != nil || mem.Value() <= 0 {
+		return nil, usageError(fmt.Errorf("invalid --render-memory %q: want a positive quantity such as 1Gi", o.renderMemory))
+	}
+	lim := sandbox.DefaultLimits()
+	lim.Timeout, lim.MemoryBytes = o.renderTimeout, mem.Value()
+	return newSandbox(lim)
 }
 
 // newControllerManager builds the controller-runtime manager with health

@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
 	"github.com/tollgate-dev/tollgate/internal/controlplane"
 	"github.com/tollgate-dev/tollgate/internal/devstack"
 	"github.com/tollgate-dev/tollgate/internal/devstack/kubelet"
@@ -183,5 +184,7 @@ func devControllerOptions(s *devstack.Stack) controllerOptions {
 		pprofAddr:          "0",
 		webhookAddr:        "0",
 		allowInsecureRepos: true,
+		renderTimeout:      sandbox.DefaultLimits().Timeout,
+		renderMemory:       "1Gi",
 	}
 }

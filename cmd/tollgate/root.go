@@ -73,6 +73,7 @@ func newRootCmd() *cobra.Command {
 		newControllerCmd(),
 		newAppCmd(),
 		newDevCmd(),
+		newRenderWorkerCmd(),
 	)
 	return cmd
 }

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
+)
+
+// renderWorkerCmd is the name of the hidden subcommand a sandboxed render
+// runs in: the controller re-runs its own binary with it.
+const renderWorkerCmd = "render-worker"
+
+func newRenderWorkerCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    renderWorkerCmd,
+		Short:  "Render one application source read from standard input (internal: the controller's render sandbox)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return sandbox.Serve(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+}
+
+// newSandbox renders in children of this very binary, under lim.
+func newSandbox(lim sandbox.Limits) (*sandbox.Runner, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own executable for the render sandbox: %w", err)
+	}
+	return &sandbox.Runner{Path: exe, Args: []string{renderWorkerCmd}, Limits: lim}, nil
+}
