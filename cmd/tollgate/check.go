@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/policies"
@@ -44,6 +45,10 @@ type testOptions struct {
 	Output string
 	// FailOnWarn makes warnings fail the run.
 	FailOnWarn bool
+	// RenderTimeout and RenderMemory bound each Kustomize or Helm render,
+	// which runs in a child process.
+	RenderTimeout time.Duration
+	RenderMemory  string
 }
 
 // checkOutcome is what check found.
@@ -129,6 +134,10 @@ func gather(ctx context.Context, o testOptions, lim render.Limits) (gathered, er
 		}
 		repoURL = normalizeRepoURL(origin)
 	}
+	build, err := newRenderer(o)
+	if err != nil {
+		return g, err
+	}
 	helmValues, err := loadHelmValues(o.HelmValues, lim)
 	if err != nil {
 		return g, err
@@ -141,7 +150,7 @@ func gather(ctx context.Context, o testOptions, lim render.Limits) (gathered, er
 		return g, err
 	}
 	g.notes = append(g.notes, walkNotes...)
-	loaded, err := loadUnits(ctx, units, helmValues, lim)
+	loaded, err := loadUnits(ctx, units, helmValues, build, lim)
 	if err != nil {
 		return g, err
 	}
@@ -149,7 +158,7 @@ func gather(ctx context.Context, o testOptions, lim render.Limits) (gathered, er
 	for _, l := range loaded {
 		walked = append(walked, l.entries...)
 	}
-	appEntries, cl, appNotes, err := renderApplications(ctx, root, repoURL, walked, lim)
+	appEntries, cl, appNotes, err := renderApplications(ctx, root, repoURL, walked, build, lim)
 	if err != nil {
 		return g, err
 	}

@@ -68,7 +68,7 @@ func location(file string, line int) string {
 // documents with their Application, what the renders claimed, and notes
 // about sources that were not rendered. Renders of one level run
 // concurrently.
-func renderApplications(ctx context.Context, root repoRoot, repoURL string, found []entry, lim render.Limits) ([]entry, claims, []note, error) {
+func renderApplications(ctx context.Context, root repoRoot, repoURL string, found []entry, build buildFunc, lim render.Limits) ([]entry, claims, []note, error) {
 	c := claims{docs: map[string]bool{}, dirs: map[string]bool{}}
 	var out []entry
 	var notes []note
@@ -107,7 +107,7 @@ func renderApplications(ctx context.Context, root repoRoot, repoURL string, foun
 		results := make([]render.Result, len(jobs))
 		err := forEach(ctx, len(jobs), func(ctx context.Context, i int) error {
 			j := jobs[i]
-			res, err := render.Build(ctx, root.given, j.source.Path, j.source.Options, lim)
+			res, err := build(ctx, root.given, j.source.Path, j.source.Options, lim)
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", j.where(), j.source.Field, err)
 			}

@@ -63,10 +63,10 @@ type loadedUnit struct {
 // GOMAXPROCS at once, and returns them in unit order. helmValues are the
 // merged --helm-values for the charts found by walking. The error is that
 // of the first unit, in unit order, that failed.
-func loadUnits(ctx context.Context, units []unit, helmValues map[string]any, lim render.Limits) ([]loadedUnit, error) {
+func loadUnits(ctx context.Context, units []unit, helmValues map[string]any, build buildFunc, lim render.Limits) ([]loadedUnit, error) {
 	out := make([]loadedUnit, len(units))
 	err := forEach(ctx, len(units), func(ctx context.Context, i int) error {
-		l, err := loadUnit(ctx, units[i], helmValues, lim)
+		l, err := loadUnit(ctx, units[i], helmValues, build, lim)
 		out[i] = l
 		return err
 	})
@@ -77,7 +77,7 @@ func loadUnits(ctx context.Context, units []unit, helmValues map[string]any, lim
 }
 
 // loadUnit decodes a file unit or renders a directory unit.
-func loadUnit(ctx context.Context, u unit, helmValues map[string]any, lim render.Limits) (loadedUnit, error) {
+func loadUnit(ctx context.Context, u unit, helmValues map[string]any, build buildFunc, lim render.Limits) (loadedUnit, error) {
 	l := loadedUnit{unit: u}
 	var docs []render.Document
 	var notes []render.Note
@@ -98,7 +98,7 @@ func loadUnit(ctx context.Context, u unit, helmValues map[string]any, lim render
 		if u.kind == unitHelm && helmValues != nil {
 			opts.Helm = &render.HelmOptions{ValuesObject: helmValues}
 		}
-		res, err := render.Build(ctx, u.root, u.rel, opts, lim)
+		res, err := build(ctx, u.root, u.rel, opts, lim)
 		if err != nil {
 			if u.prefix != "" {
 				return l, fmt.Errorf("%s: %w", u.prefix, err)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -114,7 +113,7 @@ holding a Lease in $POD_NAMESPACE (else in --namespace).`,
 	f.BoolVar(&o.allowFileRepos, "allow-file-repos", false, "fetch file:// repositories from the controller's disk (local development only)")
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "run only while holding the leader Lease")
 	f.DurationVar(&o.renderTimeout, "render-timeout", sandbox.DefaultLimits().Timeout, "wall-clock limit of one render (each runs in a child process, killed at the limit)")
-	f.StringVar(&o.renderMemory, "render-memory", "1Gi", "memory limit of one render's child process (a Kubernetes quantity)")
+	f.StringVar(&o.renderMemory, "render-memory", defaultRenderMemory, "memory limit of one render's child process (a Kubernetes quantity)")
 	f.StringVar(&o.configFile, "config", "", "policy configuration `FILE` (severities, exemptions, protected namespaces, implicitDefaultProject)")
 	return cmd
 }
@@ -203,15 +202,10 @@ func runController(ctx context.Context, o controllerOptions) error {
 // render, under --render-timeout and --render-memory, so tenant charts and
 // overlays are never parsed in the process that holds cluster credentials.
 func controllerSandbox(o controllerOptions) (*sandbox.Runner, error) {
-	if o.renderTimeout <= 0 {
-		return nil, usageError(fmt.Errorf("invalid --render-timeout %s: must be positive", o.renderTimeout))
+	lim, err := sandboxLimits(o.renderTimeout, o.renderMemory)
+	if err != nil {
+		return nil, err
 	}
-	mem, err := resource.ParseQuantity(o.renderMemory)
-	if err != nil || mem.Value() <= 0 {
-		return nil, usageError(fmt.Errorf("invalid --render-memory %q: want a positive quantity such as 1Gi", o.renderMemory))
-	}
-	lim := sandbox.DefaultLimits()
-	lim.Timeout, lim.MemoryBytes = o.renderTimeout, mem.Value()
 	return newSandbox(lim)
 }
 

@@ -185,6 +185,6 @@ func devControllerOptions(s *devstack.Stack) controllerOptions {
 		webhookAddr:        "0",
 		allowInsecureRepos: true,
 		renderTimeout:      sandbox.DefaultLimits().Timeout,
-		renderMemory:       "1Gi",
+		renderMemory:       defaultRenderMemory,
 	}
 }

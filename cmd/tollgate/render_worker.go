@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
 )
@@ -33,3 +35,21 @@ func newSandbox(lim sandbox.Limits) (*sandbox.Runner, error) {
 	}
 	return &sandbox.Runner{Path: exe, Args: []string{renderWorkerCmd}, Limits: lim}, nil
 }
+
+// sandboxLimits are the render limits of --render-timeout and
+// --render-memory (a Kubernetes quantity such as 1Gi).
+func sandboxLimits(timeout time.Duration, memory string) (sandbox.Limits, error) {
+	if timeout <= 0 {
+		return sandbox.Limits{}, usageError(fmt.Errorf("invalid --render-timeout %s: must be positive", timeout))
+	}
+	mem, err := resource.ParseQuantity(memory)
+	if err != nil || mem.Value() <= 0 {
+		return sandbox.Limits{}, usageError(fmt.Errorf("invalid --render-memory %q: want a positive quantity such as 1Gi", memory))
+	}
+	lim := sandbox.DefaultLimits()
+	lim.Timeout, lim.MemoryBytes = timeout, mem.Value()
+	return lim, nil
+}
+
+// defaultRenderMemory is the default of --render-memory.
+const defaultRenderMemory = "1Gi"

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/policies/report"
 )
@@ -59,6 +60,8 @@ Exit status: 0 when nothing is denied, 1 when something is (or, with
 	f.StringArrayVar(&o.Projects, "project", nil, "AppProject `FILE` added to the project set (repeatable)")
 	f.StringVar(&o.RepoURL, "repo-url", "", "URL of the repository under test (default: the origin remote of --repo-root)")
 	f.StringVar(&o.RepoRoot, "repo-root", ".", "checkout the Applications' paths are rendered from")
+	f.DurationVar(&o.RenderTimeout, "render-timeout", sandbox.DefaultLimits().Timeout, "wall-clock limit of one Kustomize or Helm render (each runs in a child process, killed at the limit; exit 2)")
+	f.StringVar(&o.RenderMemory, "render-memory", defaultRenderMemory, "memory limit of one Kustomize or Helm render's child process (a Kubernetes quantity)")
 	f.StringVar(&argocdNS, "argocd-namespace", policies.DefaultArgoCDNamespace, "namespace Argo CD runs in (overrides the configuration)")
 	return cmd
 }

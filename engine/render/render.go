@@ -122,21 +122,14 @@ func Build(ctx context.Context, root, dir string, opts Options, lim Limits) (Res
 	// Files are named by where they really are: kustomize and Helm resolve
 	// relative paths from the real directory.
 	src := source{repo: r, dir: appDir, rel: r.rel(appDir), opts: opts, lim: lim}
-	kustFile := findKustomization(appDir)
-	chartFile := filepath.Join(appDir, "Chart.yaml")
-	_, chartErr := os.Stat(chartFile)
-	hasChart := chartErr == nil
-
-	var res Result
-	switch {
-	case hasChart && (kustFile == "" || opts.Helm != nil):
-		res.Kind = KindHelm
+	kind, kustFile := detect(appDir, opts)
+	res := Result{Kind: kind}
+	switch kind {
+	case KindHelm:
 		res.Documents, res.Notes, err = guarded(ctx, func() ([]Document, []Note, error) { return src.helm() })
-	case kustFile != "":
-		res.Kind = KindKustomize
+	case KindKustomize:
 		res.Documents, res.Notes, err = guarded(ctx, func() ([]Document, []Note, error) { return src.kustomize(kustFile) })
 	default:
-		res.Kind = KindDirectory
 		res.Documents, res.Notes, err = src.directory(ctx)
 	}
 	if err != nil {
@@ -145,6 +138,41 @@ func Build(ctx context.Context, root, dir string, opts Options, lim Limits) (Res
 	logr.FromContextOrDiscard(ctx).V(1).Info("rendered application source",
 		"kind", res.Kind, "path", appRel, "documents", len(res.Documents), "notes", len(res.Notes))
 	return res, nil
+}
+
+// DetectKind returns the kind Build would render dir as (KindDirectory,
+// KindKustomize or KindHelm), reading nothing but the directory's entries.
+func DetectKind(root, dir string, opts Options) (string, error) {
+	r, err := openRepo(root)
+	if err != nil {
+		return "", fmt.Errorf("render %s: %w", dir, err)
+	}
+	appRel, err := r.clean(dir)
+	if err != nil {
+		return "", fmt.Errorf("render %s: %w", dir, err)
+	}
+	appDir, err := r.resolveRel(appRel)
+	if err != nil {
+		return "", fmt.Errorf("render %s: %w", appRel, err)
+	}
+	kind, _ := detect(appDir, opts)
+	return kind, nil
+}
+
+// detect picks the source kind of the application directory: a
+// kustomization file means kustomize, a Chart.yaml Helm (both: Helm when
+// opts.Helm is set), anything else a directory of manifests. It returns the
+// kustomization file for kustomize.
+func detect(appDir string, opts Options) (kind, kustFile string) {
+	kustFile = findKustomization(appDir)
+	_, chartErr := os.Stat(filepath.Join(appDir, "Chart.yaml"))
+	switch hasChart := chartErr == nil; {
+	case hasChart && (kustFile == "" || opts.Helm != nil):
+		return KindHelm, ""
+	case kustFile != "":
+		return KindKustomize, kustFile
+	}
+	return KindDirectory, ""
 }
 
 // source is one application source being rendered.

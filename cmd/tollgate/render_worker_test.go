@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the test binary stand in for bin/tollgate as the render
+// sandbox's child: `<test binary> render-worker` runs the command, not the
+// tests.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == renderWorkerCmd {
+		cmd := newRootCmd()
+		cmd.SetArgs(os.Args[1:])
+		if err := cmd.Execute(); err != nil {
+			fmt.Fprintln(os.Stderr, "tollgate:", err)
+			os.Exit(exitCode(err))
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestRenderLimits: a hostile chart in a pull request ends tollgate test
+// with exit 2 and a message naming the limit it passed.
+func TestRenderLimits(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("loop/Chart.yaml", "apiVersion: v2\nname: loop\nversion: 0.1.0\n")
+	write("loop/templates/cm.yaml", "{{- range $i := until 100000 }}{{ range $j := until 100000 }}{{ end }}{{ end }}\n")
+	write("hog/Chart.yaml", "apiVersion: v2\nname: hog\nversion: 0.1.0\n")
+	write("hog/templates/cm.yaml", `{{- $s := "x" }}{{ range until 40 }}{{ $s = printf "%s%s" $s $s }}{{ end }}`+"\n")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a chart that loops forever", []string{"--render-timeout", "2s", "loop"}, "render stopped: it passed its time limit (2s)"},
+		{"a chart that allocates without bound", []string{"--render-memory", "256Mi", "hog"}, "render stopped: it passed its memory limit (256 MiB)"},
+		{"an invalid memory limit", []string{"--render-memory", "lots", "loop"}, `invalid --render-memory "lots"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"test", "--repo-root", dir, "--repo-url", "https://example.com/r.git"}, tt.args...)
+			args[len(args)-1] = filepath.Join(dir, args[len(args)-1])
+			r := runCLI(t, nil, args...)
+			if r.code != exitUsage || !strings.Contains(r.err, tt.want) {
+				t.Errorf("exit %d, error %q; want exit %d and an error containing %q", r.code, r.err, exitUsage, tt.want)
+			}
+		})
+	}
+}
