@@ -29,6 +29,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
 	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/test/envtest"
@@ -60,8 +61,25 @@ var (
 )
 
 // TestMain starts one control plane and one controller manager running
-// the engine for the whole package.
-func TestMain(m *testing.M) { os.Exit(run(m)) }
+// the engine for the whole package. Run as `<test binary> render-worker`,
+// it is the render sandbox's child instead, as bin/tollgate is the
+// controller's.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == renderWorker {
+		if err := sandbox.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(run(m))
+}
+
+// renderWorker is the argument that makes the test binary a render child.
+const renderWorker = "render-worker"
+
+// renderTimeout is the render sandbox's time limit in these tests.
+const renderTimeout = 10 * time.Second
 
 func run(m *testing.M) int {
 	scheme := runtime.NewScheme()
@@ -163,9 +181,18 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	opts.Namespace, opts.Resync, opts.WaveTimeout, opts.MaxConcurrentReconciles = ns, resync, 30*time.Second, 4
 	opts.WebhookSecret = webhookSecret
 	metrics := engine.NewMetrics()
+	// Renders run in child processes under limits, as in the controller.
+	lim := sandbox.DefaultLimits()
+	lim.Timeout = renderTimeout
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	renderer := &sandbox.Runner{Path: exe, Args: []string{renderWorker}, Limits: lim}
 	r, err := engine.New(engine.Dependencies{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Scheme: scheme,
 		Evaluator: evaluator, Sources: sources, Recorder: mgr.GetEventRecorder(engine.ControllerName), Metrics: metrics,
+		Renderer: renderer,
 	}, opts)
 	if err != nil {
 		return nil, err
