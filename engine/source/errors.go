@@ -159,3 +159,16 @@ func anyCause(err error, pred func(error) bool) bool {
 	}
 	return false
 }
+
+// LimitError is a fetch stopped by one of the Cache's limits
+// (Options.FetchTimeout, Options.MaxFetchBytes).
+type LimitError struct {
+	// Limit is "time" or "size".
+	Limit string
+	// Value is the limit as configured ("5m0s", "1024 MiB").
+	Value string
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("fetch stopped: it passed its %s limit (%s)", e.Limit, e.Value)
+}

@@ -45,6 +45,8 @@ type repoEntry struct {
 	// listed is the remote's last reference listing, taken at listedAt.
 	listed   []*plumbing.Reference
 	listedAt time.Time
+	// budget bounds what one fetch writes into repo (MaxFetchBytes).
+	budget writeBudget
 }
 
 func (c *Cache) entry(key string) *repoEntry {
@@ -90,7 +92,7 @@ func (e *repoEntry) open() (*git.Repository, error) {
 	// As git.PlainOpen and git.PlainInit of a bare repository do, but with
 	// an object cache of our own, to empty it (see objects).
 	objects := cache.NewObjectLRUDefault()
-	st := filesystem.NewStorage(osfs.New(e.repoDir()), objects)
+	st := filesystem.NewStorage(budgetFS{Filesystem: osfs.New(e.repoDir()), budget: &e.budget}, objects)
 	r, err := git.Open(st, nil)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		r, err = git.Init(st, nil)
@@ -141,7 +143,13 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Crede
 		o(&fo)
 	}
 	revision = strings.TrimSpace(revision)
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, c.opts.FetchTimeout)
+	defer cancel()
 	fail := func(err error) (Checkout, error) {
+		if ctx.Err() != nil && parent.Err() == nil {
+			err = &LimitError{Limit: "time", Value: c.opts.FetchTimeout.String()}
+		}
 		return Checkout{}, fmt.Errorf("fetch %s at %q: %w", RedactURL(repoURL), revision, err)
 	}
 	// Before anything touches the network or the disk.
@@ -173,12 +181,17 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Crede
 	if err != nil {
 		return fail(err)
 	}
+	e.budget.start(c.opts.MaxFetchBytes)
+	defer e.budget.stop()
 	f := &fetcher{
 		entry: e, repo: repo, url: repoURL, auth: auth, insecure: creds.Insecure,
 		shallow: !c.opts.DisableShallow && ep.Protocol != "file", listingMaxAge: fo.listingMaxAge,
 		log: logr.FromContextOrDiscard(ctx),
 	}
 	hash, err := f.resolve(ctx, revision)
+	if e.budget.stop() {
+		err = &LimitError{Limit: "size", Value: fmt.Sprintf("%d MiB", c.opts.MaxFetchBytes>>20)}
+	}
 	if err != nil {
 		return fail(err)
 	}

@@ -2,8 +2,11 @@ package source
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -461,4 +464,80 @@ func TestFetchListingMaxAge(t *testing.T) {
 	if aged.Revision != third {
 		t.Errorf("Revision with an old listing = %s, want %s", aged.Revision, third)
 	}
+}
+
+// TestFetchSizeLimit: a repository larger than MaxFetchBytes is refused
+// with a LimitError naming the size limit, leaves no more than the limit on
+// disk, and the cache keeps serving other repositories.
+func TestFetchSizeLimit(t *testing.T) {
+	srv := gitserver.New(t)
+	big := make([]byte, 3<<20)
+	if _, err := rand.Read(big); err != nil { // incompressible
+		t.Fatal(err)
+	}
+	bigURL := srv.CreateRepo(t, "big", map[string]string{"blob": string(big)})
+	smallURL := srv.CreateRepo(t, "small", map[string]string{"a": "x"})
+	c := newCache(t, Options{MaxFetchBytes: 1 << 20})
+	_, err := c.Fetch(t.Context(), bigURL, "main", Credentials{})
+	var le *LimitError
+	if !errors.As(err, &le) || *le != (LimitError{Limit: "size", Value: "1 MiB"}) {
+		t.Fatalf("error = %v, want the size LimitError", err)
+	}
+	if got := dirSize(t, c.Dir()); got > 2<<20 {
+		t.Errorf("%d bytes on disk after a refused fetch, want at most about the 1 MiB limit", got)
+	}
+	mustFetch(t, c, smallURL, "main", Credentials{})
+}
+
+// TestFetchTimeLimit: a Git server that trickles bytes costs one fetch,
+// stopped at FetchTimeout with a LimitError naming the time limit.
+func TestFetchTimeLimit(t *testing.T) {
+	trickle := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-git-upload-pack-advertisement")
+		// A pkt-line that announces 64 KiB and delivers a byte at a time.
+		if _, err := w.Write([]byte("fff0")); err != nil {
+			return
+		}
+		for {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			if _, err := w.Write([]byte("a")); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer trickle.Close()
+	c := newCache(t, Options{AllowInsecure: true, FetchTimeout: time.Second})
+	start := time.Now()
+	_, err := c.Fetch(t.Context(), trickle.URL+"/slow.git", "main", Credentials{})
+	var le *LimitError
+	if !errors.As(err, &le) || *le != (LimitError{Limit: "time", Value: "1s"}) {
+		t.Fatalf("error = %v, want the time LimitError", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the fetch took %s, want it stopped at the 1s limit", took)
+	}
+}
+
+func dirSize(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil {
+			n += fi.Size()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // Errors wrapped by Fetch, for callers to test with errors.Is.
@@ -38,8 +39,10 @@ var (
 
 // Default limits of Options.
 const (
-	DefaultMaxTreeBytes int64 = 512 << 20
-	DefaultMaxFiles           = 100_000
+	DefaultMaxTreeBytes  int64 = 512 << 20
+	DefaultMaxFiles            = 100_000
+	DefaultFetchTimeout        = 5 * time.Minute
+	DefaultMaxFetchBytes int64 = 1 << 30
 )
 
 // Options configures a Cache. A zero field means its default (see
@@ -51,6 +54,14 @@ type Options struct {
 	// MaxFiles bounds the number of files, directories and links written
 	// for one commit; default 100,000.
 	MaxFiles int
+	// FetchTimeout bounds one Fetch: the wait for the repository lock, the
+	// reference listing, the fetch and the checkout; default 5 minutes. A
+	// Git server that trickles bytes costs one fetch, not a worker for ever.
+	FetchTimeout time.Duration
+	// MaxFetchBytes bounds what one Fetch writes into the repository's
+	// object store (packfiles, indexes, references): what a fetch
+	// downloads, whatever the transport; default 1 GiB.
+	MaxFetchBytes int64
 	// DisableShallow fetches full history even where a depth-1 fetch would
 	// do.
 	DisableShallow bool
@@ -68,7 +79,7 @@ type Options struct {
 
 // DefaultOptions returns the options used when none are given.
 func DefaultOptions() Options {
-	return Options{MaxTreeBytes: DefaultMaxTreeBytes, MaxFiles: DefaultMaxFiles}
+	return Options{MaxTreeBytes: DefaultMaxTreeBytes, MaxFiles: DefaultMaxFiles, FetchTimeout: DefaultFetchTimeout, MaxFetchBytes: DefaultMaxFetchBytes}
 }
 
 func (o Options) withDefaults() Options {
@@ -77,6 +88,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxFiles <= 0 {
 		o.MaxFiles = DefaultMaxFiles
+	}
+	if o.FetchTimeout <= 0 {
+		o.FetchTimeout = DefaultFetchTimeout
+	}
+	if o.MaxFetchBytes <= 0 {
+		o.MaxFetchBytes = DefaultMaxFetchBytes
 	}
 	return o
 }
