@@ -23,6 +23,8 @@ const (
 	// DefaultWebhookMaxBytes bounds a Git push webhook body. GitHub caps
 	// payloads at 25 MiB; pushes of ordinary size are far below 1 MiB.
 	DefaultWebhookMaxBytes int64 = 4 << 20
+	// DefaultCheckoutMaxIdle is how long an unused checkout is kept.
+	DefaultCheckoutMaxIdle = time.Hour
 )
 
 // Options configures a Reconciler. Build them with DefaultOptions and
@@ -57,6 +59,10 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// RenderLimits bound what one source may render.
 	RenderLimits render.Limits
+	// CheckoutMaxIdle is how long a checked-out revision no reconcile
+	// fetched stays on disk (when the Fetcher can remove trees); it is
+	// swept every quarter of it. Default 1h; negative keeps every tree.
+	CheckoutMaxIdle time.Duration
 	// WebhookSecret is the shared secret a Git push webhook must prove:
 	// GitHub's X-Hub-Signature-256 HMAC or GitLab's X-Gitlab-Token. Without
 	// it there is no push endpoint (NewPushHandler refuses).
@@ -86,6 +92,7 @@ func DefaultOptions() Options {
 		CompareMaxAge:           DefaultCompareMaxAge,
 		MaxConcurrentReconciles: DefaultConcurrency,
 		RenderLimits:            render.DefaultLimits(),
+		CheckoutMaxIdle:         DefaultCheckoutMaxIdle,
 		WebhookMaxBytes:         DefaultWebhookMaxBytes,
 		Now:                     time.Now,
 		Float64:                 rand.Float64,
@@ -112,6 +119,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.FieldManager == "" {
 		o.FieldManager = d.FieldManager
+	}
+	if o.CheckoutMaxIdle == 0 {
+		o.CheckoutMaxIdle = d.CheckoutMaxIdle
 	}
 	if o.RenderCacheSize <= 0 {
 		o.RenderCacheSize = d.RenderCacheSize

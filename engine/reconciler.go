@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -41,6 +42,35 @@ type Evaluator interface {
 // Fetcher checks out Git revisions; *source.Cache implements it.
 type Fetcher interface {
 	Fetch(ctx context.Context, repoURL, revision string, creds source.Credentials, opts ...source.FetchOption) (source.Checkout, error)
+}
+
+// treeRemover is a Fetcher that can remove the checkouts it has not
+// returned for a while (source.Cache).
+type treeRemover interface {
+	RemoveUnused(ctx context.Context, maxIdle time.Duration) (int, error)
+}
+
+// removeUnusedTrees removes, every quarter of CheckoutMaxIdle until ctx
+// ends, the checkouts no reconcile fetched for CheckoutMaxIdle: the
+// revisions no Application uses any more.
+func (r *Reconciler) removeUnusedTrees(ctx context.Context, tr treeRemover) {
+	log := ctrl.LoggerFrom(ctx).WithName("checkouts")
+	t := time.NewTicker(r.opts.CheckoutMaxIdle / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, err := tr.RemoveUnused(ctx, r.opts.CheckoutMaxIdle)
+		if err != nil {
+			log.Error(err, "Remove unused checkouts")
+		}
+		if n > 0 {
+			log.V(1).Info("Removed unused checkouts", "count", n, "maxIdle", r.opts.CheckoutMaxIdle.String())
+		}
+	}
 }
 
 // EventRecorder records Kubernetes events; the recorder of
@@ -215,6 +245,14 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) 
 		return nil
 	})); err != nil {
 		return fmt.Errorf("add cluster cache stopper: %w", err)
+	}
+	if tr, ok := r.sources.(treeRemover); ok && r.opts.CheckoutMaxIdle > 0 {
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			r.removeUnusedTrees(ctx, tr)
+			return nil
+		})); err != nil {
+			return fmt.Errorf("add checkout sweeper: %w", err)
+		}
 	}
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == r.opts.Namespace })
 	err := ctrl.NewControllerManagedBy(mgr).

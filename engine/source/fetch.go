@@ -165,6 +165,7 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Crede
 	if isFullSHA(revision) {
 		sha := strings.ToLower(revision)
 		if dir, ok := existingTree(e, sha); ok {
+			useTree(dir)
 			return Checkout{Revision: sha, Dir: dir}, nil
 		}
 	}
@@ -199,6 +200,7 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Crede
 	if err != nil {
 		return fail(err)
 	}
+	useTree(dir)
 	return Checkout{Revision: hash.String(), Dir: dir}, nil
 }
 

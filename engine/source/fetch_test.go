@@ -541,3 +541,30 @@ func dirSize(t *testing.T, dir string) int64 {
 	}
 	return n
 }
+
+// TestRemoveUnused: trees no Fetch returned within maxIdle are removed,
+// the others kept, and a removed revision is checked out again on demand.
+func TestRemoveUnused(t *testing.T) {
+	f := newFixture(t)
+	c := newCache(t, Options{})
+	old := mustFetch(t, c, f.url, f.first, Credentials{})
+	recent := mustFetch(t, c, f.url, f.second, Credentials{})
+	long := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(old.Dir, long, long); err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.RemoveUnused(t.Context(), time.Hour)
+	if err != nil || n != 1 {
+		t.Fatalf("RemoveUnused = %d, %v; want 1 tree removed", n, err)
+	}
+	if _, err := os.Stat(old.Dir); !os.IsNotExist(err) {
+		t.Errorf("the idle tree %s is still there (stat: %v)", old.Dir, err)
+	}
+	if _, err := os.Stat(recent.Dir); err != nil {
+		t.Errorf("the recent tree is gone: %v", err)
+	}
+	again := mustFetch(t, c, f.url, f.first, Credentials{})
+	if diff := cmp.Diff(f.firstFiles, readTree(t, again.Dir)); diff != "" {
+		t.Errorf("tree fetched again after its removal (-want +got):\n%s", diff)
+	}
+}
