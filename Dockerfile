@@ -7,7 +7,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /tollgate ./cmd/tollgate
+RUN CGO_ENABLED=0 go build -trimpath -tags nodev -ldflags "-s -w -X main.version=${VERSION}" -o /tollgate ./cmd/tollgate
 
 FROM gcr.io/distroless/static:nonroot
 COPY --from=build /tollgate /tollgate

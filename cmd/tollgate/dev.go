@@ -1,3 +1,5 @@
+//go:build !nodev
+
 package main
 
 import (
@@ -23,6 +25,8 @@ import (
 // the story moves while a newcomer watches (a real install: 3m, and Git
 // push webhooks).
 const devResync = 5 * time.Second
+
+func init() { optionalCommands = append(optionalCommands, newDevCmd) }
 
 // devOptions are the flags of `tollgate dev`.
 type devOptions struct {

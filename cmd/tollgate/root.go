@@ -47,6 +47,13 @@ func exitCode(err error) int {
 	return exitUsage
 }
 
+// optionalCommands are the subcommands a build may leave out: `tollgate
+// dev` registers itself here unless built with -tags nodev, as the
+// container image is (the in-cluster binary needs no local control plane,
+// and leaving out its envtest dependencies keeps the controller's binary
+// and resident memory smaller).
+var optionalCommands []func() *cobra.Command
+
 type rootOptions struct {
 	verbosity int
 }
@@ -72,9 +79,11 @@ func newRootCmd() *cobra.Command {
 		newHealthCmd(),
 		newControllerCmd(),
 		newAppCmd(),
-		newDevCmd(),
 		newRenderWorkerCmd(),
 	)
+	for _, c := range optionalCommands {
+		cmd.AddCommand(c())
+	}
 	return cmd
 }
 
