@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -64,6 +65,9 @@ type controllerOptions struct {
 	// child process.
 	renderTimeout time.Duration
 	renderMemory  string
+	// fetchTimeout and maxFetchBytes bound each Git fetch.
+	fetchTimeout  time.Duration
+	maxFetchBytes string
 }
 
 func newControllerCmd() *cobra.Command {
@@ -114,6 +118,8 @@ holding a Lease in $POD_NAMESPACE (else in --namespace).`,
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "run only while holding the leader Lease")
 	f.DurationVar(&o.renderTimeout, "render-timeout", sandbox.DefaultLimits().Timeout, "wall-clock limit of one render (each runs in a child process, killed at the limit)")
 	f.StringVar(&o.renderMemory, "render-memory", defaultRenderMemory, "memory limit of one render's child process (a Kubernetes quantity)")
+	f.DurationVar(&o.fetchTimeout, "fetch-timeout", source.DefaultFetchTimeout, "time limit of one Git fetch (listing, download and checkout)")
+	f.StringVar(&o.maxFetchBytes, "max-fetch-bytes", "1Gi", "size limit of what one Git fetch downloads into a repository's cache (a Kubernetes quantity)")
 	f.StringVar(&o.configFile, "config", "", "policy configuration `FILE` (severities, exemptions, protected namespaces, implicitDefaultProject)")
 	return cmd
 }
@@ -129,6 +135,14 @@ func runController(ctx context.Context, o controllerOptions) error {
 	}
 	if o.concurrency <= 0 {
 		return usageError(fmt.Errorf("invalid --concurrency %d: must be positive", o.concurrency))
+	}
+	sopts, err := sourceOptions(o)
+	if err != nil {
+		return err
+	}
+	renderer, err := controllerSandbox(o)
+	if err != nil {
+		return err
 	}
 	kc, err := loadKubeconfig(o.kubeconfig)
 	if err != nil {
@@ -155,13 +169,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if o.repoCache == "" {
 		o.repoCache = filepath.Join(os.TempDir(), "tollgate-repo-cache")
 	}
-	sopts := source.DefaultOptions()
-	sopts.AllowInsecure, sopts.AllowFile = o.allowInsecureRepos, o.allowFileRepos
 	sources, err := source.NewCache(o.repoCache, sopts)
-	if err != nil {
-		return err
-	}
-	renderer, err := controllerSandbox(o)
 	if err != nil {
 		return err
 	}
@@ -196,6 +204,21 @@ func runController(ctx context.Context, o controllerOptions) error {
 		return fmt.Errorf("run controller: %w", err)
 	}
 	return nil
+}
+
+// sourceOptions are the Git cache's options from the controller's flags.
+func sourceOptions(o controllerOptions) (source.Options, error) {
+	sopts := source.DefaultOptions()
+	sopts.AllowInsecure, sopts.AllowFile = o.allowInsecureRepos, o.allowFileRepos
+	if o.fetchTimeout <= 0 {
+		return sopts, usageError(fmt.Errorf("invalid --fetch-timeout %s: must be positive", o.fetchTimeout))
+	}
+	size, err := resource.ParseQuantity(o.maxFetchBytes)
+	if err != nil || size.Value() <= 0 {
+		return sopts, usageError(fmt.Errorf("invalid --max-fetch-bytes %q: want a positive quantity such as 1Gi", o.maxFetchBytes))
+	}
+	sopts.FetchTimeout, sopts.MaxFetchBytes = o.fetchTimeout, size.Value()
+	return sopts, nil
 }
 
 // controllerSandbox is the controller's renderer: a child process per

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
+	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/internal/controlplane"
 	"github.com/tollgate-dev/tollgate/internal/devstack"
 	"github.com/tollgate-dev/tollgate/internal/devstack/kubelet"
@@ -190,5 +191,7 @@ func devControllerOptions(s *devstack.Stack) controllerOptions {
 		allowInsecureRepos: true,
 		renderTimeout:      sandbox.DefaultLimits().Timeout,
 		renderMemory:       defaultRenderMemory,
+		fetchTimeout:       source.DefaultFetchTimeout,
+		maxFetchBytes:      "1Gi",
 	}
 }
