@@ -70,8 +70,22 @@ type controllerOptions struct {
 	maxFetchBytes string
 }
 
+// defaultControllerOptions are the defaults of the controller's flags,
+// which tollgate dev starts from too.
+func defaultControllerOptions() controllerOptions {
+	return controllerOptions{
+		namespace: engine.DefaultNamespace, resync: engine.DefaultResync, concurrency: engine.DefaultConcurrency,
+		metricsAddr: ":8080", healthAddr: ":8081", pprofAddr: "0", webhookAddr: ":8082",
+		renderTimeout: sandbox.DefaultLimits().Timeout, renderMemory: defaultRenderMemory,
+		fetchTimeout: source.DefaultFetchTimeout, maxFetchBytes: defaultMaxFetchBytes,
+	}
+}
+
+// defaultMaxFetchBytes is the default of --max-fetch-bytes.
+var defaultMaxFetchBytes = resource.NewQuantity(source.DefaultMaxFetchBytes, resource.BinarySI).String()
+
 func newControllerCmd() *cobra.Command {
-	o := controllerOptions{}
+	o := defaultControllerOptions()
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the sync engine: reconcile Argo CD Applications, gated by the policies",
@@ -104,22 +118,22 @@ holding a Lease in $POD_NAMESPACE (else in --namespace).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)")
-	f.StringVar(&o.namespace, "namespace", engine.DefaultNamespace, "namespace of the Applications, AppProjects and Argo CD Secrets")
+	f.StringVar(&o.namespace, "namespace", o.namespace, "namespace of the Applications, AppProjects and Argo CD Secrets")
 	f.StringVar(&o.repoCache, "repo-cache", "", "`DIR` for Git clones and checkouts (default: tollgate-repo-cache in the temporary directory)")
-	f.DurationVar(&o.resync, "resync", engine.DefaultResync, "how often every Application is compared again (±10% jitter)")
-	f.IntVar(&o.concurrency, "concurrency", engine.DefaultConcurrency, "Applications reconciled in parallel")
-	f.StringVar(&o.metricsAddr, "metrics-addr", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
-	f.StringVar(&o.healthAddr, "health-addr", ":8081", "address of /healthz and /readyz (0 disables them)")
-	f.StringVar(&o.pprofAddr, "pprof-addr", "0", "address of the Go profiling endpoints /debug/pprof/ (0 disables them)")
-	f.StringVar(&o.webhookAddr, "webhook-addr", ":8082", "address of the Git push webhook /api/webhook, served only with a secret (0 disables it)")
+	f.DurationVar(&o.resync, "resync", o.resync, "how often every Application is compared again (±10% jitter)")
+	f.IntVar(&o.concurrency, "concurrency", o.concurrency, "Applications reconciled in parallel")
+	f.StringVar(&o.metricsAddr, "metrics-addr", o.metricsAddr, "address of the Prometheus metrics endpoint (0 disables it)")
+	f.StringVar(&o.healthAddr, "health-addr", o.healthAddr, "address of /healthz and /readyz (0 disables them)")
+	f.StringVar(&o.pprofAddr, "pprof-addr", o.pprofAddr, "address of the Go profiling endpoints /debug/pprof/ (0 disables them)")
+	f.StringVar(&o.webhookAddr, "webhook-addr", o.webhookAddr, "address of the Git push webhook /api/webhook, served only with a secret (0 disables it)")
 	f.StringVar(&o.webhookSecret, "webhook-secret", "", "shared secret of the Git push webhook (default $"+webhookSecretEnv+"); without one there is no webhook")
 	f.BoolVar(&o.allowInsecureRepos, "allow-insecure-repos", false, "fetch http:// and git:// repositories even without insecure: \"true\" in their repository Secret")
 	f.BoolVar(&o.allowFileRepos, "allow-file-repos", false, "fetch file:// repositories from the controller's disk (local development only)")
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "run only while holding the leader Lease")
-	f.DurationVar(&o.renderTimeout, "render-timeout", sandbox.DefaultLimits().Timeout, "wall-clock limit of one render (each runs in a child process, killed at the limit)")
-	f.StringVar(&o.renderMemory, "render-memory", defaultRenderMemory, "memory limit of one render's child process (a Kubernetes quantity)")
-	f.DurationVar(&o.fetchTimeout, "fetch-timeout", source.DefaultFetchTimeout, "time limit of one Git fetch (listing, download and checkout)")
-	f.StringVar(&o.maxFetchBytes, "max-fetch-bytes", "1Gi", "size limit of what one Git fetch downloads into a repository's cache (a Kubernetes quantity)")
+	f.DurationVar(&o.renderTimeout, "render-timeout", o.renderTimeout, "wall-clock limit of one render (each runs in a child process, killed at the limit)")
+	f.StringVar(&o.renderMemory, "render-memory", o.renderMemory, "memory limit of one render's child process (a Kubernetes quantity)")
+	f.DurationVar(&o.fetchTimeout, "fetch-timeout", o.fetchTimeout, "time limit of one Git fetch (listing, download and checkout)")
+	f.StringVar(&o.maxFetchBytes, "max-fetch-bytes", o.maxFetchBytes, "size limit of what one Git fetch downloads into a repository's cache (a Kubernetes quantity)")
 	f.StringVar(&o.configFile, "config", "", "policy configuration `FILE` (severities, exemptions, protected namespaces, implicitDefaultProject)")
 	return cmd
 }
@@ -213,11 +227,11 @@ func sourceOptions(o controllerOptions) (source.Options, error) {
 	if o.fetchTimeout <= 0 {
 		return sopts, usageError(fmt.Errorf("invalid --fetch-timeout %s: must be positive", o.fetchTimeout))
 	}
-	size, err := resource.ParseQuantity(o.maxFetchBytes)
-	if err != nil || size.Value() <= 0 {
-		return sopts, usageError(fmt.Errorf("invalid --max-fetch-bytes %q: want a positive quantity such as 1Gi", o.maxFetchBytes))
+	size, err := positiveQuantity("--max-fetch-bytes", o.maxFetchBytes)
+	if err != nil {
+		return sopts, err
 	}
-	sopts.FetchTimeout, sopts.MaxFetchBytes = o.fetchTimeout, size.Value()
+	sopts.FetchTimeout, sopts.MaxFetchBytes = o.fetchTimeout, size
 	return sopts, nil
 }
 

@@ -15,8 +15,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
-	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/internal/controlplane"
 	"github.com/tollgate-dev/tollgate/internal/devstack"
 	"github.com/tollgate-dev/tollgate/internal/devstack/kubelet"
@@ -178,20 +176,10 @@ func devWebhookOptions(s *devstack.Stack) *webhookOptions {
 // devControllerOptions run the engine for the argocd namespace, comparing
 // every devResync, fetching the loopback http:// repository.
 func devControllerOptions(s *devstack.Stack) controllerOptions {
-	return controllerOptions{
-		kubeconfig:         s.ControllerKubeconfig,
-		namespace:          devstack.ArgoCDNamespace,
-		repoCache:          filepath.Join(s.DataDir(), "repo-cache"),
-		resync:             devResync,
-		concurrency:        4,
-		metricsAddr:        "0",
-		healthAddr:         "0",
-		pprofAddr:          "0",
-		webhookAddr:        "0",
-		allowInsecureRepos: true,
-		renderTimeout:      sandbox.DefaultLimits().Timeout,
-		renderMemory:       defaultRenderMemory,
-		fetchTimeout:       source.DefaultFetchTimeout,
-		maxFetchBytes:      "1Gi",
-	}
+	o := defaultControllerOptions()
+	o.kubeconfig, o.namespace = s.ControllerKubeconfig, devstack.ArgoCDNamespace
+	o.repoCache, o.resync = filepath.Join(s.DataDir(), "repo-cache"), devResync
+	o.metricsAddr, o.healthAddr, o.webhookAddr = "0", "0", "0"
+	o.allowInsecureRepos = true
+	return o
 }

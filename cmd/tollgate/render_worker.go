@@ -42,13 +42,23 @@ func sandboxLimits(timeout time.Duration, memory string) (sandbox.Limits, error)
 	if timeout <= 0 {
 		return sandbox.Limits{}, usageError(fmt.Errorf("invalid --render-timeout %s: must be positive", timeout))
 	}
-	mem, err := resource.ParseQuantity(memory)
-	if err != nil || mem.Value() <= 0 {
-		return sandbox.Limits{}, usageError(fmt.Errorf("invalid --render-memory %q: want a positive quantity such as 1Gi", memory))
+	mem, err := positiveQuantity("--render-memory", memory)
+	if err != nil {
+		return sandbox.Limits{}, err
 	}
 	lim := sandbox.DefaultLimits()
-	lim.Timeout, lim.MemoryBytes = timeout, mem.Value()
+	lim.Timeout, lim.MemoryBytes = timeout, mem
 	return lim, nil
+}
+
+// positiveQuantity parses the value of a size flag, a Kubernetes quantity
+// such as 1Gi, as a positive number of bytes.
+func positiveQuantity(flag, value string) (int64, error) {
+	q, err := resource.ParseQuantity(value)
+	if err != nil || q.Value() <= 0 {
+		return 0, usageError(fmt.Errorf("invalid %s %q: want a positive quantity such as 1Gi", flag, value))
+	}
+	return q.Value(), nil
 }
 
 // defaultRenderMemory is the default of --render-memory.

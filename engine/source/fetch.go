@@ -183,13 +183,12 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Crede
 		return fail(err)
 	}
 	e.budget.start(c.opts.MaxFetchBytes)
-	defer e.budget.stop()
 	f := &fetcher{
 		entry: e, repo: repo, url: repoURL, auth: auth, insecure: creds.Insecure,
 		shallow: !c.opts.DisableShallow && ep.Protocol != "file", listingMaxAge: fo.listingMaxAge,
 		log: logr.FromContextOrDiscard(ctx),
 	}
-	hash, err := f.resolve(ctx, revision)
+	hash, err := f.resolve(ctx, revision) // every fetch of the call is in here
 	if e.budget.stop() {
 		err = &LimitError{Limit: "size", Value: fmt.Sprintf("%d MiB", c.opts.MaxFetchBytes>>20)}
 	}

@@ -3,19 +3,17 @@ package devstack
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/tollgate-dev/tollgate/engine/render"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // Install creates the AppProjects, then the Applications, of the example
@@ -66,8 +64,9 @@ func (s *Stack) rewrite(_ string, data []byte) []byte {
 	return bytes.ReplaceAll(data, []byte(ExampleRepoURL), []byte(s.repoURL))
 }
 
-// readObjects decodes every YAML document of the .yaml files under dir,
-// each passed through rewrite.
+// readObjects decodes every document of the .yaml files under dir (a
+// file or a directory), each passed through rewrite, with the renderer's
+// decoder and limits.
 func readObjects(dir string, rewrite func(string, []byte) []byte) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
@@ -78,32 +77,17 @@ func readObjects(dir string, rewrite func(string, []byte) []byte) ([]*unstructur
 		if err != nil {
 			return err
 		}
-		docs, err := decodeYAML(rewrite(path, data))
+		docs, _, err := render.Decode(path, rewrite(path, data), render.DefaultLimits())
 		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+			return err
 		}
-		objs = append(objs, docs...)
+		for _, d := range docs {
+			objs = append(objs, &unstructured.Unstructured{Object: d.Object})
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", dir, err)
 	}
 	return objs, nil
-}
-
-// decodeYAML decodes the non-empty documents of a YAML stream.
-func decodeYAML(data []byte) ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var objs []*unstructured.Unstructured
-	for i := 0; ; i++ {
-		var m map[string]any
-		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
-			return objs, nil
-		} else if err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
-		}
-		if len(m) > 0 {
-			objs = append(objs, &unstructured.Unstructured{Object: m})
-		}
-	}
 }

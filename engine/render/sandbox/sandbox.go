@@ -95,6 +95,7 @@ func (r *Runner) Build(ctx context.Context, root, dir string, opts render.Option
 	cctx, cancel := context.WithTimeout(ctx, l.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, r.Path, r.Args...)
+	// Never nil: a nil Env would hand the child the parent's environment.
 	cmd.Env = append([]string{}, r.Env...)
 	cmd.Stdin = &in
 	stderr := &headBuffer{max: maxStderr}
