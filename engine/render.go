@@ -5,13 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"path"
-	"strings"
-
-	"helm.sh/helm/v3/pkg/chartutil"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/render"
@@ -43,31 +38,27 @@ type renderedSet struct {
 // objects in source order. Rendered output is cached per repository,
 // revision, path and options; hard (a hard refresh) renders again anyway.
 func (r *Reconciler) renderSources(ctx context.Context, app *v1alpha1.Application, srcs []fetched, hard bool) (renderedSet, error) {
-	refs := map[string]fetched{}
+	refs := map[string]string{}
 	for _, f := range srcs {
 		if f.source.Ref != "" {
-			refs[f.source.Ref] = f
+			refs[f.source.Ref] = f.checkout.Dir
 		}
 	}
 	var set renderedSet
 	keys := sha256.New()
 	for i, f := range srcs {
-		if f.source.Ref != "" && len(srcs) > 1 {
+		as := render.AppSource{Field: sourceField(app, i), Source: f.source}
+		if as.RefOnly(len(srcs)) {
 			set.sourceTypes = append(set.sourceTypes, "")
 			continue
 		}
-		opts, err := renderOptions(app, f.source)
+		opts, err := render.ApplicationOptions(app.Name, app.Spec.Destination.Namespace, as, refs)
 		if err != nil {
-			return renderedSet{}, fmt.Errorf("source %d: %w", i+1, err)
+			return renderedSet{}, err
 		}
-		if opts.Helm != nil {
-			if err := r.resolveValueFiles(f, refs, opts.Helm); err != nil {
-				return renderedSet{}, fmt.Errorf("source %d: %w", i+1, err)
-			}
-		}
-		key, err := renderKey(f, opts)
+		key, err := renderKey(f, opts, srcs)
 		if err != nil {
-			return renderedSet{}, fmt.Errorf("source %d: %w", i+1, err)
+			return renderedSet{}, fmt.Errorf("%s: %w", as.Field, err)
 		}
 		keys.Write([]byte(key))
 		out, ok := r.renders.Get(key)
@@ -81,12 +72,12 @@ func (r *Reconciler) renderSources(ctx context.Context, app *v1alpha1.Applicatio
 			}
 			res, err := r.renderer.Build(ctx, f.checkout.Dir, path, opts, r.opts.RenderLimits)
 			if err != nil {
-				return renderedSet{}, fmt.Errorf("source %d (%s at %s): %w", i+1, source.RedactURL(f.source.RepoURL), shortSHA(f.checkout.Revision), err)
+				return renderedSet{}, fmt.Errorf("%s (%s at %s): %w", as.Field, source.RedactURL(f.source.RepoURL), shortSHA(f.checkout.Revision), err)
 			}
 			out = rendered{kind: res.Kind, objects: make([][]byte, len(res.Documents))}
 			for j, d := range res.Documents {
 				if out.objects[j], err = json.Marshal(d.Object); err != nil {
-					return renderedSet{}, fmt.Errorf("source %d: %s document %d: %w", i+1, d.File, d.Index+1, err)
+					return renderedSet{}, fmt.Errorf("%s: %s document %d: %w", as.Field, d.File, d.Index+1, err)
 				}
 			}
 			r.renders.Add(key, out)
@@ -98,9 +89,19 @@ func (r *Reconciler) renderSources(ctx context.Context, app *v1alpha1.Applicatio
 	return set, nil
 }
 
-// renderKey identifies a render: repository, commit, path and options
-// (value files read from other sources are already inlined in opts).
-func renderKey(f fetched, opts render.Options) (string, error) {
+// sourceField names the i-th source of app the way Argo CD's fields do.
+func sourceField(app *v1alpha1.Application, i int) string {
+	if app.Spec.HasMultipleSources() {
+		return fmt.Sprintf("spec.sources[%d]", i)
+	}
+	return "spec.source"
+}
+
+// renderKey identifies a render: repository, commit, path and options, and
+// the repository and commit of every ref source (their files may be read
+// as value files) in place of their checkout directories.
+func renderKey(f fetched, opts render.Options, srcs []fetched) (string, error) {
+	opts.Refs = nil
 	data, err := json.Marshal(opts)
 	if err != nil {
 		return "", fmt.Errorf("encode render options: %w", err)
@@ -111,118 +112,14 @@ func renderKey(f fetched, opts render.Options) (string, error) {
 		h.Write([]byte{0})
 	}
 	h.Write(data)
+	if opts.Helm != nil {
+		for _, ref := range srcs {
+			if ref.source.Ref != "" {
+				fmt.Fprintf(h, "\x00%s\x00%s\x00%s", ref.source.Ref, source.NormalizeURL(ref.source.RepoURL), ref.checkout.Revision)
+			}
+		}
+	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// renderOptions maps an ApplicationSource's rendering fields to render
-// options. Fields tollgate cannot honour are errors rather than silently
-// rendering something else.
-func renderOptions(app *v1alpha1.Application, s v1alpha1.ApplicationSource) (render.Options, error) {
-	opts := render.Options{Namespace: app.Spec.Destination.Namespace, AppName: app.Name}
-	if s.Plugin != nil {
-		return opts, errors.New("config management plugins are not supported")
-	}
-	if d := s.Directory; d != nil {
-		if d.Jsonnet != nil && len(d.Jsonnet.Raw) > 0 && string(d.Jsonnet.Raw) != "{}" && string(d.Jsonnet.Raw) != "null" {
-			return opts, errors.New("directory.jsonnet is not supported")
-		}
-		opts.Directory = &render.DirectoryOptions{Recurse: d.Recurse, Include: d.Include, Exclude: d.Exclude}
-	}
-	if k := s.Kustomize; k != nil {
-		switch {
-		case len(k.Replicas) > 0:
-			return opts, errors.New("kustomize.replicas is not supported")
-		case len(k.Patches) > 0:
-			return opts, errors.New("kustomize.patches is not supported")
-		case len(k.Components) > 0:
-			return opts, errors.New("kustomize.components is not supported")
-		}
-		opts.Kustomize = &render.KustomizeOptions{
-			Images: k.Images, NamePrefix: k.NamePrefix, NameSuffix: k.NameSuffix, Namespace: k.Namespace,
-			CommonLabels: k.CommonLabels, CommonAnnotations: k.CommonAnnotations,
-		}
-	}
-	if h := s.Helm; h != nil {
-		if len(h.FileParameters) > 0 {
-			return opts, errors.New("helm.fileParameters is not supported")
-		}
-		ho := &render.HelmOptions{
-			ValueFiles: h.ValueFiles, Values: h.Values, ReleaseName: h.ReleaseName,
-			Namespace: h.Namespace, SkipCrds: h.SkipCrds,
-		}
-		if h.ValuesObject != nil && len(h.ValuesObject.Raw) > 0 {
-			if err := json.Unmarshal(h.ValuesObject.Raw, &ho.ValuesObject); err != nil {
-				return opts, fmt.Errorf("decode helm.valuesObject: %w", err)
-			}
-		}
-		for _, p := range h.Parameters {
-			ho.Parameters = append(ho.Parameters, render.HelmParameter{Name: p.Name, Value: p.Value, ForceString: p.ForceString})
-		}
-		opts.Helm = ho
-	}
-	return opts, nil
-}
-
-// resolveValueFiles handles value files that Helm itself cannot read: files
-// of another source (`$ref/path`) and, with ignoreMissingValueFiles, files
-// that do not exist. When either occurs, every value file, values and
-// valuesObject are merged here, in Helm's order, into ValuesObject; render
-// then applies the parameters on top as usual.
-func (r *Reconciler) resolveValueFiles(f fetched, refs map[string]fetched, h *render.HelmOptions) error {
-	ignoreMissing := f.source.Helm != nil && f.source.Helm.IgnoreMissingValueFiles
-	hasRef := false
-	for _, vf := range h.ValueFiles {
-		hasRef = hasRef || strings.HasPrefix(vf, "$")
-	}
-	if !hasRef && !ignoreMissing {
-		return nil
-	}
-	limit := r.opts.RenderLimits.MaxFileBytes
-	if limit <= 0 {
-		limit = render.DefaultMaxFileBytes
-	}
-	vals := map[string]any{}
-	for _, vf := range h.ValueFiles {
-		root, rel := f.checkout.Dir, vf
-		switch {
-		case strings.HasPrefix(vf, "$"):
-			name, rest, _ := strings.Cut(vf[1:], "/")
-			ref, found := refs[name]
-			if !found {
-				return fmt.Errorf("helm value file %q: no source of the application has ref %q", vf, name)
-			}
-			root, rel = ref.checkout.Dir, rest
-		case !strings.HasPrefix(vf, "/"):
-			rel = path.Join(f.source.Path, vf)
-		}
-		if strings.Contains(vf, "://") {
-			return fmt.Errorf("helm value file %s: remote value files are not supported", vf)
-		}
-		data, err := render.ReadFile(root, rel, limit)
-		if errors.Is(err, fs.ErrNotExist) && ignoreMissing {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("read helm value file %s: %w", vf, err)
-		}
-		m, err := chartutil.ReadValues(data)
-		if err != nil {
-			return fmt.Errorf("parse helm value file %s: %w", vf, err)
-		}
-		vals = render.MergeValues(vals, m)
-	}
-	if strings.TrimSpace(h.Values) != "" {
-		m, err := chartutil.ReadValues([]byte(h.Values))
-		if err != nil {
-			return fmt.Errorf("parse helm values: %w", err)
-		}
-		vals = render.MergeValues(vals, m)
-	}
-	if h.ValuesObject != nil {
-		vals = render.MergeValues(vals, h.ValuesObject)
-	}
-	h.ValueFiles, h.Values, h.ValuesObject = nil, "", vals
-	return nil
 }
 
 // sourceType maps a render kind to Argo CD's source type.

@@ -78,6 +78,24 @@ type ApplicationSourceHelm struct {
 	// Namespace is the release namespace; default the destination namespace.
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
+	// Version is the Helm major version; only "v3" (or empty) is rendered.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// KubeVersion is the Kubernetes version templates see. tollgate
+	// refuses it (see docs/sync-engine.md).
+	// +optional
+	KubeVersion string `json:"kubeVersion,omitempty"`
+	// APIVersions are the API versions templates see. tollgate refuses
+	// them.
+	// +optional
+	APIVersions []string `json:"apiVersions,omitempty"`
+	// SkipTests leaves out test hooks. tollgate refuses it.
+	// +optional
+	SkipTests bool `json:"skipTests,omitempty"`
+	// SkipSchemaValidation skips values schema validation. tollgate
+	// refuses it.
+	// +optional
+	SkipSchemaValidation bool `json:"skipSchemaValidation,omitempty"`
 }
 
 // HelmParameter is one --set name=value.
@@ -133,6 +151,22 @@ type ApplicationSourceKustomize struct {
 	Patches []KustomizePatch `json:"patches,omitempty"`
 	// +optional
 	Components []string `json:"components,omitempty"`
+	// The fields below are Argo CD's; tollgate refuses a source that sets
+	// one rather than render something else (see docs/sync-engine.md).
+	// +optional
+	Version string `json:"version,omitempty"`
+	// +optional
+	CommonAnnotationsEnvsubst bool `json:"commonAnnotationsEnvsubst,omitempty"`
+	// +optional
+	LabelWithoutSelector bool `json:"labelWithoutSelector,omitempty"`
+	// +optional
+	LabelIncludeTemplates bool `json:"labelIncludeTemplates,omitempty"`
+	// +optional
+	KubeVersion string `json:"kubeVersion,omitempty"`
+	// +optional
+	APIVersions []string `json:"apiVersions,omitempty"`
+	// +optional
+	IgnoreMissingComponents bool `json:"ignoreMissingComponents,omitempty"`
 }
 
 // KustomizeReplica sets the replica count of the named workload.

@@ -2,6 +2,8 @@ package render
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -23,6 +25,9 @@ func (s source) helmValues() (map[string]any, error) {
 	}
 	for _, vf := range h.ValueFiles {
 		m, err := s.valueFile(vf)
+		if errors.Is(err, fs.ErrNotExist) && h.IgnoreMissingValueFiles {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -65,34 +70,63 @@ func (s source) helmValues() (map[string]any, error) {
 }
 
 // valueFile reads one value file. Like Argo CD, a relative path is relative
-// to the chart directory and an absolute path is relative to the
-// repository root; URLs are refused.
+// to the chart directory, an absolute path is relative to the repository
+// root and "$name/path" is relative to the root of the source with ref name;
+// URLs are refused. Every path stays inside its repository.
 func (s source) valueFile(vf string) (map[string]any, error) {
 	if strings.Contains(vf, "://") {
 		return nil, fmt.Errorf("read value file %q: %w", vf, ErrRemoteReference)
 	}
-	p := vf
-	if !filepath.IsAbs(p) && !strings.HasPrefix(p, "/") {
-		p = joinRel(s.rel, p)
-	} else {
-		p = strings.TrimLeft(filepath.ToSlash(p), "/")
-		if p == "" {
-			p = "."
+	r, p := s.repo, vf
+	switch {
+	case strings.HasPrefix(vf, "$"):
+		name, rest, _ := strings.Cut(vf[1:], "/")
+		root, ok := s.opts.Refs[name]
+		if !ok {
+			return nil, fmt.Errorf("read value file %s: no source of the application has ref %q", vf, name)
 		}
+		var err error
+		if r, err = openRepo(root); err != nil {
+			return nil, fmt.Errorf("read value file %s: %w", vf, err)
+		}
+		p = repoPath(rest)
+	case !filepath.IsAbs(p) && !strings.HasPrefix(p, "/"):
+		p = joinRel(s.rel, p)
+	default:
+		p = repoPath(p)
 	}
-	real, rel, err := s.repo.resolve(p)
+	real, rel, err := r.resolve(p)
 	if err != nil {
 		return nil, fmt.Errorf("read value file %s: %w", vf, err)
 	}
 	data, err := readFile(real, s.lim.MaxFileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("read value file %s: %w", rel, err)
+		return nil, fmt.Errorf("read value file %s: %w", displayValueFile(vf, rel), err)
 	}
 	m, err := chartutil.ReadValues(data)
 	if err != nil {
-		return nil, fmt.Errorf("parse value file %s: %w", rel, err)
+		return nil, fmt.Errorf("parse value file %s: %w", displayValueFile(vf, rel), err)
 	}
 	return m, nil
+}
+
+// repoPath turns a path from the repository root ("/a/b" or "a/b") into a
+// repo-relative path.
+func repoPath(p string) string {
+	p = strings.TrimLeft(filepath.ToSlash(p), "/")
+	if p == "" {
+		return "."
+	}
+	return p
+}
+
+// displayValueFile names a value file in messages: its repo-relative path,
+// or the value file as written when it is in another source.
+func displayValueFile(vf, rel string) string {
+	if strings.HasPrefix(vf, "$") {
+		return vf
+	}
+	return rel
 }
 
 // MergeValues merges b into a copy of a: nested maps merge, anything else in

@@ -30,6 +30,10 @@ type Options struct {
 	// AppName is the Application's name, Helm's release name when
 	// HelmOptions.ReleaseName is empty.
 	AppName string
+	// Refs maps the ref name of each other source of the Application to
+	// the root of its checkout: Helm value files "$name/path" are read
+	// from there, confined to that root.
+	Refs map[string]string
 }
 
 // DirectoryOptions mirror spec.source.directory.
@@ -59,7 +63,8 @@ type KustomizeOptions struct {
 // HelmOptions mirror spec.source.helm.
 type HelmOptions struct {
 	// ValueFiles are merged in order. Relative paths are relative to the
-	// chart directory, absolute ones to the repository root, as in Argo CD.
+	// chart directory, absolute ones to the repository root, "$name/path"
+	// to the root of the source with ref name (Options.Refs), as in Argo CD.
 	ValueFiles []string
 	// Values is a YAML document merged after ValueFiles.
 	Values string
@@ -71,6 +76,8 @@ type HelmOptions struct {
 	Namespace   string
 	// SkipCrds leaves out the chart's crds/ directory.
 	SkipCrds bool
+	// IgnoreMissingValueFiles skips value files that do not exist.
+	IgnoreMissingValueFiles bool
 }
 
 // HelmParameter is one `--set name=value` (or `--set-string` when

@@ -1,0 +1,195 @@
+package render
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+)
+
+func TestApplicationOptions(t *testing.T) {
+	refs := map[string]string{"values": "/checkouts/values"}
+	tests := []struct {
+		name    string
+		src     v1alpha1.ApplicationSource
+		field   string
+		want    Options
+		wantErr string
+	}{
+		{
+			name: "plain",
+			want: Options{Namespace: "web", AppName: "guestbook", Refs: refs},
+		},
+		{
+			name: "directory, kustomize and helm options",
+			src: v1alpha1.ApplicationSource{
+				Directory: &v1alpha1.ApplicationSourceDirectory{Recurse: true, Include: "*.yaml"},
+				Kustomize: &v1alpha1.ApplicationSourceKustomize{NamePrefix: "p-", Images: []string{"web=web:2"}},
+				Helm: &v1alpha1.ApplicationSourceHelm{
+					ValueFiles: []string{"prod.yaml", "$values/envs/prod.yaml"}, ReleaseName: "gb", IgnoreMissingValueFiles: true, Version: "v3",
+					Parameters:   []v1alpha1.HelmParameter{{Name: "a", Value: "1", ForceString: true}},
+					ValuesObject: &runtime.RawExtension{Raw: []byte(`{"replicas":3}`)},
+				},
+			},
+			want: Options{
+				Namespace: "web", AppName: "guestbook", Refs: refs,
+				Directory: &DirectoryOptions{Recurse: true, Include: "*.yaml"},
+				Kustomize: &KustomizeOptions{NamePrefix: "p-", Images: []string{"web=web:2"}},
+				Helm: &HelmOptions{
+					ValueFiles: []string{"prod.yaml", "$values/envs/prod.yaml"}, ReleaseName: "gb", IgnoreMissingValueFiles: true,
+					Parameters:   []HelmParameter{{Name: "a", Value: "1", ForceString: true}},
+					ValuesObject: map[string]any{"replicas": float64(3)},
+				},
+			},
+		},
+		{name: "plugin", src: v1alpha1.ApplicationSource{Plugin: &runtime.RawExtension{Raw: []byte(`{"name":"cmp"}`)}}, wantErr: "spec.source.plugin is not supported: config management plugins are not run"},
+		{name: "jsonnet", src: v1alpha1.ApplicationSource{Directory: &v1alpha1.ApplicationSourceDirectory{Jsonnet: &runtime.RawExtension{Raw: []byte(`{"tlas":[]}`)}}}, wantErr: "spec.source.directory.jsonnet is not supported"},
+		{name: "empty jsonnet", src: v1alpha1.ApplicationSource{Directory: &v1alpha1.ApplicationSourceDirectory{Jsonnet: &runtime.RawExtension{Raw: []byte(`{}`)}}}, want: Options{Namespace: "web", AppName: "guestbook", Refs: refs, Directory: &DirectoryOptions{}}},
+		{name: "kustomize patches", field: "spec.sources[1]", src: v1alpha1.ApplicationSource{Kustomize: &v1alpha1.ApplicationSourceKustomize{Patches: []v1alpha1.KustomizePatch{{Patch: "x"}}}}, wantErr: "spec.sources[1].kustomize.patches is not supported"},
+		{name: "kustomize forceCommonLabels", src: v1alpha1.ApplicationSource{Kustomize: &v1alpha1.ApplicationSourceKustomize{ForceCommonLabels: true}}, wantErr: "spec.source.kustomize.forceCommonLabels is not supported"},
+		{name: "helm file parameters", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{FileParameters: []v1alpha1.HelmFileParameter{{Name: "a", Path: "b"}}}}, wantErr: "spec.source.helm.fileParameters is not supported"},
+		{name: "helm v2", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{Version: "v2"}}, wantErr: "spec.source.helm.version is not supported"},
+		{name: "helm kubeVersion", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{KubeVersion: "1.30"}}, wantErr: "spec.source.helm.kubeVersion is not supported"},
+		{name: "remote value file", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{"a.yaml", "https://example.com/v.yaml"}}}, wantErr: "spec.source.helm.valueFiles[1] is not supported: remote value files"},
+		{name: "unknown ref", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{"$other/x.yaml"}}}, wantErr: `spec.source.helm.valueFiles[0]: no source of the application has ref "other"`},
+		{name: "bad valuesObject", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{ValuesObject: &runtime.RawExtension{Raw: []byte(`[1]`)}}}, wantErr: "spec.source.helm.valuesObject: want an object"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			field := tc.field
+			if field == "" {
+				field = "spec.source"
+			}
+			got, err := ApplicationOptions("guestbook", "web", AppSource{Field: field, Source: tc.src}, refs)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("options (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestApplicationOptionsUnsupportedIsTyped(t *testing.T) {
+	_, err := ApplicationOptions("a", "b", AppSource{Field: "spec.source", Source: v1alpha1.ApplicationSource{Kustomize: &v1alpha1.ApplicationSourceKustomize{Components: []string{"c"}}}}, nil)
+	var ue *UnsupportedError
+	if !errors.As(err, &ue) || ue.Field != "spec.source.kustomize.components" {
+		t.Fatalf("error = %#v, want an *UnsupportedError for spec.source.kustomize.components", err)
+	}
+}
+
+func TestApplicationSources(t *testing.T) {
+	one := v1alpha1.ApplicationSource{RepoURL: "a"}
+	two := v1alpha1.ApplicationSource{RepoURL: "b", Ref: "values"}
+	got := ApplicationSources(v1alpha1.ApplicationSpec{Source: &one, Sources: []v1alpha1.ApplicationSource{one, two}})
+	want := []AppSource{{Field: "spec.sources[0]", Source: one}, {Field: "spec.sources[1]", Source: two}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("sources (-want +got):\n%s", diff)
+	}
+	if !got[1].RefOnly(2) || got[0].RefOnly(2) || (AppSource{Source: two}).RefOnly(1) {
+		t.Error("RefOnly: want only a ref source among several to be ref-only")
+	}
+	if got := ApplicationSources(v1alpha1.ApplicationSpec{Source: &one}); len(got) != 1 || got[0].Field != "spec.source" {
+		t.Errorf("single source = %v", got)
+	}
+	if got := ApplicationSources(v1alpha1.ApplicationSpec{}); got != nil {
+		t.Errorf("no source = %v, want nil", got)
+	}
+}
+
+// writeTree writes files (slash paths) under a new temporary directory.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p, content := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestBuildHelmValueFiles(t *testing.T) {
+	chartRepo := writeTree(t, map[string]string{
+		"chart/Chart.yaml":            "apiVersion: v2\nname: dump\nversion: 0.1.0\n",
+		"chart/templates/values.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: values}\ndata: {values: {{ toJson .Values | quote }}}\n",
+		"chart/values-prod.yaml":      "replicas: 2\nimage: {tag: local}\n",
+		"shared/common.yaml":          "team: web\n",
+	})
+	valuesRepo := writeTree(t, map[string]string{"envs/prod.yaml": "image: {tag: \"1.2\"}\nregion: eu\n"})
+	outside := writeTree(t, map[string]string{"secret.yaml": "stolen: true\n"})
+	if err := os.Symlink(filepath.Join(outside, "secret.yaml"), filepath.Join(valuesRepo, "envs", "escape.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	refs := map[string]string{"values": valuesRepo}
+	tests := []struct {
+		name    string
+		helm    HelmOptions
+		want    map[string]any
+		wantErr string
+	}{
+		{
+			name: "ref files merged in order with local, absolute, values and valuesObject, then parameters",
+			helm: HelmOptions{
+				ValueFiles:   []string{"values-prod.yaml", "/shared/common.yaml", "$values/envs/prod.yaml"},
+				Values:       "region: us\n",
+				ValuesObject: map[string]any{"extra": true},
+				Parameters:   []HelmParameter{{Name: "team", Value: "ops"}},
+			},
+			want: map[string]any{"replicas": float64(2), "team": "ops", "region": "us", "extra": true, "image": map[string]any{"tag": "1.2"}},
+		},
+		{
+			name: "missing files skipped with ignoreMissingValueFiles",
+			helm: HelmOptions{ValueFiles: []string{"nope.yaml", "$values/envs/none.yaml", "$values/envs/prod.yaml"}, IgnoreMissingValueFiles: true},
+			want: map[string]any{"image": map[string]any{"tag": "1.2"}, "region": "eu"},
+		},
+		{name: "missing file", helm: HelmOptions{ValueFiles: []string{"$values/envs/none.yaml"}}, wantErr: "read value file $values/envs/none.yaml"},
+		{name: "unknown ref", helm: HelmOptions{ValueFiles: []string{"$other/x.yaml"}}, wantErr: `no source of the application has ref "other"`},
+		{name: "symlink out of the repository", helm: HelmOptions{ValueFiles: []string{"$values/envs/escape.yaml"}}, wantErr: "read value file $values/envs/escape.yaml: symlink target is outside the repository root"},
+		{name: "dot-dot out of the repository", helm: HelmOptions{ValueFiles: []string{"$values/../../secret.yaml"}}, wantErr: "outside the repository root"},
+		{name: "dot-dot out of the repository, ignoring missing files", helm: HelmOptions{ValueFiles: []string{"../../secret.yaml"}, IgnoreMissingValueFiles: true}, wantErr: "outside the repository root"},
+		{name: "remote value file", helm: HelmOptions{ValueFiles: []string{"https://example.com/v.yaml"}}, wantErr: "remote"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := tc.helm
+			res, err := Build(context.Background(), chartRepo, "chart", Options{Helm: &h, Refs: refs, AppName: "dump"}, Limits{})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]any
+			raw, _ := fieldAt(res.Documents[0].Object, "data.values").(string)
+			if err := json.Unmarshal([]byte(raw), &got); err != nil {
+				t.Fatalf("decode values %q: %v", raw, err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("values (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
