@@ -3,6 +3,7 @@ package certs
 import (
 	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -161,6 +162,9 @@ type Manager struct {
 	lastErr error
 
 	current atomic.Pointer[tls.Certificate]
+	// roots are the CA certificates of the Secret's bundle, for clients
+	// of the service (RootCAs).
+	roots atomic.Pointer[x509.CertPool]
 }
 
 var (
@@ -186,6 +190,17 @@ func (m *Manager) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error)
 		return c, nil
 	}
 	return nil, errors.New("get webhook certificate: no certificate loaded yet")
+}
+
+// RootCAs returns the CA bundle of the Secret (every CA a serving
+// certificate may chain to, during a CA rotation the old one too), for a
+// client of the service the Manager issues certificates for. It fails until
+// the Secret is loaded.
+func (m *Manager) RootCAs() (*x509.CertPool, error) {
+	if p := m.roots.Load(); p != nil {
+		return p, nil
+	}
+	return nil, errors.New("get CA bundle: no certificate loaded yet")
 }
 
 // Ready reports whether a serving certificate is loaded.

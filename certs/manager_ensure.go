@@ -177,6 +177,15 @@ func (m *Manager) load(ctx context.Context, sec *corev1.Secret, now time.Time) (
 		return nil, fmt.Errorf("load serving certificate from secret %s: valid %s to %s, not now",
 			m.secretKey(), stamp(srv.Cert.NotBefore), stamp(srv.Cert.NotAfter))
 	}
+	cas, err := parseCertificates(sec.Data[SecretKeyCACert])
+	if err != nil {
+		return nil, fmt.Errorf("load CA bundle from secret %s: %w", m.secretKey(), err)
+	}
+	pool := x509.NewCertPool()
+	for _, c := range cas {
+		pool.AddCert(c)
+	}
+	m.roots.Store(pool)
 	if cur := m.current.Load(); cur != nil && bytes.Equal(cur.Leaf.Raw, srv.Cert.Raw) {
 		return cur, nil
 	}

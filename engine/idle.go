@@ -31,6 +31,8 @@ type memo struct {
 	// depend on except the live objects: the Application spec, the project's
 	// resourceVersion, the revisions and the render keys.
 	identity string
+	// renderKey is the repo-server's key of the rendered sources.
+	renderKey string
 	// fingerprint hashes the live objects' resourceVersions as the
 	// metadata cache saw them just before the comparison.
 	fingerprint string
@@ -56,6 +58,16 @@ func (r *Reconciler) remember(key types.NamespacedName, m *memo) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.memos[key] = m
+}
+
+// memoRenderKey returns the render key of key's memo, or "".
+func (r *Reconciler) memoRenderKey(key types.NamespacedName) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if m, ok := r.memos[key]; ok {
+		return m.renderKey
+	}
+	return ""
 }
 
 // forget drops the memo of key, so the next reconcile compares in full.

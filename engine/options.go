@@ -5,26 +5,22 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // Defaults of Options.
 const (
-	DefaultNamespace       = policies.DefaultArgoCDNamespace
-	DefaultResync          = 3 * time.Minute
-	DefaultJitter          = 0.1
-	DefaultFieldManager    = "tollgate"
-	DefaultRenderCacheSize = 512
-	DefaultWaveTimeout     = 5 * time.Minute
-	DefaultCompareMaxAge   = time.Hour
-	DefaultHistoryLimit    = 10
-	DefaultConcurrency     = 4
+	DefaultNamespace     = policies.DefaultArgoCDNamespace
+	DefaultResync        = 3 * time.Minute
+	DefaultJitter        = 0.1
+	DefaultFieldManager  = "tollgate"
+	DefaultWaveTimeout   = 5 * time.Minute
+	DefaultCompareMaxAge = time.Hour
+	DefaultHistoryLimit  = 10
+	DefaultConcurrency   = 4
 	// DefaultWebhookMaxBytes bounds a Git push webhook body. GitHub caps
 	// payloads at 25 MiB; pushes of ordinary size are far below 1 MiB.
 	DefaultWebhookMaxBytes int64 = 4 << 20
-	// DefaultCheckoutMaxIdle is how long an unused checkout is kept.
-	DefaultCheckoutMaxIdle = time.Hour
 )
 
 // Options configures a Reconciler. Build them with DefaultOptions and
@@ -40,9 +36,6 @@ type Options struct {
 	Jitter float64
 	// FieldManager owns the fields the engine applies.
 	FieldManager string
-	// RenderCacheSize is how many rendered sources are kept in memory
-	// (least recently used out first).
-	RenderCacheSize int
 	// WaveTimeout bounds the wait for one wave to become healthy.
 	WaveTimeout time.Duration
 	// CompareMaxAge is how long a comparison may be reused by an idle
@@ -57,12 +50,6 @@ type Options struct {
 	// MaxConcurrentReconciles is the number of Applications reconciled at
 	// once.
 	MaxConcurrentReconciles int
-	// RenderLimits bound what one source may render.
-	RenderLimits render.Limits
-	// CheckoutMaxIdle is how long a checked-out revision no reconcile
-	// fetched stays on disk (when the Fetcher can remove trees); it is
-	// swept every quarter of it. Default 1h; negative keeps every tree.
-	CheckoutMaxIdle time.Duration
 	// WebhookSecret is the shared secret a Git push webhook must prove:
 	// GitHub's X-Hub-Signature-256 HMAC or GitLab's X-Gitlab-Token. Without
 	// it there is no push endpoint (NewPushHandler refuses).
@@ -87,12 +74,9 @@ func DefaultOptions() Options {
 		Resync:                  DefaultResync,
 		Jitter:                  DefaultJitter,
 		FieldManager:            DefaultFieldManager,
-		RenderCacheSize:         DefaultRenderCacheSize,
 		WaveTimeout:             DefaultWaveTimeout,
 		CompareMaxAge:           DefaultCompareMaxAge,
 		MaxConcurrentReconciles: DefaultConcurrency,
-		RenderLimits:            render.DefaultLimits(),
-		CheckoutMaxIdle:         DefaultCheckoutMaxIdle,
 		WebhookMaxBytes:         DefaultWebhookMaxBytes,
 		Now:                     time.Now,
 		Float64:                 rand.Float64,
@@ -119,12 +103,6 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.FieldManager == "" {
 		o.FieldManager = d.FieldManager
-	}
-	if o.CheckoutMaxIdle == 0 {
-		o.CheckoutMaxIdle = d.CheckoutMaxIdle
-	}
-	if o.RenderCacheSize <= 0 {
-		o.RenderCacheSize = d.RenderCacheSize
 	}
 	if o.WaveTimeout <= 0 {
 		o.WaveTimeout = d.WaveTimeout

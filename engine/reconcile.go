@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -22,6 +23,7 @@ import (
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/engine/plan"
+	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
 )
 
@@ -122,7 +124,7 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 	if cmp.status != v1alpha1.SyncStatusCodeSynced {
 		// A sync may be due: it needs the objects (a reused comparison
 		// did not build them).
-		if err := state.build(); err != nil {
+		if err := state.build(ctx); err != nil {
 			p.conds.set(v1alpha1.ApplicationConditionComparisonError, err.Error())
 			return err
 		}
@@ -235,17 +237,26 @@ type desired struct {
 
 // unbuiltObjects are rendered objects not yet made final.
 type unbuiltObjects struct {
-	// rendered are JSON documents shared with the render cache.
-	rendered            [][]byte
+	// rendered are JSON documents shared with the render cache; nil when
+	// the repo-server answered Unchanged, and load fetches them.
+	rendered            []json.RawMessage
+	load                func(context.Context) ([]json.RawMessage, error)
 	namespace, instance string
 	mapper              meta.RESTMapper
 }
 
 // build decodes the rendered objects and makes them final, once.
-func (d *desired) build() error {
+func (d *desired) build(ctx context.Context) error {
 	u := d.unbuilt
 	if u == nil {
 		return nil
+	}
+	if u.rendered == nil && u.load != nil {
+		rendered, err := u.load(ctx)
+		if err != nil {
+			return err
+		}
+		u.rendered = rendered
 	}
 	decoded := make([]map[string]any, len(u.rendered))
 	for i, data := range u.rendered {
@@ -273,39 +284,80 @@ func (d *desired) nonHooks() []*unstructured.Unstructured {
 	return out
 }
 
-// desiredState fetches and renders the sources. The objects are built at
+// desiredState asks for the rendered sources. The objects are built at
 // once when the Application's last comparison cannot be reused anyway (no
 // memo of this identity, or an operation is requested), so that a render
-// that cannot be applied fails here; otherwise on first need.
+// that cannot be applied fails here; otherwise on first need. A request
+// names the render key of the Application's memo, so that an idle resync
+// gets no objects back when nothing changed.
 func (r *Reconciler) desiredState(ctx context.Context, p *pass, tg *target) (*desired, error) {
 	listingMaxAge := r.opts.ListingMaxAge
 	if tg.refresh || tg.op != nil {
 		listingMaxAge = 0
 	}
-	fetched, err := r.fetchSources(ctx, projectOf(tg.app), tg.sources, tg.secrets, listingMaxAge)
+	req, err := r.manifestRequest(ctx, tg, listingMaxAge)
 	if err != nil {
 		return nil, err
 	}
-	set, err := r.renderSources(ctx, tg.app, fetched, tg.hard)
+	req.KnownKey = r.memoRenderKey(p.key)
+	resp, err := r.generate(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	d := &desired{
-		sourceTypes: set.sourceTypes, renderKey: set.key,
-		unbuilt: &unbuiltObjects{rendered: set.objects, namespace: p.app.Spec.Destination.Namespace, instance: p.instance, mapper: tg.cluster.mapper},
+		sourceTypes: resp.SourceTypes, renderKey: resp.Key, revisions: resp.Revisions,
+		unbuilt: &unbuiltObjects{rendered: resp.Objects, namespace: p.app.Spec.Destination.Namespace, instance: p.instance, mapper: tg.cluster.mapper},
 	}
-	for _, f := range fetched {
-		d.revisions = append(d.revisions, f.checkout.Revision)
+	if resp.Unchanged {
+		d.unbuilt.load = r.loadObjects(req, resp)
 	}
 	if d.identity, err = identity(tg.app, tg.project, d.renderKey, d.revisions); err != nil {
 		return nil, err
 	}
 	if tg.op != nil || r.recall(p.key, d.identity) == nil {
-		if err := d.build(); err != nil {
+		if err := d.build(ctx); err != nil {
 			return nil, err
 		}
 	}
 	return d, nil
+}
+
+// generate calls the repo-server and counts renders.
+func (r *Reconciler) generate(ctx context.Context, req *reposerver.Request) (*reposerver.Response, error) {
+	resp, err := r.manifests.Generate(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if len(resp.Revisions) != len(req.Sources) || len(resp.SourceTypes) != len(req.Sources) {
+		return nil, fmt.Errorf("repo-server answered %d revisions and %d source types for %d sources", len(resp.Revisions), len(resp.SourceTypes), len(req.Sources))
+	}
+	r.metrics.renders.WithLabelValues("hit").Add(float64(resp.Cached))
+	r.metrics.renders.WithLabelValues("miss").Add(float64(resp.Rendered))
+	return resp, nil
+}
+
+// loadObjects returns a loader of the objects of an Unchanged response:
+// the same request at the revisions it answered, without KnownKey. A
+// different key in the answer (the cache cannot have changed a commit's
+// render, but a repo-server may have been replaced by another version) is
+// an error, and the next reconcile starts over.
+func (r *Reconciler) loadObjects(req *reposerver.Request, first *reposerver.Response) func(context.Context) ([]json.RawMessage, error) {
+	return func(ctx context.Context) ([]json.RawMessage, error) {
+		again := *req
+		again.KnownKey = ""
+		again.Sources = slices.Clone(req.Sources)
+		for i := range again.Sources {
+			again.Sources[i].Source.TargetRevision = first.Revisions[i]
+		}
+		resp, err := r.generate(ctx, &again)
+		if err != nil {
+			return nil, err
+		}
+		if resp.Key != first.Key {
+			return nil, fmt.Errorf("render of revisions %s changed between two requests; comparing again", strings.Join(shortSHAs(first.Revisions), ","))
+		}
+		return resp.Objects, nil
+	}
 }
 
 // comparison returns the comparison of the desired state with the cluster:
@@ -332,7 +384,7 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 		}
 		log.V(1).Info("Comparing in full", "reason", reason)
 	}
-	if err := state.build(); err != nil {
+	if err := state.build(ctx); err != nil {
 		return nil, false, err
 	}
 	// The objects are judged with the Application as fetched.
@@ -369,7 +421,7 @@ func (r *Reconciler) compareAndRemember(ctx context.Context, p *pass, cl *cluste
 	covered := covers(refs, cmp.refs)
 	cmp.refs = nil // checked; the memo keeps refs
 	if fpErr == nil && state.identity != "" && covered {
-		r.remember(p.key, &memo{identity: state.identity, fingerprint: fp, at: r.opts.Now(), cmp: cmp, refs: refs})
+		r.remember(p.key, &memo{identity: state.identity, renderKey: state.renderKey, fingerprint: fp, at: r.opts.Now(), cmp: cmp, refs: refs})
 	} else {
 		r.forget(p.key)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -26,8 +25,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
-	"github.com/tollgate-dev/tollgate/engine/render"
-	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -39,40 +37,6 @@ type Evaluator interface {
 	EvaluateAll(ctx context.Context, ins []policies.Input) ([]policies.Decision, error)
 }
 
-// Fetcher checks out Git revisions; *source.Cache implements it.
-type Fetcher interface {
-	Fetch(ctx context.Context, repoURL, revision string, creds source.Credentials, opts ...source.FetchOption) (source.Checkout, error)
-}
-
-// treeRemover is a Fetcher that can remove the checkouts it has not
-// returned for a while (source.Cache).
-type treeRemover interface {
-	RemoveUnused(ctx context.Context, maxIdle time.Duration) (int, error)
-}
-
-// removeUnusedTrees removes, every quarter of CheckoutMaxIdle until ctx
-// ends, the checkouts no reconcile fetched for CheckoutMaxIdle: the
-// revisions no Application uses any more.
-func (r *Reconciler) removeUnusedTrees(ctx context.Context, tr treeRemover) {
-	log := ctrl.LoggerFrom(ctx).WithName("checkouts")
-	t := time.NewTicker(r.opts.CheckoutMaxIdle / 4)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		n, err := tr.RemoveUnused(ctx, r.opts.CheckoutMaxIdle)
-		if err != nil {
-			log.Error(err, "Remove unused checkouts")
-		}
-		if n > 0 {
-			log.V(1).Info("Removed unused checkouts", "count", n, "maxIdle", r.opts.CheckoutMaxIdle.String())
-		}
-	}
-}
-
 // EventRecorder records Kubernetes events; the recorder of
 // manager.GetEventRecorder implements it.
 type EventRecorder interface {
@@ -80,7 +44,7 @@ type EventRecorder interface {
 }
 
 // Dependencies are what a Reconciler works with. Client, APIReader, Config,
-// Scheme, Evaluator and Sources are required.
+// Scheme, Evaluator and Manifests are required.
 type Dependencies struct {
 	// Client reads Applications, AppProjects and Argo CD Secrets of the
 	// control-plane namespace (from the manager's cache) and patches
@@ -96,27 +60,14 @@ type Dependencies struct {
 	// Scheme knows the built-in types and v1alpha1.
 	Scheme    *runtime.Scheme
 	Evaluator Evaluator
-	Sources   Fetcher
+	// Manifests fetches and renders the Applications' sources: a
+	// reposerver.Service in this process, or a reposerver.Client of
+	// `tollgate repo-server`s, so that no tenant input is parsed here.
+	Manifests reposerver.Generator
 	// Recorder records events on Applications; nil records none.
 	Recorder EventRecorder
 	// Metrics are updated when set; register them yourself.
 	Metrics *Metrics
-	// Renderer renders application sources; nil renders in this process
-	// with render.Build. The controller passes a sandbox.Runner, so tenant
-	// charts and overlays are parsed in a child process under limits.
-	Renderer Renderer
-}
-
-// Renderer renders one application source, with render.Build's signature.
-type Renderer interface {
-	Build(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error)
-}
-
-// inProcess renders with render.Build in the calling process.
-type inProcess struct{}
-
-func (inProcess) Build(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error) {
-	return render.Build(ctx, root, dir, opts, lim)
 }
 
 // Reconciler syncs Argo CD Applications: see the package documentation.
@@ -125,14 +76,12 @@ type Reconciler struct {
 	apiReader client.Reader
 	scheme    *runtime.Scheme
 	evaluator Evaluator
-	sources   Fetcher
-	renderer  Renderer
+	manifests reposerver.Generator
 	recorder  EventRecorder
 	metrics   *Metrics
 	opts      Options
 
 	clusters *clusters
-	renders  *lru[string, rendered]
 
 	mu    sync.Mutex
 	memos map[types.NamespacedName]*memo
@@ -160,20 +109,16 @@ func New(deps Dependencies, opts Options) (*Reconciler, error) {
 		return nil, errors.New("new reconciler: scheme is nil")
 	case deps.Evaluator == nil:
 		return nil, errors.New("new reconciler: evaluator is nil")
-	case deps.Sources == nil:
-		return nil, errors.New("new reconciler: source cache is nil")
-	}
-	if deps.Renderer == nil {
-		deps.Renderer = inProcess{}
+	case deps.Manifests == nil:
+		return nil, errors.New("new reconciler: manifest generator is nil")
 	}
 	if deps.Metrics == nil {
 		deps.Metrics = NewMetrics()
 	}
 	r := &Reconciler{
 		client: deps.Client, apiReader: deps.APIReader, scheme: deps.Scheme,
-		evaluator: deps.Evaluator, sources: deps.Sources, renderer: deps.Renderer, recorder: deps.Recorder,
+		evaluator: deps.Evaluator, manifests: deps.Manifests, recorder: deps.Recorder,
 		metrics: deps.Metrics, opts: opts,
-		renders: newLRU[string, rendered](opts.RenderCacheSize),
 		memos:   map[types.NamespacedName]*memo{},
 		allowed: map[types.NamespacedName]string{},
 	}
@@ -245,14 +190,6 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) 
 		return nil
 	})); err != nil {
 		return fmt.Errorf("add cluster cache stopper: %w", err)
-	}
-	if tr, ok := r.sources.(treeRemover); ok && r.opts.CheckoutMaxIdle > 0 {
-		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-			r.removeUnusedTrees(ctx, tr)
-			return nil
-		})); err != nil {
-			return fmt.Errorf("add checkout sweeper: %w", err)
-		}
 	}
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == r.opts.Namespace })
 	err := ctrl.NewControllerManagedBy(mgr).

@@ -401,3 +401,11 @@ func (r *Reconciler) refuseOperation(p *pass, op *v1alpha1.Operation, msg string
 func equalOperations(a, b *v1alpha1.Operation) bool {
 	return equality.Semantic.DeepEqual(a, b)
 }
+
+// shortSHA abbreviates a commit SHA for messages.
+func shortSHA(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"time"
 
@@ -22,8 +21,9 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/tollgate-dev/tollgate/certs"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
+	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/policies"
 )
@@ -56,18 +56,17 @@ type controllerOptions struct {
 	webhookSecret string
 	leaderElect   bool
 	configFile    string
-	// allowInsecureRepos allows http:// and git:// repositories without
-	// insecure: "true" in their repository Secret.
-	allowInsecureRepos bool
-	// allowFileRepos allows file:// repositories (local development).
-	allowFileRepos bool
-	// renderTimeout and renderMemory bound each render, which runs in a
-	// child process.
-	renderTimeout time.Duration
-	renderMemory  string
-	// fetchTimeout and maxFetchBytes bound each Git fetch.
-	fetchTimeout  time.Duration
-	maxFetchBytes string
+	// repoOptions configure the in-process repository service, used
+	// without repoServers.
+	repoOptions
+	// repoServers are the addresses of `tollgate repo-server`s; with them,
+	// no tenant input is parsed in the controller.
+	repoServers []string
+	// repoServerSecret and repoServerService name the Secret of the
+	// repo-servers' TLS certificate, which the controller keeps, and the
+	// Service it is issued for.
+	repoServerSecret  string
+	repoServerService string
 }
 
 // defaultControllerOptions are the defaults of the controller's flags,
@@ -76,13 +75,19 @@ func defaultControllerOptions() controllerOptions {
 	return controllerOptions{
 		namespace: engine.DefaultNamespace, resync: engine.DefaultResync, concurrency: engine.DefaultConcurrency,
 		metricsAddr: ":8080", healthAddr: ":8081", pprofAddr: "0", webhookAddr: ":8082",
-		renderTimeout: sandbox.DefaultLimits().Timeout, renderMemory: defaultRenderMemory,
-		fetchTimeout: source.DefaultFetchTimeout, maxFetchBytes: defaultMaxFetchBytes,
+		repoOptions: defaultRepoOptions(), repoServerSecret: defaultRepoServerSecret, repoServerService: defaultRepoServerService,
 	}
 }
 
 // defaultMaxFetchBytes is the default of --max-fetch-bytes.
 var defaultMaxFetchBytes = resource.NewQuantity(source.DefaultMaxFetchBytes, resource.BinarySI).String()
+
+// Defaults of --repo-server-tls-secret and --repo-server-service, the
+// names in config/.
+const (
+	defaultRepoServerSecret  = "tollgate-repo-server-tls"
+	defaultRepoServerService = "tollgate-repo-server"
+)
 
 func newControllerCmd() *cobra.Command {
 	o := defaultControllerOptions()
@@ -119,7 +124,6 @@ holding a Lease in $POD_NAMESPACE (else in --namespace).`,
 	f := cmd.Flags()
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)")
 	f.StringVar(&o.namespace, "namespace", o.namespace, "namespace of the Applications, AppProjects and Argo CD Secrets")
-	f.StringVar(&o.repoCache, "repo-cache", "", "`DIR` for Git clones and checkouts (default: tollgate-repo-cache in the temporary directory)")
 	f.DurationVar(&o.resync, "resync", o.resync, "how often every Application is compared again (±10% jitter)")
 	f.IntVar(&o.concurrency, "concurrency", o.concurrency, "Applications reconciled in parallel")
 	f.StringVar(&o.metricsAddr, "metrics-addr", o.metricsAddr, "address of the Prometheus metrics endpoint (0 disables it)")
@@ -127,13 +131,11 @@ holding a Lease in $POD_NAMESPACE (else in --namespace).`,
 	f.StringVar(&o.pprofAddr, "pprof-addr", o.pprofAddr, "address of the Go profiling endpoints /debug/pprof/ (0 disables them)")
 	f.StringVar(&o.webhookAddr, "webhook-addr", o.webhookAddr, "address of the Git push webhook /api/webhook, served only with a secret (0 disables it)")
 	f.StringVar(&o.webhookSecret, "webhook-secret", "", "shared secret of the Git push webhook (default $"+webhookSecretEnv+"); without one there is no webhook")
-	f.BoolVar(&o.allowInsecureRepos, "allow-insecure-repos", false, "fetch http:// and git:// repositories even without insecure: \"true\" in their repository Secret")
-	f.BoolVar(&o.allowFileRepos, "allow-file-repos", false, "fetch file:// repositories from the controller's disk (local development only)")
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "run only while holding the leader Lease")
-	f.DurationVar(&o.renderTimeout, "render-timeout", o.renderTimeout, "wall-clock limit of one render (each runs in a child process, killed at the limit)")
-	f.StringVar(&o.renderMemory, "render-memory", o.renderMemory, "memory limit of one render's child process (a Kubernetes quantity)")
-	f.DurationVar(&o.fetchTimeout, "fetch-timeout", o.fetchTimeout, "time limit of one Git fetch (listing, download and checkout)")
-	f.StringVar(&o.maxFetchBytes, "max-fetch-bytes", o.maxFetchBytes, "size limit of what one Git fetch downloads into a repository's cache (a Kubernetes quantity)")
+	f.StringSliceVar(&o.repoServers, "repo-server", nil, "`ADDR` (host:port) of a tollgate repo-server to fetch and render through (repeatable or comma-separated; a name resolving to several addresses counts as several); without it, this process fetches and renders, under the flags below")
+	f.StringVar(&o.repoServerSecret, "repo-server-tls-secret", o.repoServerSecret, "Secret in $POD_NAMESPACE (else --namespace) holding the repo-servers' CA and serving certificate, which the controller keeps and trusts (with --repo-server)")
+	f.StringVar(&o.repoServerService, "repo-server-service", o.repoServerService, "Service the repo-servers' certificate is issued for (with --repo-server)")
+	addRepoFlags(f, &o.repoOptions)
 	f.StringVar(&o.configFile, "config", "", "policy configuration `FILE` (severities, exemptions, protected namespaces, implicitDefaultProject)")
 	return cmd
 }
@@ -150,12 +152,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if o.concurrency <= 0 {
 		return usageError(fmt.Errorf("invalid --concurrency %d: must be positive", o.concurrency))
 	}
-	sopts, err := sourceOptions(o)
-	if err != nil {
-		return err
-	}
-	renderer, err := controllerSandbox(o)
-	if err != nil {
+	if _, _, err := o.repoOptions.check(); err != nil {
 		return err
 	}
 	kc, err := loadKubeconfig(o.kubeconfig)
@@ -180,14 +177,11 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	if o.repoCache == "" {
-		o.repoCache = filepath.Join(os.TempDir(), "tollgate-repo-cache")
-	}
-	sources, err := source.NewCache(o.repoCache, sopts)
+	mgr, err := newControllerManager(kc, o)
 	if err != nil {
 		return err
 	}
-	mgr, err := newControllerManager(kc, o)
+	manifests, err := controllerManifests(kc.rest, mgr, o)
 	if err != nil {
 		return err
 	}
@@ -201,8 +195,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 	eopts.ImplicitDefaultProject = cfg.ImplicitDefaultProject
 	r, err := engine.New(engine.Dependencies{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Scheme: mgr.GetScheme(),
-		Evaluator: evaluator, Sources: sources, Recorder: mgr.GetEventRecorder(engine.ControllerName), Metrics: metrics,
-		Renderer: renderer,
+		Evaluator: evaluator, Manifests: manifests, Recorder: mgr.GetEventRecorder(engine.ControllerName), Metrics: metrics,
 	}, eopts)
 	if err != nil {
 		return err
@@ -213,37 +206,48 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if err := addPushWebhook(mgr, o, eopts, metrics, log); err != nil {
 		return err
 	}
-	log.Info("Starting controller", "namespace", o.namespace, "resync", o.resync.String(), "leaderElection", o.leaderElect)
+	log.Info("Starting controller", "namespace", o.namespace, "resync", o.resync.String(), "leaderElection", o.leaderElect, "repoServers", o.repoServers)
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("run controller: %w", err)
 	}
 	return nil
 }
 
-// sourceOptions are the Git cache's options from the controller's flags.
-func sourceOptions(o controllerOptions) (source.Options, error) {
-	sopts := source.DefaultOptions()
-	sopts.AllowInsecure, sopts.AllowFile = o.allowInsecureRepos, o.allowFileRepos
-	if o.fetchTimeout <= 0 {
-		return sopts, usageError(fmt.Errorf("invalid --fetch-timeout %s: must be positive", o.fetchTimeout))
+// controllerManifests is where the controller gets rendered manifests:
+// the repo-servers of --repo-server, whose TLS certificate it keeps in
+// --repo-server-tls-secret and trusts, or else a repository service in this
+// process (each render still in a child process under the render limits).
+func controllerManifests(cfg *rest.Config, mgr manager.Manager, o controllerOptions) (reposerver.Generator, error) {
+	if len(o.repoServers) == 0 {
+		svc, err := newRepoService(o.repoOptions)
+		if err != nil {
+			return nil, err
+		}
+		if err := mgr.Add(manager.RunnableFunc(svc.Run)); err != nil {
+			return nil, fmt.Errorf("add checkout sweeper: %w", err)
+		}
+		return svc, nil
 	}
-	size, err := positiveQuantity("--max-fetch-bytes", o.maxFetchBytes)
+	c, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme()})
 	if err != nil {
-		return sopts, err
+		return nil, fmt.Errorf("create client: %w", err)
 	}
-	sopts.FetchTimeout, sopts.MaxFetchBytes = o.fetchTimeout, size
-	return sopts, nil
-}
-
-// controllerSandbox is the controller's renderer: a child process per
-// render, under --render-timeout and --render-memory, so tenant charts and
-// overlays are never parsed in the process that holds cluster credentials.
-func controllerSandbox(o controllerOptions) (*sandbox.Runner, error) {
-	lim, err := sandboxLimits(o.renderTimeout, o.renderMemory)
+	ns := os.Getenv("POD_NAMESPACE")
+	if ns == "" {
+		ns = o.namespace
+	}
+	tlsCerts := certs.NewManager(c, certs.Options{Namespace: ns, SecretName: o.repoServerSecret, ServiceName: o.repoServerService})
+	if err := mgr.Add(tlsCerts); err != nil {
+		return nil, fmt.Errorf("add repo-server certificate manager: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("repo-server-tls", tlsCerts.ReadyChecker()); err != nil {
+		return nil, fmt.Errorf("add ready check: %w", err)
+	}
+	rc, err := reposerver.NewClient(reposerver.ClientOptions{Addresses: o.repoServers, RootCAs: tlsCerts.RootCAs})
 	if err != nil {
-		return nil, err
+		return nil, usageError(fmt.Errorf("--repo-server: %w", err))
 	}
-	return newSandbox(lim)
+	return rc, nil
 }
 
 // newControllerManager builds the controller-runtime manager with health

@@ -78,6 +78,7 @@ func newRootCmd() *cobra.Command {
 		newSealCmd(),
 		newHealthCmd(),
 		newControllerCmd(),
+		newRepoServerCmd(),
 		newAppCmd(),
 		newRenderWorkerCmd(),
 	)

@@ -17,7 +17,11 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -131,15 +135,20 @@ func TestDefaultContents(t *testing.T) {
 			"CustomResourceDefinition applications.argoproj.io",
 			"CustomResourceDefinition appprojects.argoproj.io",
 			"Deployment tollgate-system/tollgate-controller",
+			"Deployment tollgate-system/tollgate-repo-server",
 			"Deployment tollgate-system/tollgate-webhook",
 			"Namespace tollgate-system",
+			"NetworkPolicy tollgate-system/tollgate-repo-server",
+			"PodDisruptionBudget tollgate-system/tollgate-repo-server",
 			"PodDisruptionBudget tollgate-system/tollgate-webhook",
 			"Role tollgate-system/tollgate-controller",
 			"Role tollgate-system/tollgate-webhook",
 			"RoleBinding tollgate-system/tollgate-controller",
 			"RoleBinding tollgate-system/tollgate-webhook",
+			"Service tollgate-system/tollgate-repo-server",
 			"Service tollgate-system/tollgate-webhook",
 			"ServiceAccount tollgate-system/tollgate-controller",
+			"ServiceAccount tollgate-system/tollgate-repo-server",
 			"ServiceAccount tollgate-system/tollgate-webhook",
 			"ValidatingWebhookConfiguration tollgate",
 		}
@@ -307,7 +316,7 @@ func TestDefaultContents(t *testing.T) {
 		wantWebhook.Replicas, wantWebhook.ServiceAccount = 2, "tollgate-webhook"
 		wantWebhook.Args = []string{"webhook", "--port", "9443", "--metrics-addr", ":8080"}
 		wantController.Replicas, wantController.ServiceAccount = 1, "tollgate-controller"
-		wantController.Args = []string{"controller", "--namespace", "argocd", "--metrics-addr", ":8080", "--repo-cache", "/tmp/repo-cache", "--leader-elect"}
+		wantController.Args = []string{"controller", "--namespace", "argocd", "--metrics-addr", ":8080", "--repo-server", "tollgate-repo-server:8443", "--leader-elect"}
 		if diff := gocmp.Diff(wantWebhook, summarize("tollgate-webhook")); diff != "" {
 			t.Errorf("tollgate-webhook (-want +got):\n%s", diff)
 		}
@@ -315,6 +324,95 @@ func TestDefaultContents(t *testing.T) {
 			t.Errorf("tollgate-controller (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// TestRepoServerIsolation pins what keeps the repo-server, which parses
+// tenant input, apart: no Kubernetes token, no role, ingress from the
+// controller only, and a certificate from the Secret the controller keeps
+// for the name it calls.
+func TestRepoServerIsolation(t *testing.T) {
+	objs := build(t, "default")
+	var dep appsv1.Deployment
+	convert(t, find(t, objs, "Deployment", "tollgate-repo-server"), &dep)
+	var sa corev1.ServiceAccount
+	convert(t, find(t, objs, "ServiceAccount", "tollgate-repo-server"), &sa)
+	pod := dep.Spec.Template.Spec
+	c := pod.Containers[0]
+
+	if *dep.Spec.Replicas != 2 {
+		t.Errorf("replicas = %d, want 2", *dep.Spec.Replicas)
+	}
+	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken || sa.AutomountServiceAccountToken == nil || *sa.AutomountServiceAccountToken {
+		t.Error("the repo-server's pod or service account mounts a token")
+	}
+	for _, u := range objs {
+		if !strings.HasSuffix(u.GetKind(), "RoleBinding") {
+			continue
+		}
+		var b rbacv1.RoleBinding // same subjects field for ClusterRoleBinding
+		convert(t, u, &b)
+		for _, s := range b.Subjects {
+			if s.Name == "tollgate-repo-server" {
+				t.Errorf("%s grants the repo-server a role", ref(u))
+			}
+		}
+	}
+	if len(c.Env) != 0 || len(c.EnvFrom) != 0 || pod.EnableServiceLinks == nil || *pod.EnableServiceLinks {
+		t.Error("the repo-server gets environment variables; it needs none")
+	}
+	if !*c.SecurityContext.ReadOnlyRootFilesystem || !*pod.SecurityContext.RunAsNonRoot || *c.SecurityContext.AllowPrivilegeEscalation {
+		t.Error("the repo-server container is not locked down")
+	}
+	wantArgs := []string{"repo-server", "--addr", ":8443", "--cert-dir", "/etc/tollgate/tls", "--repo-cache", "/tmp/repo-cache",
+		"--parallelism", "2", "--render-timeout", "90s", "--render-memory", "1Gi"}
+	if diff := gocmp.Diff(wantArgs, c.Args); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+	var secret string
+	for _, v := range pod.Volumes {
+		if v.Secret != nil {
+			secret = v.Secret.SecretName
+		}
+	}
+	if secret != "tollgate-repo-server-tls" {
+		t.Errorf("certificate volume from Secret %q, want the controller's default tollgate-repo-server-tls", secret)
+	}
+
+	var svc corev1.Service
+	convert(t, find(t, objs, "Service", "tollgate-repo-server"), &svc)
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone || svc.Spec.Ports[0].Port != 8443 {
+		t.Errorf("service: clusterIP %q port %d, want headless on 8443 (the controller's --repo-server tollgate-repo-server:8443)", svc.Spec.ClusterIP, svc.Spec.Ports[0].Port)
+	}
+	for k, v := range svc.Spec.Selector {
+		if got := dep.Spec.Template.Labels[k]; got != v {
+			t.Errorf("service selects %s=%s, pod label is %q", k, v, got)
+		}
+	}
+
+	var np networkingv1.NetworkPolicy
+	convert(t, find(t, objs, "NetworkPolicy", "tollgate-repo-server"), &np)
+	var ctrlDep appsv1.Deployment
+	convert(t, find(t, objs, "Deployment", "tollgate-controller"), &ctrlDep)
+	selects := func(sel metav1.LabelSelector, lbls map[string]string) bool {
+		s, err := metav1.LabelSelectorAsSelector(&sel)
+		return err == nil && s.Matches(labels.Set(lbls))
+	}
+	if !selects(np.Spec.PodSelector, dep.Spec.Template.Labels) {
+		t.Error("the network policy does not select the repo-server pods")
+	}
+	if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].From) != 1 {
+		t.Fatalf("ingress rules = %+v, want one rule from the controller", np.Spec.Ingress)
+	}
+	from := np.Spec.Ingress[0].From[0]
+	if from.PodSelector == nil || from.NamespaceSelector != nil || from.IPBlock != nil || !selects(*from.PodSelector, ctrlDep.Spec.Template.Labels) ||
+		selects(*from.PodSelector, dep.Spec.Template.Labels) {
+		t.Errorf("ingress from %+v, want the controller's pods only", from)
+	}
+	var webhook appsv1.Deployment
+	convert(t, find(t, objs, "Deployment", "tollgate-webhook"), &webhook)
+	if selects(*from.PodSelector, webhook.Spec.Template.Labels) {
+		t.Error("the webhook may call the repo-server")
+	}
 }
 
 func find(t *testing.T, objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {

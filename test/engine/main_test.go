@@ -30,6 +30,7 @@ import (
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
+	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/test/envtest"
@@ -188,11 +189,23 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	if err != nil {
 		return nil, err
 	}
-	renderer := &sandbox.Runner{Path: exe, Args: []string{renderWorker}, Limits: lim}
+	ropts := reposerver.DefaultOptions()
+	ropts.Renderer = &sandbox.Runner{Path: exe, Args: []string{renderWorker}, Limits: lim}
+	svc, err := reposerver.New(sources, ropts)
+	if err != nil {
+		return nil, err
+	}
+	// The engine under test reaches its repository service over HTTPS, as
+	// with tollgate repo-server; the strict one runs it in-process.
+	var manifests reposerver.Generator = svc
+	if ns == argoNS {
+		if manifests, err = serveRepoServer(ctx, svc, log); err != nil {
+			return nil, err
+		}
+	}
 	r, err := engine.New(engine.Dependencies{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Scheme: scheme,
-		Evaluator: evaluator, Sources: sources, Recorder: mgr.GetEventRecorder(engine.ControllerName), Metrics: metrics,
-		Renderer: renderer,
+		Evaluator: evaluator, Manifests: manifests, Recorder: mgr.GetEventRecorder(engine.ControllerName), Metrics: metrics,
 	}, opts)
 	if err != nil {
 		return nil, err

@@ -10,7 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
 )
 
@@ -20,29 +20,21 @@ const (
 	knownHostsKey       = "ssh_known_hosts"
 )
 
-// fetched is one source of an Application at one commit.
-type fetched struct {
-	source   v1alpha1.ApplicationSource
-	checkout source.Checkout
-}
-
-// fetchSources resolves and checks out every source of an Application of
-// AppProject project, each at its targetRevision: an operation's revisions
-// are already in the sources (see requestedApplication), so what is fetched
-// is what the gate judged. secrets are the control-plane namespace's Argo CD
-// Secrets; those scoped to another project are not used. Branch and tag
-// names are resolved from a repository listing up to listingMaxAge old
-// (none when not positive).
-func (r *Reconciler) fetchSources(ctx context.Context, project string, sources []v1alpha1.ApplicationSource, secrets []corev1.Secret, listingMaxAge time.Duration) ([]fetched, error) {
-	out := make([]fetched, len(sources))
+// manifestRequest is the request for the manifests of the Application of
+// tg: its sources at their targetRevisions (an operation's revisions are
+// already in the sources, see requestedApplication, so what is rendered is
+// what the gate judged), each with the credentials of the control-plane
+// namespace's Argo CD Secrets that match it for the Application's project.
+// Branch and tag names may be resolved from a listing up to listingMaxAge
+// old (none when not positive).
+func (r *Reconciler) manifestRequest(ctx context.Context, tg *target, listingMaxAge time.Duration) (*reposerver.Request, error) {
+	req := &reposerver.Request{
+		AppName: tg.app.Name, Namespace: tg.app.Spec.Destination.Namespace,
+		MultipleSources: tg.app.Spec.HasMultipleSources(), ListingMaxAge: listingMaxAge, NoCache: tg.hard,
+	}
+	project := projectOf(tg.app)
 	var knownHosts []byte
-	for i, s := range sources {
-		if s.RepoURL == "" {
-			return nil, fmt.Errorf("source %d: repoURL is empty", i+1)
-		}
-		if s.Chart != "" {
-			return nil, fmt.Errorf("source %d (%s): Helm repository sources (chart %q) are not supported; point the source at a chart directory in Git", i+1, source.RedactURL(s.RepoURL), s.Chart)
-		}
+	for _, s := range tg.sources {
 		if knownHosts == nil && isSSH(s.RepoURL) {
 			kh, err := r.knownHosts(ctx)
 			if err != nil {
@@ -50,14 +42,9 @@ func (r *Reconciler) fetchSources(ctx context.Context, project string, sources [
 			}
 			knownHosts = kh
 		}
-		creds := source.MatchCredentials(s.RepoURL, project, secrets, knownHosts)
-		co, err := r.sources.Fetch(ctx, s.RepoURL, s.TargetRevision, creds, source.ListingMaxAge(listingMaxAge))
-		if err != nil {
-			return nil, err
-		}
-		out[i] = fetched{source: s, checkout: co}
+		req.Sources = append(req.Sources, reposerver.Source{Source: s, Credentials: source.MatchCredentials(s.RepoURL, project, tg.secrets, knownHosts)})
 	}
-	return out, nil
+	return req, nil
 }
 
 // isSSH reports whether a repository URL uses SSH.

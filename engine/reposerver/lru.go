@@ -1,4 +1,4 @@
-package engine
+package reposerver
 
 import (
 	"container/list"

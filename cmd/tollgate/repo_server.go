@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tollgate-dev/tollgate/certs"
+	"github.com/tollgate-dev/tollgate/engine/reposerver"
+	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
+	"github.com/tollgate-dev/tollgate/engine/source"
+)
+
+// repoOptions are the flags of the repository service, the same in
+// `tollgate repo-server` and in the controller that runs it in-process.
+type repoOptions struct {
+	repoCache string
+	// allowInsecureRepos allows http:// and git:// repositories without
+	// insecure: "true" in their repository Secret.
+	allowInsecureRepos bool
+	// allowFileRepos allows file:// repositories (local development).
+	allowFileRepos bool
+	// renderTimeout and renderMemory bound each render, which runs in a
+	// child process.
+	renderTimeout time.Duration
+	renderMemory  string
+	// fetchTimeout and maxFetchBytes bound each Git fetch.
+	fetchTimeout  time.Duration
+	maxFetchBytes string
+	// parallelism is how many renders run at once.
+	parallelism int
+}
+
+// defaultRepoOptions are the defaults of the repository service's flags.
+func defaultRepoOptions() repoOptions {
+	return repoOptions{
+		renderTimeout: sandbox.DefaultLimits().Timeout, renderMemory: defaultRenderMemory,
+		fetchTimeout: source.DefaultFetchTimeout, maxFetchBytes: defaultMaxFetchBytes,
+	}
+}
+
+// addRepoFlags registers the repository service's flags on f.
+func addRepoFlags(f *pflag.FlagSet, o *repoOptions) {
+	f.StringVar(&o.repoCache, "repo-cache", "", "`DIR` for Git clones and checkouts (default: tollgate-repo-cache in the temporary directory)")
+	f.BoolVar(&o.allowInsecureRepos, "allow-insecure-repos", false, "fetch http:// and git:// repositories even without insecure: \"true\" in their repository Secret")
+	f.BoolVar(&o.allowFileRepos, "allow-file-repos", false, "fetch file:// repositories from this process's disk (local development only)")
+	f.DurationVar(&o.renderTimeout, "render-timeout", o.renderTimeout, "wall-clock limit of one render (each runs in a child process, killed at the limit)")
+	f.StringVar(&o.renderMemory, "render-memory", o.renderMemory, "memory limit of one render's child process (a Kubernetes quantity)")
+	f.DurationVar(&o.fetchTimeout, "fetch-timeout", o.fetchTimeout, "time limit of one Git fetch (listing, download and checkout)")
+	f.StringVar(&o.maxFetchBytes, "max-fetch-bytes", o.maxFetchBytes, "size limit of what one Git fetch downloads into a repository's cache (a Kubernetes quantity)")
+	f.IntVar(&o.parallelism, "parallelism", o.parallelism, "renders run at once; more wait (0: no limit)")
+}
+
+// check validates the flags that need no I/O, so a bad value is a usage
+// error before anything starts.
+func (o repoOptions) check() (source.Options, sandbox.Limits, error) {
+	sopts := source.DefaultOptions()
+	sopts.AllowInsecure, sopts.AllowFile = o.allowInsecureRepos, o.allowFileRepos
+	if o.fetchTimeout <= 0 {
+		return sopts, sandbox.Limits{}, usageError(fmt.Errorf("invalid --fetch-timeout %s: must be positive", o.fetchTimeout))
+	}
+	size, err := positiveQuantity("--max-fetch-bytes", o.maxFetchBytes)
+	if err != nil {
+		return sopts, sandbox.Limits{}, err
+	}
+	sopts.FetchTimeout, sopts.MaxFetchBytes = o.fetchTimeout, size
+	if o.parallelism < 0 {
+		return sopts, sandbox.Limits{}, usageError(fmt.Errorf("invalid --parallelism %d: must not be negative", o.parallelism))
+	}
+	lim, err := sandboxLimits(o.renderTimeout, o.renderMemory)
+	return sopts, lim, err
+}
+
+// newRepoService builds the repository service of o: a Git cache in
+// --repo-cache and a render sandbox, a child process per render under the
+// render limits, so tenant charts and overlays are never parsed in the
+// calling process.
+func newRepoService(o repoOptions) (*reposerver.Service, error) {
+	sopts, lim, err := o.check()
+	if err != nil {
+		return nil, err
+	}
+	runner, err := newSandbox(lim)
+	if err != nil {
+		return nil, err
+	}
+	dir := o.repoCache
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "tollgate-repo-cache")
+	}
+	cache, err := source.NewCache(dir, sopts)
+	if err != nil {
+		return nil, err
+	}
+	ropts := reposerver.DefaultOptions()
+	ropts.Renderer, ropts.Parallelism = runner, o.parallelism
+	return reposerver.New(cache, ropts)
+}
+
+// repoServerOptions are the flags of `tollgate repo-server`.
+type repoServerOptions struct {
+	repoOptions
+	addr    string
+	certDir string
+}
+
+func newRepoServerCmd() *cobra.Command {
+	o := repoServerOptions{repoOptions: defaultRepoOptions(), addr: ":8443"}
+	cmd := &cobra.Command{
+		Use:   "repo-server",
+		Short: "Fetch and render Applications' sources for the controller, with no Kubernetes credentials",
+		Long: `Serve the controller's requests for rendered manifests over HTTPS: fetch an
+Application's sources from Git (with the credentials the controller sends
+for that request) and render them, each render in a child process under
+--render-timeout and --render-memory. It is where tenant repositories, charts
+and overlays are parsed, so it runs without any Kubernetes credentials; the
+controller (` + "`tollgate controller --repo-server ADDR`" + `) holds those and parses
+no tenant input.
+
+It serves tls.crt and tls.key from --cert-dir, reloaded when they change.
+In the install in config/, they come from the Secret tollgate-repo-server-tls,
+which the controller keeps (CA and serving certificate, rotated) and trusts.
+GET /healthz answers on the same port.`,
+		Example: `  tollgate repo-server --cert-dir /etc/tollgate/tls --repo-cache /tmp/repo-cache`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runRepoServer(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.addr, "addr", o.addr, "address to serve HTTPS on")
+	f.StringVar(&o.certDir, "cert-dir", "", "`DIR` with tls.crt and tls.key to serve (required)")
+	addRepoFlags(f, &o.repoOptions)
+	return cmd
+}
+
+// runRepoServer serves the repository service until ctx ends.
+func runRepoServer(ctx context.Context, o repoServerOptions) error {
+	log := logr.FromContextOrDiscard(ctx).WithName("repo-server")
+	if o.certDir == "" {
+		return usageError(errors.New("--cert-dir is required: the repo-server serves only HTTPS"))
+	}
+	svc, err := newRepoService(o.repoOptions)
+	if err != nil {
+		return err
+	}
+	watcher, err := certs.NewFileWatcher(filepath.Join(o.certDir, "tls.crt"), filepath.Join(o.certDir, "tls.key"))
+	if err != nil {
+		return usageError(fmt.Errorf("--cert-dir %s: %w", o.certDir, err))
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return usageError(fmt.Errorf("--addr %s: %w", o.addr, err))
+	}
+	srv := newRepoHTTPServer(reposerver.NewHandler(svc, log), watcher.GetCertificate)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, 3)
+	background := func(run func(context.Context) error) {
+		if err := run(ctx); err != nil {
+			errs <- err
+		}
+	}
+	go background(watcher.Start)
+	go background(func(ctx context.Context) error { return svc.Run(logr.NewContext(ctx, log)) })
+	go func() {
+		log.Info("Serving", "addr", ln.Addr().String(), "parallelism", o.parallelism, "renderTimeout", o.renderTimeout.String(), "renderMemory", o.renderMemory)
+		errs <- srv.ServeTLS(ln, "", "")
+	}()
+	select {
+	case <-ctx.Done():
+	case err = <-errs:
+	}
+	shutdown, stop := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer stop()
+	if serr := srv.Shutdown(shutdown); err == nil && !errors.Is(serr, http.ErrServerClosed) {
+		err = serr
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// newRepoHTTPServer is the repo-server's HTTPS server. It has no write
+// timeout: a render takes as long as its own limit allows.
+func newRepoHTTPServer(h http.Handler, getCert func(*tls.ClientHelloInfo) (*tls.Certificate, error)) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: getCert},
+	}
+}

@@ -1,0 +1,136 @@
+package reposerver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/render"
+	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
+	"github.com/tollgate-dev/tollgate/engine/source"
+)
+
+// ManifestsPath is where a repo-server answers Generate requests.
+const ManifestsPath = "/v1/manifests"
+
+// Request asks for the manifests of one Application.
+type Request struct {
+	// AppName and Namespace (the destination namespace) are what Helm
+	// uses as release name and namespace unless the source sets them.
+	AppName   string `json:"appName"`
+	Namespace string `json:"namespace,omitempty"`
+	// Sources are the Application's sources at the revisions to render
+	// (an operation's revisions already in place).
+	Sources []Source `json:"sources"`
+	// MultipleSources is true when the sources come from spec.sources:
+	// messages then name spec.sources[i] rather than spec.source.
+	MultipleSources bool `json:"multipleSources,omitempty"`
+	// ListingMaxAge is how old a repository's reference listing may be to
+	// resolve branch and tag names; zero asks the server every time.
+	ListingMaxAge time.Duration `json:"listingMaxAge,omitempty"`
+	// NoCache renders again even when the output is cached (a hard
+	// refresh).
+	NoCache bool `json:"noCache,omitempty"`
+	// KnownKey is the Key of a response the caller still holds: when the
+	// key is the same, the response carries no objects (Unchanged).
+	KnownKey string `json:"knownKey,omitempty"`
+}
+
+// Source is one source of a Request with the credentials to fetch it.
+type Source struct {
+	Source      v1alpha1.ApplicationSource `json:"source"`
+	Credentials source.Credentials         `json:"credentials"`
+}
+
+// Response is what the sources rendered.
+type Response struct {
+	// Revisions are the commit SHAs, one per source.
+	Revisions []string `json:"revisions"`
+	// SourceTypes has one entry per source; ref-only sources are empty.
+	SourceTypes []v1alpha1.ApplicationSourceType `json:"sourceTypes"`
+	// Key identifies what was rendered: every source's repository,
+	// revision, path and options.
+	Key string `json:"key"`
+	// Unchanged is set when Key is the request's KnownKey; Objects is then
+	// empty.
+	Unchanged bool `json:"unchanged,omitempty"`
+	// Objects are the rendered objects as JSON, in source order.
+	Objects []json.RawMessage `json:"objects,omitempty"`
+	// Cached counts the rendered sources served from the cache.
+	Cached int `json:"cached"`
+	// Rendered counts the sources rendered for this request.
+	Rendered int `json:"rendered"`
+}
+
+// Error codes a repo-server answers with, so the controller can branch on
+// them as on the errors of an in-process Service.
+const (
+	// CodeUnreachable: a repository could not be reached
+	// (source.ErrRepoUnreachable), or no repo-server could.
+	CodeUnreachable = "Unreachable"
+	// CodeLimit: a render or fetch passed one of its limits.
+	CodeLimit = "Limit"
+	// CodeInvalid: the request cannot be served as it is (an unsupported
+	// field, a missing file, a bad chart).
+	CodeInvalid = "Invalid"
+)
+
+// Error is a failed request as the wire carries it.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap lets errors.Is(err, source.ErrRepoUnreachable) hold for an
+// unreachable repository on either side of the wire.
+func (e *Error) Unwrap() error {
+	if e.Code == CodeUnreachable {
+		return source.ErrRepoUnreachable
+	}
+	return nil
+}
+
+// wireError turns an error of Generate into the Error sent back.
+func wireError(err error) *Error {
+	var we *Error
+	var sl *sandbox.LimitError
+	var fl *source.LimitError
+	switch {
+	case errors.As(err, &we):
+		return we
+	case errors.Is(err, source.ErrRepoUnreachable):
+		return &Error{Code: CodeUnreachable, Message: err.Error()}
+	case errors.As(err, &sl), errors.As(err, &fl):
+		return &Error{Code: CodeLimit, Message: err.Error()}
+	}
+	return &Error{Code: CodeInvalid, Message: err.Error()}
+}
+
+// Renderer renders one application source, with render.Build's signature;
+// *sandbox.Runner implements it.
+type Renderer interface {
+	Build(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error)
+}
+
+// InProcess renders with render.Build in the calling process: for tests and
+// tools, never for tenant input in a process with cluster credentials.
+type InProcess struct{}
+
+// Build calls render.Build.
+func (InProcess) Build(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error) {
+	return render.Build(ctx, root, dir, opts, lim)
+}
+
+// sourceField names source i of a request the way the Application's
+// fields do.
+func (r *Request) sourceField(i int) string {
+	if r.MultipleSources {
+		return fmt.Sprintf("spec.sources[%d]", i)
+	}
+	return "spec.source"
+}

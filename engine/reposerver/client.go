@@ -1,0 +1,254 @@
+package reposerver
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of ClientOptions.
+const (
+	// DefaultMaxResponseBytes bounds a response: the objects of one
+	// Application.
+	DefaultMaxResponseBytes = 512 << 20
+	// DefaultResolveInterval is how long the addresses a host name
+	// resolved to are used before it is resolved again.
+	DefaultResolveInterval = 30 * time.Second
+)
+
+// ClientOptions configure a Client.
+type ClientOptions struct {
+	// Addresses are the repo-servers, host:port each. A host name that
+	// resolves to several addresses (a headless Service) counts once per
+	// address.
+	Addresses []string
+	// RootCAs returns the CAs a repo-server's certificate must chain to;
+	// it is called for every new connection, so a rotated CA is picked up.
+	RootCAs func() (*x509.CertPool, error)
+	// MaxResponseBytes bounds a response body; default
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+	// ResolveInterval is how long resolved addresses are kept; default
+	// DefaultResolveInterval.
+	ResolveInterval time.Duration
+	// Resolver resolves host names; default net.DefaultResolver.
+	Resolver interface {
+		LookupHost(ctx context.Context, host string) ([]string, error)
+	}
+}
+
+// Client calls repo-servers over HTTPS. Requests are spread over every
+// address round-robin; a request whose repo-server cannot be reached, or
+// fails without answering, is tried on the next one. Answers (an Error
+// included) are final: they do not depend on the replica.
+type Client struct {
+	opts  ClientOptions
+	next  atomic.Uint64
+	mu    sync.Mutex
+	hosts map[string]*host
+}
+
+// host is one entry of Addresses with what it resolved to.
+type host struct {
+	name, port string
+	transport  *http.Transport
+	endpoints  []string
+	resolvedAt time.Time
+}
+
+// NewClient returns a Client for opts.
+func NewClient(opts ClientOptions) (*Client, error) {
+	if len(opts.Addresses) == 0 {
+		return nil, errors.New("new repo-server client: no address")
+	}
+	if opts.RootCAs == nil {
+		return nil, errors.New("new repo-server client: no root CAs")
+	}
+	if opts.MaxResponseBytes <= 0 {
+		opts.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if opts.ResolveInterval <= 0 {
+		opts.ResolveInterval = DefaultResolveInterval
+	}
+	if opts.Resolver == nil {
+		opts.Resolver = net.DefaultResolver
+	}
+	c := &Client{opts: opts, hosts: map[string]*host{}}
+	for _, a := range opts.Addresses {
+		name, port, err := net.SplitHostPort(a)
+		if err != nil || name == "" || port == "" {
+			return nil, fmt.Errorf("new repo-server client: address %q: want host:port", a)
+		}
+		c.hosts[a] = &host{name: name, port: port, transport: c.transport(name)}
+	}
+	return c, nil
+}
+
+// transport returns an HTTPS transport that verifies a repo-server's
+// certificate for serverName against RootCAs, whatever address it dials.
+func (c *Client) transport(serverName string) *http.Transport {
+	verify := func(cs tls.ConnectionState) error {
+		roots, err := c.opts.RootCAs()
+		if err != nil {
+			return fmt.Errorf("repo-server CA: %w", err)
+		}
+		if len(cs.PeerCertificates) == 0 {
+			return errors.New("repo-server sent no certificate")
+		}
+		inter := x509.NewCertPool()
+		for _, ic := range cs.PeerCertificates[1:] {
+			inter.AddCert(ic)
+		}
+		_, err = cs.PeerCertificates[0].Verify(x509.VerifyOptions{DNSName: serverName, Roots: roots, Intermediates: inter})
+		return err
+	}
+	return &http.Transport{
+		TLSClientConfig: &tls.Config{
+			MinVersion: tls.VersionTLS12,
+			ServerName: serverName,
+			// Verification is VerifyConnection's, with the CAs of the
+			// moment rather than a pool fixed at start.
+			InsecureSkipVerify: true, //nolint:gosec // verified in VerifyConnection
+			VerifyConnection:   verify,
+		},
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:   10 * time.Second,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 0, // a render takes as long as its limit allows
+	}
+}
+
+// endpoint is one repo-server to try.
+type endpoint struct {
+	url       string
+	transport *http.Transport
+}
+
+// endpoints resolves every address (at most every ResolveInterval) and
+// lists the repo-servers in a stable order.
+func (c *Client) endpoints(ctx context.Context) ([]endpoint, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []endpoint
+	var errs []error
+	for _, a := range c.opts.Addresses {
+		h := c.hosts[a]
+		if h.endpoints == nil || time.Since(h.resolvedAt) > c.opts.ResolveInterval {
+			ips, err := c.resolve(ctx, h.name)
+			if err != nil && h.endpoints == nil {
+				errs = append(errs, err)
+				continue
+			}
+			if err == nil {
+				h.endpoints, h.resolvedAt = ips, time.Now()
+			}
+		}
+		for _, ip := range h.endpoints {
+			out = append(out, endpoint{url: "https://" + net.JoinHostPort(ip, h.port) + ManifestsPath, transport: h.transport})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: resolve repo-servers: %w", errNoServer, errors.Join(errs...))
+	}
+	return out, nil
+}
+
+// resolve returns the addresses of name (name itself for an IP address).
+func (c *Client) resolve(ctx context.Context, name string) ([]string, error) {
+	if net.ParseIP(name) != nil {
+		return []string{name}, nil
+	}
+	ips, err := c.opts.Resolver.LookupHost(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if len(ips) == 0 {
+		return nil, fmt.Errorf("resolve %s: no addresses", name)
+	}
+	return ips, nil
+}
+
+// errNoServer is a request no repo-server answered.
+var errNoServer = errors.New("no repo-server answered")
+
+// Generate sends req to the next repo-server, and to the ones after it
+// while a repo-server fails without an answer. When none answers, the
+// error wraps source.ErrRepoUnreachable: like an unreachable Git server,
+// it does not fail a sync operation, which is retried.
+func (c *Client) Generate(ctx context.Context, req *Request) (*Response, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("encode repo-server request: %w", err)
+	}
+	eps, err := c.endpoints(ctx)
+	if err != nil {
+		return nil, &Error{Code: CodeUnreachable, Message: err.Error()}
+	}
+	start := int(c.next.Add(1) % uint64(len(eps)))
+	var errs []string
+	for i := range eps {
+		ep := eps[(start+i)%len(eps)]
+		resp, err := c.call(ctx, ep, body)
+		if err == nil {
+			return resp, nil
+		}
+		var we *Error
+		if errors.As(err, &we) {
+			return nil, we
+		}
+		if ctx.Err() != nil {
+			return nil, &Error{Code: CodeUnreachable, Message: fmt.Sprintf("call repo-server: %v", ctx.Err())}
+		}
+		errs = append(errs, err.Error())
+	}
+	return nil, &Error{Code: CodeUnreachable, Message: fmt.Sprintf("%v: %s", errNoServer, strings.Join(errs, "; "))}
+}
+
+// call sends one request to one repo-server. It returns an *Error for an
+// answer the repo-server gave, any other error when it gave none.
+func (c *Client) call(ctx context.Context, ep endpoint, body []byte) (*Response, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hc := http.Client{Transport: ep.transport}
+	hresp, err := hc.Do(hreq)
+	if err != nil {
+		return nil, err
+	}
+	defer hresp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(hresp.Body, c.opts.MaxResponseBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read repo-server response: %w", err)
+	}
+	if int64(len(data)) > c.opts.MaxResponseBytes {
+		return nil, &Error{Code: CodeLimit, Message: fmt.Sprintf("repo-server response passed its limit of %d bytes", c.opts.MaxResponseBytes)}
+	}
+	switch hresp.StatusCode {
+	case http.StatusOK:
+		var resp Response
+		if err := json.Unmarshal(data, &resp); err != nil {
+			return nil, fmt.Errorf("decode repo-server response: %w", err)
+		}
+		return &resp, nil
+	case http.StatusUnprocessableEntity, http.StatusServiceUnavailable, http.StatusBadRequest:
+		var we Error
+		if err := json.Unmarshal(data, &we); err == nil && we.Code != "" {
+			return nil, &we
+		}
+	}
+	return nil, fmt.Errorf("repo-server %s answered %s", hreq.URL.Host, hresp.Status)
+}

@@ -1,0 +1,207 @@
+package reposerver
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/tollgate-dev/tollgate/certs"
+	"github.com/tollgate-dev/tollgate/engine/source"
+)
+
+// loopback resolves every name to 127.0.0.1.
+type loopback struct{}
+
+func (loopback) LookupHost(context.Context, string) ([]string, error) {
+	return []string{"127.0.0.1"}, nil
+}
+
+// testCA issues serving certificates for repo-servers in tests.
+type testCA struct {
+	ca *certs.KeyPair
+}
+
+func newTestCA(t *testing.T) *testCA {
+	t.Helper()
+	ca, err := certs.CreateCA(time.Now(), time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testCA{ca: ca}
+}
+
+func (c *testCA) roots() (*x509.CertPool, error) {
+	p := x509.NewCertPool()
+	p.AddCert(c.ca.Cert)
+	return p, nil
+}
+
+// serve starts an HTTPS server of h with a certificate for name and
+// returns name:port.
+func (c *testCA) serve(t *testing.T, name string, h http.Handler) string {
+	t.Helper()
+	kp, err := certs.CreateServing(c.ca, []string{name}, time.Now(), time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{kp.Cert.Raw}, PrivateKey: kp.Key, Leaf: kp.Cert}}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	return net.JoinHostPort(name, port)
+}
+
+// counted counts the requests a handler serves.
+func counted(h http.Handler, n *atomic.Int32) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == ManifestsPath {
+			n.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func newClient(t *testing.T, roots func() (*x509.CertPool, error), addrs ...string) *Client {
+	t.Helper()
+	c, err := NewClient(ClientOptions{Addresses: addrs, RootCAs: roots, Resolver: loopback{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestClientServer(t *testing.T) {
+	f := newFixture(t)
+	ca := newTestCA(t)
+	var a, b atomic.Int32
+	h := NewHandler(f.svc, logr.Discard())
+	addrA := ca.serve(t, "repo-a.test", counted(h, &a))
+	addrB := ca.serve(t, "repo-b.test", counted(h, &b))
+	c := newClient(t, ca.roots, addrA, addrB)
+
+	req := &Request{AppName: "shop", Sources: []Source{src(f.charts, "plain")}}
+	local, err := f.svc.Generate(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		resp, err := c.Generate(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Key != local.Key || len(resp.Objects) != 1 || string(resp.Objects[0]) != string(local.Objects[0]) {
+			t.Fatalf("over the wire: key %s objects %d; in process: key %s", resp.Key, len(resp.Objects), local.Key)
+		}
+	}
+	if a.Load() != 2 || b.Load() != 2 {
+		t.Errorf("requests per repo-server = %d and %d, want 2 and 2 (round robin)", a.Load(), b.Load())
+	}
+
+	// An error crosses the wire with its message and meaning.
+	bad := &Request{Sources: []Source{src("http://127.0.0.1:1/x.git", "")}}
+	_, err = c.Generate(t.Context(), bad)
+	_, localErr := f.svc.Generate(t.Context(), bad)
+	if err == nil || localErr == nil || err.Error() != localErr.Error() || !errors.Is(err, source.ErrRepoUnreachable) {
+		t.Errorf("unreachable repository over the wire: %v; in process: %v", err, localErr)
+	}
+	invalid := &Request{Sources: []Source{src(f.charts, "nope")}}
+	_, err = c.Generate(t.Context(), invalid)
+	_, localErr = f.svc.Generate(t.Context(), invalid)
+	var we *Error
+	if !errors.As(err, &we) || we.Code != CodeInvalid || err.Error() != localErr.Error() {
+		t.Errorf("invalid request over the wire: %v; in process: %v", err, localErr)
+	}
+}
+
+func TestClientTriesTheNextRepoServer(t *testing.T) {
+	f := newFixture(t)
+	ca := newTestCA(t)
+	live := ca.serve(t, "repo-live.test", NewHandler(f.svc, logr.Discard()))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	ln.Close() // nothing listens there any more
+	c := newClient(t, ca.roots, "repo-dead.test:"+port, live)
+	for range 3 {
+		if _, err := c.Generate(t.Context(), &Request{Sources: []Source{src(f.charts, "plain")}}); err != nil {
+			t.Fatalf("with one repo-server down: %v", err)
+		}
+	}
+
+	down := newClient(t, ca.roots, "repo-dead.test:"+port)
+	_, err = down.Generate(t.Context(), &Request{Sources: []Source{src(f.charts, "plain")}})
+	if !errors.Is(err, source.ErrRepoUnreachable) || !strings.Contains(err.Error(), "no repo-server answered") {
+		t.Errorf("with every repo-server down: %v, want an unreachable error", err)
+	}
+}
+
+func TestClientVerifiesTheRepoServer(t *testing.T) {
+	f := newFixture(t)
+	ca := newTestCA(t)
+	other := newTestCA(t)
+	addr := ca.serve(t, "repo.test", NewHandler(f.svc, logr.Discard()))
+	req := &Request{Sources: []Source{src(f.charts, "plain")}}
+
+	_, err := newClient(t, other.roots, addr).Generate(t.Context(), req)
+	if err == nil || !strings.Contains(err.Error(), "certificate signed by unknown authority") {
+		t.Errorf("repo-server with a certificate of another CA: %v", err)
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	_, err = newClient(t, ca.roots, "impostor.test:"+port).Generate(t.Context(), req)
+	if err == nil || !strings.Contains(err.Error(), "impostor.test") {
+		t.Errorf("repo-server with a certificate for another name: %v", err)
+	}
+}
+
+func TestClientLimitsTheResponse(t *testing.T) {
+	f := newFixture(t)
+	ca := newTestCA(t)
+	addr := ca.serve(t, "repo.test", NewHandler(f.svc, logr.Discard()))
+	c, err := NewClient(ClientOptions{Addresses: []string{addr}, RootCAs: ca.roots, Resolver: loopback{}, MaxResponseBytes: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Generate(t.Context(), &Request{Sources: []Source{src(f.charts, "plain")}})
+	var we *Error
+	if !errors.As(err, &we) || we.Code != CodeLimit {
+		t.Errorf("oversized response: %v, want a limit error", err)
+	}
+}
+
+func TestHandlerRejectsBadRequests(t *testing.T) {
+	h := NewHandler(nil, logr.Discard())
+	for _, tc := range []struct{ method, body string }{
+		{http.MethodPost, "{"},
+		{http.MethodPost, `{"appName":"a"} {}`},
+		{http.MethodPost, `{"sources": "x"}`},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(tc.method, ManifestsPath, strings.NewReader(tc.body)))
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"code":"Invalid"`) {
+			t.Errorf("%s %q: %d %s", tc.method, tc.body, rec.Code, rec.Body.String())
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, ManifestsPath, nil))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("GET %s: %d", ManifestsPath, rec.Code)
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, ManifestsPath, strings.NewReader(`{"appName":"`+strings.Repeat("a", MaxRequestBytes)+`"}`)))
+	if rec.Code != http.StatusBadRequest {
+		t.Errorf("oversized request: %d", rec.Code)
+	}
+}

@@ -1,0 +1,317 @@
+package reposerver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/render"
+	"github.com/tollgate-dev/tollgate/engine/source"
+)
+
+// Defaults of Options.
+const (
+	// DefaultRenderCacheSize is how many rendered sources are kept.
+	DefaultRenderCacheSize = 512
+	// DefaultCheckoutMaxIdle is how long an unused checkout is kept.
+	DefaultCheckoutMaxIdle = time.Hour
+)
+
+// Fetcher checks out Git revisions; *source.Cache implements it.
+type Fetcher interface {
+	Fetch(ctx context.Context, repoURL, revision string, creds source.Credentials, opts ...source.FetchOption) (source.Checkout, error)
+}
+
+// treeRemover is a Fetcher that can remove the checkouts it has not
+// returned for a while (source.Cache).
+type treeRemover interface {
+	RemoveUnused(ctx context.Context, maxIdle time.Duration) (int, error)
+}
+
+// Options configure a Service.
+type Options struct {
+	// Renderer renders each source; nil renders in this process
+	// (InProcess). Servers pass a sandbox.Runner.
+	Renderer Renderer
+	// RenderLimits bound what one source may render (file sizes, objects).
+	RenderLimits render.Limits
+	// RenderCacheSize is how many rendered sources are kept in memory.
+	RenderCacheSize int
+	// CheckoutMaxIdle is how long a checkout no request used stays on
+	// disk (see Run); negative keeps them.
+	CheckoutMaxIdle time.Duration
+	// Parallelism is how many renders run at once; more wait. Zero or
+	// less: no limit.
+	Parallelism int
+}
+
+// DefaultOptions are a Service's defaults.
+func DefaultOptions() Options {
+	return Options{
+		RenderLimits:    render.DefaultLimits(),
+		RenderCacheSize: DefaultRenderCacheSize,
+		CheckoutMaxIdle: DefaultCheckoutMaxIdle,
+	}
+}
+
+// rendered is the cached output of one source at one revision, shared
+// between requests and never modified. Objects are kept as compact JSON.
+type rendered struct {
+	objects []json.RawMessage
+	kind    string
+}
+
+// Service fetches and renders Applications' sources. It is safe for
+// concurrent use.
+type Service struct {
+	sources  Fetcher
+	opts     Options
+	renders  *lru[string, rendered]
+	slots    chan struct{}
+	renderer Renderer
+}
+
+// New returns a Service that fetches through sources.
+func New(sources Fetcher, opts Options) (*Service, error) {
+	if sources == nil {
+		return nil, errors.New("new repo service: no source cache")
+	}
+	d := DefaultOptions()
+	if opts.RenderCacheSize <= 0 {
+		opts.RenderCacheSize = d.RenderCacheSize
+	}
+	if opts.CheckoutMaxIdle == 0 {
+		opts.CheckoutMaxIdle = d.CheckoutMaxIdle
+	}
+	if opts.RenderLimits == (render.Limits{}) {
+		opts.RenderLimits = d.RenderLimits
+	}
+	s := &Service{sources: sources, opts: opts, renders: newLRU[string, rendered](opts.RenderCacheSize), renderer: opts.Renderer}
+	if s.renderer == nil {
+		s.renderer = InProcess{}
+	}
+	if opts.Parallelism > 0 {
+		s.slots = make(chan struct{}, opts.Parallelism)
+	}
+	return s, nil
+}
+
+// fetched is one source of a request at one commit.
+type fetched struct {
+	source   v1alpha1.ApplicationSource
+	field    string
+	checkout source.Checkout
+}
+
+// Generate fetches every source of req at its revision and renders every
+// source that is not only a reference (a source with ref, among several,
+// provides value files to the others), in source order. Rendered output is
+// cached; NoCache renders again anyway.
+func (s *Service) Generate(ctx context.Context, req *Request) (*Response, error) {
+	if len(req.Sources) == 0 {
+		return nil, &Error{Code: CodeInvalid, Message: "spec.source or spec.sources must be set"}
+	}
+	srcs, err := s.fetch(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	refs := map[string]string{}
+	for _, f := range srcs {
+		if f.source.Ref != "" {
+			refs[f.source.Ref] = f.checkout.Dir
+		}
+	}
+	type job struct {
+		fetched
+		opts render.Options
+		key  string
+	}
+	resp := &Response{}
+	jobs := make([]*job, len(srcs))
+	keys := sha256.New()
+	for i, f := range srcs {
+		resp.Revisions = append(resp.Revisions, f.checkout.Revision)
+		as := render.AppSource{Field: f.field, Source: f.source}
+		if as.RefOnly(len(srcs)) {
+			continue
+		}
+		opts, err := render.ApplicationOptions(req.AppName, req.Namespace, as, refs)
+		if err != nil {
+			return nil, err
+		}
+		key, err := renderKey(f, opts, srcs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.field, err)
+		}
+		keys.Write([]byte(key))
+		jobs[i] = &job{fetched: f, opts: opts, key: key}
+	}
+	resp.Key = hex.EncodeToString(keys.Sum(nil))
+	resp.SourceTypes = make([]v1alpha1.ApplicationSourceType, len(srcs))
+	if req.KnownKey == resp.Key && !req.NoCache {
+		// The caller holds these objects; the source types are in the
+		// render cache unless it was evicted, in which case render again.
+		resp.Unchanged = true
+		for i, j := range jobs {
+			if j == nil {
+				continue
+			}
+			out, ok := s.renders.Get(j.key)
+			if !ok {
+				resp.Unchanged = false
+				break
+			}
+			resp.SourceTypes[i] = sourceType(out.kind)
+			resp.Cached++
+		}
+		if resp.Unchanged {
+			return resp, nil
+		}
+		resp.Cached = 0
+	}
+	for i, j := range jobs {
+		if j == nil {
+			continue
+		}
+		out, ok := s.renders.Get(j.key)
+		if ok && !req.NoCache {
+			resp.Cached++
+		} else {
+			if out, err = s.render(ctx, j.fetched, j.opts); err != nil {
+				return nil, err
+			}
+			s.renders.Add(j.key, out)
+			resp.Rendered++
+		}
+		resp.SourceTypes[i] = sourceType(out.kind)
+		resp.Objects = append(resp.Objects, out.objects...)
+	}
+	return resp, nil
+}
+
+// fetch resolves and checks out every source of req at its targetRevision.
+func (s *Service) fetch(ctx context.Context, req *Request) ([]fetched, error) {
+	out := make([]fetched, len(req.Sources))
+	for i, rs := range req.Sources {
+		src, field := rs.Source, req.sourceField(i)
+		if src.RepoURL == "" {
+			return nil, &Error{Code: CodeInvalid, Message: field + ".repoURL is empty"}
+		}
+		if src.Chart != "" {
+			return nil, &Error{Code: CodeInvalid, Message: fmt.Sprintf("%s.chart is not supported: Helm repository sources (chart %q from %s) are not fetched; point the source at a chart directory in Git", field, src.Chart, source.RedactURL(src.RepoURL))}
+		}
+		co, err := s.sources.Fetch(ctx, src.RepoURL, src.TargetRevision, rs.Credentials, source.ListingMaxAge(req.ListingMaxAge))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = fetched{source: src, field: field, checkout: co}
+	}
+	return out, nil
+}
+
+// render renders one source, waiting for a slot when Parallelism is set.
+func (s *Service) render(ctx context.Context, f fetched, opts render.Options) (rendered, error) {
+	if s.slots != nil {
+		select {
+		case s.slots <- struct{}{}:
+			defer func() { <-s.slots }()
+		case <-ctx.Done():
+			return rendered{}, fmt.Errorf("%s: wait for a render slot: %w", f.field, ctx.Err())
+		}
+	}
+	dir := f.source.Path
+	if dir == "" {
+		dir = "."
+	}
+	res, err := s.renderer.Build(ctx, f.checkout.Dir, dir, opts, s.opts.RenderLimits)
+	if err != nil {
+		return rendered{}, fmt.Errorf("%s (%s at %s): %w", f.field, source.RedactURL(f.source.RepoURL), shortSHA(f.checkout.Revision), err)
+	}
+	out := rendered{kind: res.Kind, objects: make([]json.RawMessage, len(res.Documents))}
+	for j, d := range res.Documents {
+		if out.objects[j], err = json.Marshal(d.Object); err != nil {
+			return rendered{}, fmt.Errorf("%s: %s document %d: %w", f.field, d.File, d.Index+1, err)
+		}
+	}
+	return out, nil
+}
+
+// renderKey identifies a render: repository, commit, path and options, and
+// the repository and commit of every ref source (their files may be read
+// as value files) in place of their checkout directories.
+func renderKey(f fetched, opts render.Options, srcs []fetched) (string, error) {
+	opts.Refs = nil
+	data, err := json.Marshal(opts)
+	if err != nil {
+		return "", fmt.Errorf("encode render options: %w", err)
+	}
+	h := sha256.New()
+	for _, s := range []string{source.NormalizeURL(f.source.RepoURL), f.checkout.Revision, path.Clean("/" + f.source.Path)} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	h.Write(data)
+	if opts.Helm != nil {
+		for _, ref := range srcs {
+			if ref.source.Ref != "" {
+				fmt.Fprintf(h, "\x00%s\x00%s\x00%s", ref.source.Ref, source.NormalizeURL(ref.source.RepoURL), ref.checkout.Revision)
+			}
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Run removes, every quarter of CheckoutMaxIdle until ctx ends, the
+// checkouts no request used for CheckoutMaxIdle: the revisions no
+// Application renders any more. It returns at once when the Fetcher cannot
+// remove checkouts or CheckoutMaxIdle is negative.
+func (s *Service) Run(ctx context.Context) error {
+	tr, ok := s.sources.(treeRemover)
+	if !ok || s.opts.CheckoutMaxIdle < 0 {
+		return nil
+	}
+	log := logr.FromContextOrDiscard(ctx).WithName("checkouts")
+	t := time.NewTicker(s.opts.CheckoutMaxIdle / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		n, err := tr.RemoveUnused(ctx, s.opts.CheckoutMaxIdle)
+		if err != nil {
+			log.Error(err, "Remove unused checkouts")
+		}
+		if n > 0 {
+			log.V(1).Info("Removed unused checkouts", "count", n, "maxIdle", s.opts.CheckoutMaxIdle.String())
+		}
+	}
+}
+
+// sourceType maps a render kind to Argo CD's source type.
+func sourceType(kind string) v1alpha1.ApplicationSourceType {
+	switch kind {
+	case render.KindHelm:
+		return v1alpha1.ApplicationSourceTypeHelm
+	case render.KindKustomize:
+		return v1alpha1.ApplicationSourceTypeKustomize
+	}
+	return v1alpha1.ApplicationSourceTypeDirectory
+}
+
+// shortSHA abbreviates a commit SHA for messages.
+func shortSHA(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}

@@ -1,0 +1,67 @@
+package engine_test
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/tollgate-dev/tollgate/certs"
+	"github.com/tollgate-dev/tollgate/engine/reposerver"
+)
+
+// repoServerName is the name the test repo-server's certificate is issued
+// for; the client resolves it to the loopback address.
+const repoServerName = "tollgate-repo-server.test"
+
+// loopback resolves every name to 127.0.0.1.
+type loopback struct{}
+
+func (loopback) LookupHost(context.Context, string) ([]string, error) {
+	return []string{"127.0.0.1"}, nil
+}
+
+// serveRepoServer serves svc over HTTPS on a loopback port, with a
+// certificate from certs for repoServerName, until ctx ends, and returns a
+// client of it: the wire between `tollgate controller --repo-server` and
+// `tollgate repo-server`.
+func serveRepoServer(ctx context.Context, svc *reposerver.Service, log logr.Logger) (*reposerver.Client, error) {
+	now := time.Now()
+	ca, err := certs.CreateCA(now, time.Hour, nil)
+	if err != nil {
+		return nil, err
+	}
+	serving, err := certs.CreateServing(ca, []string{repoServerName}, now, time.Hour, nil)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{
+		Handler:           reposerver.NewHandler(svc, log.WithName("repo-server")),
+		ReadHeaderTimeout: 10 * time.Second,
+		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{{
+			Certificate: [][]byte{serving.Cert.Raw}, PrivateKey: serving.Key, Leaf: serving.Cert,
+		}}},
+	}
+	go func() { _ = srv.ServeTLS(ln, "", "") }()
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	go func() { _ = svc.Run(ctx) }()
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Cert)
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return reposerver.NewClient(reposerver.ClientOptions{
+		Addresses: []string{net.JoinHostPort(repoServerName, port)},
+		RootCAs:   func() (*x509.CertPool, error) { return roots, nil },
+		Resolver:  loopback{},
+	})
+}
