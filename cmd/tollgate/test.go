@@ -2,19 +2,36 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tollgate-dev/tollgate/check"
 	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/policies/report"
 )
+
+// testOptions are the flags of `tollgate test`: the check's options and
+// how to render and report.
+type testOptions struct {
+	check.Options
+	// Output is the report format; "" means text.
+	Output string
+	// FailOnWarn makes warnings fail the run.
+	FailOnWarn bool
+	// RenderTimeout and RenderMemory bound each Kustomize or Helm render,
+	// which runs in a child process; zero values take the defaults.
+	RenderTimeout time.Duration
+	RenderMemory  string
+}
 
 func newTestCmd() *cobra.Command {
 	o := testOptions{}
@@ -85,25 +102,39 @@ func runTest(cmd *cobra.Command, o testOptions) error {
 	if !slices.Contains(report.Formats(), format) {
 		return usageError(fmt.Errorf("invalid --output %q: valid formats are %s", format, strings.Join(report.Formats(), ", ")))
 	}
-	out, err := check(cmd.Context(), o)
+	lim, err := sandboxLimits(cmp.Or(o.RenderTimeout, sandbox.DefaultLimits().Timeout), cmp.Or(o.RenderMemory, defaultRenderMemory))
 	if err != nil {
-		return usageError(err)
-	}
-	if format == report.FormatText {
-		writeNotes(cmd.ErrOrStderr(), out.Notes)
-	}
-	out.Report.ToolVersion = version
-	if err := report.Write(cmd.OutOrStdout(), format, out.Report); err != nil {
 		return err
 	}
-	if out.Failed(o.FailOnWarn) {
+	// Kustomize overlays and Helm charts render in children of this
+	// binary, as the controller's do, so a hostile chart in a pull request
+	// cannot hang or exhaust the CI runner.
+	if o.Renderer, err = newSandbox(lim); err != nil {
+		return usageError(err)
+	}
+	rep, notes, err := check.Run(cmd.Context(), o.Options)
+	if err != nil {
+		var ie *check.InputError
+		if errors.As(err, &ie) {
+			return usageError(err)
+		}
+		return err // the context's: interrupted
+	}
+	if format == report.FormatText {
+		writeNotes(cmd.ErrOrStderr(), notes)
+	}
+	rep.ToolVersion = version
+	if err := report.Write(cmd.OutOrStdout(), format, rep); err != nil {
+		return err
+	}
+	if rep.Summary.Denied > 0 || o.FailOnWarn && rep.Summary.Warned > 0 {
 		return deniedError()
 	}
 	return nil
 }
 
 // writeNotes prints the notes as "note: ..." lines.
-func writeNotes(w io.Writer, notes []note) {
+func writeNotes(w io.Writer, notes []check.Note) {
 	for _, n := range notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}

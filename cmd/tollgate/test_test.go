@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,35 @@ func TestTestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// resultRows returns "file kind/name app=application rules" for each
+// result of a json report.
+func resultRows(t *testing.T, stdout string) []string {
+	t.Helper()
+	var r struct {
+		Results []struct {
+			File        string `json:"file"`
+			Kind        string `json:"kind"`
+			Name        string `json:"name"`
+			Application string `json:"application"`
+			Violations  []struct {
+				Rule string `json:"rule"`
+			} `json:"violations"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("decode json report: %v\n%s", err, stdout)
+	}
+	var rows []string
+	for _, res := range r.Results {
+		row := res.File + " " + res.Kind + "/" + res.Name + " app=" + res.Application
+		for _, v := range res.Violations {
+			row += " " + v.Rule
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 // violationLines returns the DENY and WARN lines of a text report.

@@ -1,4 +1,4 @@
-package main
+package check
 
 import (
 	"context"
@@ -67,16 +67,18 @@ func location(file string, line int) string {
 // level. Each Application is rendered once. It returns the rendered
 // documents with their Application, what the renders claimed, and notes
 // about sources that were not rendered. Renders of one level run
-// concurrently.
-func renderApplications(ctx context.Context, root repoRoot, repoURL string, found []entry, build buildFunc, lim render.Limits) ([]entry, claims, []note, error) {
+// concurrently. An Application that cannot be decoded, or that the engine
+// would refuse (planApplication), is an error naming its file and line,
+// as a failed render is.
+func renderApplications(ctx context.Context, root repoRoot, repoURL string, found []entry, build buildFunc, lim render.Limits) ([]entry, claims, []Note, error) {
 	c := claims{docs: map[string]bool{}, dirs: map[string]bool{}}
 	var out []entry
-	var notes []note
+	var notes []Note
 	seen := map[string]bool{}
 	pending := applications(found)
 	for depth := 0; len(pending) > 0; depth++ {
 		if depth == maxAppDepth {
-			notes = append(notes, note{File: pending[0].file, Line: pending[0].doc.Line,
+			notes = append(notes, Note{File: pending[0].file, Line: pending[0].doc.Line,
 				Message: fmt.Sprintf("Applications rendered by Applications more than %d levels deep are not rendered", maxAppDepth)})
 			break
 		}
@@ -89,14 +91,14 @@ func renderApplications(ctx context.Context, root repoRoot, repoURL string, foun
 				continue
 			}
 			seen[key] = true
-			plan, err := resolveSources(a.doc.Object, repoURL)
+			plan, err := planApplication(a.doc.Object, repoURL, root.given)
 			job := appJob{app: a, name: name}
 			if err != nil {
 				return nil, c, nil, fmt.Errorf("%s: %w", job.where(), err)
 			}
 			if repoURL != "" {
 				for _, msg := range plan.Skipped {
-					notes = append(notes, note{File: a.file, Line: a.doc.Line, Message: fmt.Sprintf("Application %q %s", name, msg)})
+					notes = append(notes, Note{File: a.file, Line: a.doc.Line, Message: fmt.Sprintf("Application %q %s", name, msg)})
 				}
 			}
 			for _, s := range plan.Sources {
@@ -135,7 +137,7 @@ func renderApplications(ctx context.Context, root repoRoot, repoURL string, foun
 				}
 			}
 			for _, n := range res.Notes {
-				notes = append(notes, note{File: n.File, Line: n.Line, Message: n.Message})
+				notes = append(notes, Note{File: n.File, Line: n.Line, Message: n.Message})
 			}
 		}
 	}

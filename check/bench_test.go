@@ -1,4 +1,4 @@
-package main
+package check
 
 import (
 	"fmt"
@@ -72,23 +72,23 @@ spec:
 	}
 }
 
-// BenchmarkCheck10k checks 10,000 documents in 1,000 files, the size of
+// BenchmarkRun10k checks 10,000 documents in 1,000 files, the size of
 // the throughput target; run it with -benchtime=1x or 3x.
-func BenchmarkCheck10k(b *testing.B) {
+func BenchmarkRun10k(b *testing.B) {
 	dir := b.TempDir()
 	writeBenchRepo(b, dir, 1000, 10)
-	o := testOptions{Paths: []string{dir}, RepoRoot: dir, RepoURL: "https://example.com/bench"}
+	o := Options{Paths: []string{dir}, RepoRoot: dir, RepoURL: "https://example.com/bench"}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		out, err := check(b.Context(), o)
+		rep, _, err := Run(b.Context(), o)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if got := out.Report.Summary.Documents; got != 10000 {
+		if got := rep.Summary.Documents; got != 10000 {
 			b.Fatalf("checked %d documents, want 10000", got)
 		}
-		if got := out.Report.Summary.Denied; got != 1000 {
+		if got := rep.Summary.Denied; got != 1000 {
 			b.Fatalf("denied %d, want 1000", got)
 		}
 	}

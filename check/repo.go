@@ -1,4 +1,4 @@
-package main
+package check
 
 import (
 	"bytes"
@@ -11,20 +11,40 @@ import (
 
 	gitconfig "github.com/go-git/go-git/v5/config"
 
+	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/internal/bounded"
 )
 
 // maxGitFileBytes bounds the reads of .git/config and .git files.
 const maxGitFileBytes = 1 << 20
 
-// normalizeRepoURL returns the form in which two spellings of a repository
-// URL compare equal: lower case, without trailing slashes and without one
-// ".git" suffix.
-func normalizeRepoURL(u string) string {
-	u = strings.ToLower(strings.TrimSpace(u))
-	u = strings.TrimRight(u, "/")
-	u = strings.TrimSuffix(u, ".git")
-	return strings.TrimRight(u, "/")
+// repositoryURL returns the URL of the repository under test in the form
+// source.NormalizeURL gives it, the one the engine matches repositories
+// in: given, or else the origin remote of the Git repository containing
+// root (spelled rootDir by the user). When there is none it returns "" and
+// the note explaining why Applications are not rendered. A given URL that
+// is not a repository URL is an error.
+func repositoryURL(given string, root repoRoot, rootDir string) (string, string, error) {
+	if strings.TrimSpace(given) != "" {
+		u := source.NormalizeURL(given)
+		if u == "" {
+			return "", "", fmt.Errorf("invalid --repo-url %q: not a repository URL", source.RedactURL(given))
+		}
+		return u, "", nil
+	}
+	origin, err := originURL(root.real)
+	if err != nil {
+		return "", "", fmt.Errorf("find repository URL (set --repo-url): %w", err)
+	}
+	if origin == "" {
+		return "", "Applications are not rendered: no --repo-url given and no origin remote found for " + rootDir, nil
+	}
+	u := source.NormalizeURL(origin)
+	if u == "" {
+		return "", fmt.Sprintf("Applications are not rendered: the origin remote of %s (%s) is not a repository URL; set --repo-url",
+			rootDir, source.RedactURL(origin)), nil
+	}
+	return u, "", nil
 }
 
 // originURL returns the URL of the "origin" remote of the Git repository

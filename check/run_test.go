@@ -1,4 +1,4 @@
-package main
+package check
 
 import (
 	"fmt"
@@ -34,14 +34,14 @@ func TestChunkEnd(t *testing.T) {
 	}
 }
 
-// TestCheckAcrossChunks checks more documents than one evaluation chunk
+// TestRunAcrossChunks checks more documents than one evaluation chunk
 // holds: every document gets its own result, in file order, with the
 // violations of its own decision.
-func TestCheckAcrossChunks(t *testing.T) {
+func TestRunAcrossChunks(t *testing.T) {
 	dir := t.TempDir()
 	const files, docs = 3*evalChunk/10 + 7, 10
 	writeBenchRepo(t, dir, files, docs)
-	out, err := check(t.Context(), testOptions{Paths: []string{dir}, RepoRoot: dir, RepoURL: "https://example.com/bench"})
+	rep, _, err := Run(t.Context(), Options{Paths: []string{dir}, RepoRoot: dir, RepoURL: "https://example.com/bench"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,13 +49,13 @@ func TestCheckAcrossChunks(t *testing.T) {
 		Documents, Denied, Results, Files int
 	}
 	want := got{Documents: files * docs, Denied: files, Results: files * docs, Files: files}
-	if diff := cmp.Diff(want, got{out.Report.Summary.Documents, out.Report.Summary.Denied, len(out.Report.Results), out.Report.Summary.Files}); diff != "" {
+	if diff := cmp.Diff(want, got{rep.Summary.Documents, rep.Summary.Denied, len(rep.Results), rep.Summary.Files}); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}
-	if !slices.IsSortedFunc(out.Report.Results, compareResults) {
+	if !slices.IsSortedFunc(rep.Results, compareResults) {
 		t.Error("results are not in file and document order")
 	}
-	for _, r := range out.Report.Results {
+	for _, r := range rep.Results {
 		denied := false
 		for _, v := range r.Violations {
 			denied = denied || v.Rule == "no-latest-tag"

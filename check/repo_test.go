@@ -1,30 +1,10 @@
-package main
+package check
 
 import (
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-func TestNormalizeRepoURL(t *testing.T) {
-	tests := []struct {
-		in, want string
-	}{
-		{"https://github.com/acme/config.git", "https://github.com/acme/config"},
-		{"https://GitHub.com/Acme/Config/", "https://github.com/acme/config"},
-		{"https://github.com/acme/config.git/", "https://github.com/acme/config"},
-		{" https://github.com/acme/config ", "https://github.com/acme/config"},
-		{"git@github.com:acme/config.git", "git@github.com:acme/config"},
-		{"", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			if got := normalizeRepoURL(tt.in); got != tt.want {
-				t.Errorf("normalizeRepoURL(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-		})
-	}
-}
 
 const gitConfigWithOrigin = `[core]
 	bare = false

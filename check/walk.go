@@ -1,4 +1,4 @@
-package main
+package check
 
 import (
 	"errors"
@@ -105,9 +105,9 @@ func relTo(base, abs string) (string, bool) {
 // named explicitly is decoded whatever its extension. Paths inside the
 // repository root are named relative to it; other paths as given. Notes
 // report kustomize components, which are not rendered on their own.
-func discover(root repoRoot, paths []string, preferHelm bool) ([]unit, []note, error) {
+func discover(root repoRoot, paths []string, preferHelm bool) ([]unit, []Note, error) {
 	var units []unit
-	var notes []note
+	var notes []Note
 	seen := map[string]bool{}
 	add := func(u unit) {
 		key := fmt.Sprintf("%d\x00%s\x00%s", u.kind, u.root, u.rel)
@@ -197,9 +197,9 @@ func enclosingChart(u unit) (unit, bool) {
 }
 
 // walkDir walks the directory unit base and adds the units found.
-func walkDir(base unit, preferHelm bool, add func(unit)) ([]note, error) {
+func walkDir(base unit, preferHelm bool, add func(unit)) ([]Note, error) {
 	start := filepath.Join(base.root, filepath.FromSlash(base.rel))
-	var notes []note
+	var notes []Note
 	// rendered holds the directories whose files a kustomization renders.
 	rendered := map[string]bool{}
 	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
@@ -230,7 +230,7 @@ func walkDir(base unit, preferHelm bool, add func(unit)) ([]note, error) {
 		case kust != "":
 			rendered[p] = true
 			if isComponent(kust) {
-				notes = append(notes, note{File: base.display(path.Join(rel, filepath.Base(kust))),
+				notes = append(notes, Note{File: base.display(path.Join(rel, filepath.Base(kust))),
 					Message: "skipped: a kustomize Component is rendered only as part of a kustomization that uses it"})
 				return nil
 			}

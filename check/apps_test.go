@@ -1,11 +1,14 @@
-package main
+package check
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/tollgate-dev/tollgate/engine/render"
+	"github.com/tollgate-dev/tollgate/engine/source"
 )
 
 // decodeApp decodes a YAML Application for tests.
@@ -21,14 +24,17 @@ func decodeApp(t *testing.T, src string) map[string]any {
 	return docs[0].Object
 }
 
-func TestResolveSources(t *testing.T) {
-	const url = "https://github.com/acme/config"
+func TestPlanApplication(t *testing.T) {
+	const url, root = "https://github.com/acme/config", "/checkout"
 	head := "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: argocd}\n"
 	tests := []struct {
 		name    string
+		repoURL string // default url
 		spec    string
 		want    appPlan
 		wantErr string
+		// wantUnsupported: the error is a *render.UnsupportedError.
+		wantUnsupported bool
 	}{
 		{
 			name: "kustomize options and destination namespace",
@@ -87,7 +93,8 @@ func TestResolveSources(t *testing.T) {
     repoURL: https://github.com/acme/config
     path: charts/web
     helm:
-      valueFiles: [values-prod.yaml]
+      valueFiles: [values-prod.yaml, values-missing.yaml]
+      ignoreMissingValueFiles: true
       values: "replicas: 2"
       valuesObject: {image: {tag: "1.0"}}
       parameters:
@@ -102,16 +109,17 @@ func TestResolveSources(t *testing.T) {
 				Path:  "charts/web",
 				Options: render.Options{
 					Helm: &render.HelmOptions{
-						ValueFiles:   []string{"values-prod.yaml"},
+						ValueFiles:   []string{"values-prod.yaml", "values-missing.yaml"},
 						Values:       "replicas: 2",
 						ValuesObject: map[string]any{"image": map[string]any{"tag": "1.0"}},
 						Parameters: []render.HelmParameter{
 							{Name: "a", Value: "1"},
 							{Name: "b", Value: "x,y", ForceString: true},
 						},
-						ReleaseName: "web-prod",
-						Namespace:   "web-ns",
-						SkipCrds:    true,
+						ReleaseName:             "web-prod",
+						Namespace:               "web-ns",
+						SkipCrds:                true,
+						IgnoreMissingValueFiles: true,
 					},
 					AppName: "web",
 				},
@@ -139,14 +147,62 @@ func TestResolveSources(t *testing.T) {
 					Field: "spec.sources[0]",
 					Path:  "charts/web",
 					Options: render.Options{
-						Helm:    &render.HelmOptions{ValueFiles: []string{"/envs/prod.yaml"}},
+						Helm:    &render.HelmOptions{ValueFiles: []string{"$values/envs/prod.yaml"}},
 						AppName: "web",
+						Refs:    map[string]string{"values": root},
 					},
 				}},
 				Skipped: []string{
 					`spec.sources[1]: ref "values" only provides value files; not rendered on its own`,
 					`spec.sources[2]: Helm chart "redis" from repository https://charts.bitnami.com/bitnami is not rendered (only sources from the repository under test are)`,
 					"spec.sources[3]: repository https://github.com/someone/else is not the repository under test; not rendered",
+				},
+			},
+		},
+		{
+			// Argo CD renders no source with a ref when there are several,
+			// path or not (render.AppSource.RefOnly), as the engine.
+			name: "ref source with a path",
+			spec: `spec:
+  sources:
+    - {repoURL: https://github.com/acme/config, path: apps/a}
+    - {repoURL: https://github.com/acme/config, path: apps/b, ref: b}
+`,
+			want: appPlan{
+				Sources: []appSource{{
+					Field:   "spec.sources[0]",
+					Path:    "apps/a",
+					Options: render.Options{AppName: "web", Refs: map[string]string{"b": root}},
+				}},
+				Skipped: []string{`spec.sources[1]: ref "b" only provides value files; not rendered on its own`},
+			},
+		},
+		{
+			name: "scp-like URL of the repository under test",
+			// The Application and the flag spell the same repository
+			// differently; source.NormalizeURL gives both one form.
+			repoURL: "ssh://git@GitHub.com/acme/config.git/",
+			spec: `spec:
+  sources:
+    - repoURL: git@github.com:acme/config.git
+      path: charts/web
+      helm: {valueFiles: [$values/prod.yaml]}
+    - {repoURL: "ssh://git@github.com:22/acme/config", ref: values}
+    - {repoURL: https://github.com/acme/config, path: other}
+`,
+			want: appPlan{
+				Sources: []appSource{{
+					Field: "spec.sources[0]",
+					Path:  "charts/web",
+					Options: render.Options{
+						Helm:    &render.HelmOptions{ValueFiles: []string{"$values/prod.yaml"}},
+						AppName: "web",
+						Refs:    map[string]string{"values": root},
+					},
+				}},
+				Skipped: []string{
+					`spec.sources[1]: ref "values" only provides value files; not rendered on its own`,
+					"spec.sources[2]: repository https://github.com/acme/config is not the repository under test; not rendered",
 				},
 			},
 		},
@@ -165,7 +221,12 @@ func TestResolveSources(t *testing.T) {
 			}},
 		},
 		{
-			name: "unsupported options are reported",
+			name:    "value file naming no source",
+			spec:    "spec:\n  source:\n    repoURL: https://github.com/acme/config\n    helm: {valueFiles: [$nope/prod.yaml]}\n",
+			wantErr: `spec.source.helm.valueFiles[0]: no source of the application has ref "nope"`,
+		},
+		{
+			name: "unsupported options are refused",
 			spec: `spec:
   source:
     repoURL: https://github.com/acme/config
@@ -174,22 +235,37 @@ func TestResolveSources(t *testing.T) {
       patches: [{patch: "x"}]
       replicas: [{name: web, count: 2}]
 `,
-			want: appPlan{
-				Sources: []appSource{{
-					Field:   "spec.source",
-					Path:    "apps/web",
-					Options: render.Options{Kustomize: &render.KustomizeOptions{}, AppName: "web"},
-				}},
-				Skipped: []string{
-					"spec.source.kustomize.patches is not applied by tollgate test",
-					"spec.source.kustomize.replicas is not applied by tollgate test",
-				},
-			},
+			wantErr:         "spec.source.kustomize.replicas is not supported",
+			wantUnsupported: true,
 		},
 		{
-			name: "plugin source",
-			spec: "spec:\n  source: {repoURL: https://github.com/acme/config, path: a, plugin: {name: cdk8s}}\n",
-			want: appPlan{Skipped: []string{"spec.source: config management plugins are not supported; not rendered"}},
+			name: "unsupported option of a later source",
+			spec: `spec:
+  sources:
+    - {repoURL: https://github.com/acme/config, path: a}
+    - {repoURL: https://github.com/acme/config, path: b, helm: {fileParameters: [{name: x, path: y}]}}
+`,
+			wantErr:         "spec.sources[1].helm.fileParameters is not supported",
+			wantUnsupported: true,
+		},
+		{
+			name:            "plugin source",
+			spec:            "spec:\n  source: {repoURL: https://github.com/acme/config, path: a, plugin: {name: cdk8s}}\n",
+			wantErr:         "spec.source.plugin is not supported: config management plugins are not run",
+			wantUnsupported: true,
+		},
+		{
+			name:            "remote value file",
+			spec:            "spec:\n  source: {repoURL: https://github.com/acme/config, path: a, helm: {valueFiles: [\"https://x.example/v.yaml\"]}}\n",
+			wantErr:         "spec.source.helm.valueFiles[0] is not supported: remote value files (https://x.example/v.yaml) are not fetched",
+			wantUnsupported: true,
+		},
+		{
+			// The engine cannot fetch this source in tollgate test either:
+			// as before, a note rather than a refusal.
+			name: "unsupported option of another repository's source",
+			spec: "spec:\n  source: {repoURL: https://github.com/someone/else, path: a, kustomize: {patches: [{patch: x}]}}\n",
+			want: appPlan{Skipped: []string{"spec.source: repository https://github.com/someone/else is not the repository under test; not rendered"}},
 		},
 		{
 			name: "no source",
@@ -197,14 +273,29 @@ func TestResolveSources(t *testing.T) {
 			want: appPlan{Skipped: []string{"has no spec.source or spec.sources; nothing to render"}},
 		},
 		{
+			name: "no repository URL",
+			spec: "spec:\n  source: {path: a}\n",
+			want: appPlan{Skipped: []string{"spec.source: has no repoURL; not rendered"}},
+		},
+		{
 			name:    "sources not a list",
 			spec:    "spec:\n  sources: {repoURL: x}\n",
 			wantErr: "spec.sources: want a list, got an object",
 		},
 		{
+			name:    "path not a string",
+			spec:    "spec:\n  sources:\n    - {repoURL: https://github.com/acme/config, path: 3}\n",
+			wantErr: "spec.sources[0].path: want a string, got a number",
+		},
+		{
 			name:    "parameter value not a string",
 			spec:    "spec:\n  source:\n    repoURL: https://github.com/acme/config\n    helm: {parameters: [{name: a, value: 3}]}\n",
 			wantErr: "spec.source.helm.parameters[0].value: want a string, got a number",
+		},
+		{
+			name:    "value files not a list",
+			spec:    "spec:\n  source:\n    repoURL: https://github.com/acme/config\n    helm: {valueFiles: values.yaml}\n",
+			wantErr: "spec.source.helm.valueFiles: want a list of strings, got a string",
 		},
 		{
 			name:    "label value not a string",
@@ -216,20 +307,33 @@ func TestResolveSources(t *testing.T) {
 			spec:    "spec:\n  destination: in-cluster\n",
 			wantErr: "spec.destination: want an object, got a string",
 		},
+		{
+			name:    "replica count neither a number nor a string",
+			spec:    "spec:\n  source:\n    repoURL: https://github.com/acme/config\n    kustomize: {replicas: [{name: web, count: [2]}]}\n",
+			wantErr: "spec.source.kustomize.replicas[0].count: want a number or a string, got a list",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := resolveSources(decodeApp(t, head+tt.spec), normalizeRepoURL(url))
+			repoURL := url
+			if tt.repoURL != "" {
+				repoURL = tt.repoURL
+			}
+			got, err := planApplication(decodeApp(t, head+tt.spec), source.NormalizeURL(repoURL), root)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				var ue *render.UnsupportedError
+				if errors.As(err, &ue) != tt.wantUnsupported {
+					t.Errorf("error %v is a *render.UnsupportedError: %v, want %v", err, !tt.wantUnsupported, tt.wantUnsupported)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("plan mismatch (-want +got):\n%s", diff)
 			}
 		})

@@ -166,6 +166,29 @@ spec:
 			wantErr: []string{`app.yaml:1: Application "typo": spec.source.helm.valueFiles: want a list of strings, got a string`},
 		},
 		{
+			// The engine refuses a source with a field tollgate does not
+			// honour; tollgate test refuses it the same way, with the
+			// engine's message, as it reports a render that failed.
+			name: "Application field tollgate does not honour",
+			files: map[string]string{"app.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: patched, namespace: argocd}
+spec:
+  source:
+    repoURL: https://example.com/r.git
+    path: x
+    kustomize: {patches: [{target: {kind: Deployment}, patch: "- op: remove\n  path: /spec/replicas"}]}
+`},
+			args:    []string{"--repo-url", "https://example.com/r", "REPO"},
+			wantErr: []string{`app.yaml:1: Application "patched": spec.source.kustomize.patches is not supported`},
+		},
+		{
+			name:    "repository URL that is not one",
+			files:   map[string]string{"d.yaml": deployment},
+			args:    []string{"--repo-url", "not a url", "REPO/d.yaml"},
+			wantErr: []string{`invalid --repo-url "not a url": not a repository URL`},
+		},
+		{
 			name:    "missing path",
 			args:    []string{"REPO/nope"},
 			wantErr: []string{"nope", "no such file or directory"},

@@ -1,4 +1,4 @@
-package main
+package check
 
 import (
 	"context"
@@ -16,9 +16,10 @@ import (
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
-// note is a remark about input that was skipped rather than rejected. The
-// text format prints notes to stderr; other formats leave them out.
-type note struct {
+// Note is a remark about input that was skipped rather than rejected.
+// tollgate test prints notes to stderr with its text report; other formats
+// leave them out.
+type Note struct {
 	// File is the reported file name, "" when the note is about the run.
 	File string
 	// Line is the 1-based line, 0 when unknown.
@@ -27,7 +28,7 @@ type note struct {
 }
 
 // String formats the note as "file:line: message".
-func (n note) String() string {
+func (n Note) String() string {
 	switch {
 	case n.File == "":
 		return n.Message
@@ -56,7 +57,7 @@ type entry struct {
 type loadedUnit struct {
 	unit    unit
 	entries []entry
-	notes   []note
+	notes   []Note
 }
 
 // loadUnits decodes or renders the units concurrently, with up to
@@ -112,7 +113,7 @@ func loadUnit(ctx context.Context, u unit, helmValues map[string]any, build buil
 		l.entries[i] = entry{doc: withoutSyntax(d), root: u.root, file: u.display(d.File)}
 	}
 	for _, n := range notes {
-		l.notes = append(l.notes, note{File: u.display(n.File), Line: n.Line, Message: n.Message})
+		l.notes = append(l.notes, Note{File: u.display(n.File), Line: n.Line, Message: n.Message})
 	}
 	return l, nil
 }
@@ -220,4 +221,21 @@ func isKind(obj map[string]any, group, kind string) bool {
 	k, _ := obj["kind"].(string)
 	apiVersion, _ := obj["apiVersion"].(string)
 	return k == kind && policies.GroupOf(apiVersion) == group
+}
+
+// nestedString returns the string at path inside obj.
+func nestedString(obj map[string]any, path ...string) (string, bool) {
+	cur := obj
+	for i, p := range path {
+		if i == len(path)-1 {
+			s, ok := cur[p].(string)
+			return s, ok
+		}
+		next, ok := cur[p].(map[string]any)
+		if !ok {
+			return "", false
+		}
+		cur = next
+	}
+	return "", false
 }

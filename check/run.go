@@ -1,4 +1,4 @@
-package main
+package check
 
 import (
 	"cmp"
@@ -8,15 +8,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/policies/report"
 )
 
-// testOptions are the settings of `tollgate test`, filled from its flags.
-type testOptions struct {
+// Options are the settings of a check, the flags of `tollgate test`.
+type Options struct {
 	// Paths are the files and directories to check.
 	Paths []string
 	// RepoRoot is the checkout Applications render from; "" means ".".
@@ -41,30 +40,25 @@ type testOptions struct {
 	// AllowNetwork lets user policies call http.send, net.* and
 	// opa.runtime.
 	AllowNetwork bool
-	// Output is the report format; "" means text.
-	Output string
-	// FailOnWarn makes warnings fail the run.
-	FailOnWarn bool
-	// RenderTimeout and RenderMemory bound each Kustomize or Helm render,
-	// which runs in a child process.
-	RenderTimeout time.Duration
-	RenderMemory  string
+	// Renderer renders Kustomize overlays and Helm charts, such as a
+	// *sandbox.Runner that renders each in a child process under limits;
+	// nil renders them in process with render.Build. Plain directories
+	// are always decoded in process, under the decoder's own limits.
+	Renderer Renderer
 }
 
-// checkOutcome is what check found.
-type checkOutcome struct {
-	// Report holds one result per checked document; the caller sets
-	// ToolVersion.
-	Report report.Report
-	// Notes are remarks about skipped input, in a stable order.
-	Notes []note
+// InputError is an error in what Run was given: options, unreadable or
+// malformed files, a render failure (a render that passed its limits holds
+// a *sandbox.LimitError), an Application tollgate refuses (a
+// *render.UnsupportedError) or policies that do not compile or evaluate.
+// Its message is that of Err, which names the file. tollgate test exits 2
+// on it.
+type InputError struct {
+	Err error
 }
 
-// Failed reports whether the outcome fails the run: any denial, or any
-// warning when failOnWarn.
-func (o checkOutcome) Failed(failOnWarn bool) bool {
-	return o.Report.Summary.Denied > 0 || failOnWarn && o.Report.Summary.Warned > 0
-}
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
 
 // compiled is the outcome of compiling the policies.
 type compiled struct {
@@ -83,22 +77,35 @@ type gathered struct {
 	// files are the reported names of the files read, including files
 	// without documents.
 	files map[string]bool
-	notes []note
+	notes []Note
 }
 
-// check runs `tollgate test` without its output: it finds the documents
-// under o.Paths, renders kustomizations, charts and the Applications of the
-// repository under test, evaluates every document and builds the report.
-// Every error is an input error (unreadable or malformed file, render or
-// policy failure) naming the file; policy and configuration errors are
-// reported before input errors.
-func check(ctx context.Context, o testOptions) (checkOutcome, error) {
+// Run is `tollgate test` without its output: it finds the documents under
+// o.Paths, renders kustomizations, charts and the Applications of the
+// repository under test, evaluates every document and builds the report,
+// with one result per checked document (the caller sets ToolVersion). The
+// notes are remarks about skipped input, in a stable order; the text
+// report prints them.
+//
+// Every error is an *InputError naming the file, except the context's
+// when ctx is done; policy and configuration errors are reported before
+// errors in the files.
+func Run(ctx context.Context, o Options) (report.Report, []Note, error) {
+	rep, notes, err := run(ctx, o)
+	if err != nil && ctx.Err() == nil {
+		return report.Report{}, nil, &InputError{Err: err}
+	}
+	return rep, notes, err
+}
+
+// run is Run with the errors unmarked.
+func run(ctx context.Context, o Options) (report.Report, []Note, error) {
 	lim := render.DefaultLimits()
 	if len(o.Paths) == 0 {
-		return checkOutcome{}, errors.New("check: no paths given")
+		return report.Report{}, nil, errors.New("check: no paths given")
 	}
 	if o.NoBuiltin && len(o.PolicyDirs) == 0 {
-		return checkOutcome{}, errors.New("check: --no-builtin without --policy leaves no rules to check")
+		return report.Report{}, nil, errors.New("check: --no-builtin without --policy leaves no rules to check")
 	}
 	// Compiling the policies overlaps with reading the files.
 	compileCh := make(chan compiled, 1)
@@ -110,34 +117,27 @@ func check(ctx context.Context, o testOptions) (checkOutcome, error) {
 	c := <-compileCh
 	switch {
 	case c.err != nil:
-		return checkOutcome{}, c.err
+		return report.Report{}, nil, c.err
 	case gatherErr != nil:
-		return checkOutcome{}, gatherErr
+		return report.Report{}, nil, gatherErr
 	}
 	return judge(ctx, c, g, lim)
 }
 
 // gather reads, renders and collects the documents under o.Paths and the
 // Applications' sources.
-func gather(ctx context.Context, o testOptions, lim render.Limits) (gathered, error) {
+func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error) {
 	g := gathered{files: map[string]bool{}}
 	rootDir := cmp.Or(o.RepoRoot, ".")
 	root, err := openRepoRoot(rootDir)
 	if err != nil {
 		return g, err
 	}
-	repoURL := normalizeRepoURL(o.RepoURL)
-	if repoURL == "" {
-		origin, err := originURL(root.real)
-		if err != nil {
-			return g, fmt.Errorf("find repository URL (set --repo-url): %w", err)
-		}
-		repoURL = normalizeRepoURL(origin)
-	}
-	build, err := newRenderer(o)
+	repoURL, unrendered, err := repositoryURL(o.RepoURL, root, rootDir)
 	if err != nil {
 		return g, err
 	}
+	build := o.builder()
 	helmValues, err := loadHelmValues(o.HelmValues, lim)
 	if err != nil {
 		return g, err
@@ -163,8 +163,7 @@ func gather(ctx context.Context, o testOptions, lim render.Limits) (gathered, er
 		return g, err
 	}
 	if repoURL == "" && len(applications(walked)) > 0 {
-		g.notes = append(g.notes, note{Message: fmt.Sprintf(
-			"Applications are not rendered: no --repo-url given and no origin remote found for %s", rootDir)})
+		g.notes = append(g.notes, Note{Message: unrendered})
 	}
 	// What an Application rendered replaces the walked copy of the same
 	// files: it is what Argo CD deploys, checked in its context.
@@ -200,7 +199,7 @@ const evalChunk = 512
 // files at a time: the objects of a chunk are released as soon as its
 // results are built, so the live heap shrinks while the evaluator
 // allocates, instead of every document staying live to the end.
-func judge(ctx context.Context, c compiled, g gathered, lim render.Limits) (checkOutcome, error) {
+func judge(ctx context.Context, c compiled, g gathered, lim render.Limits) (report.Report, []Note, error) {
 	inputs, scopeNotes := buildInputs(c.argocdNS, g)
 	g.notes = append(g.notes, scopeNotes...)
 	results := make([]report.Result, 0, len(g.entries))
@@ -210,10 +209,10 @@ func judge(ctx context.Context, c compiled, g gathered, lim render.Limits) (chec
 		entries := g.entries[start:end]
 		decisions, err := c.ev.EvaluateAll(ctx, inputs[start:end])
 		if err != nil {
-			return checkOutcome{}, evaluationError(err, entries)
+			return report.Report{}, nil, evaluationError(err, entries)
 		}
 		if results, err = buildResults(ctx, results, seen, entries, decisions, lim); err != nil {
-			return checkOutcome{}, err
+			return report.Report{}, nil, err
 		}
 		clear(inputs[start:end])
 		for i := range entries {
@@ -226,14 +225,11 @@ func judge(ctx context.Context, c compiled, g gathered, lim render.Limits) (chec
 	}
 	summary := report.Summarize(results)
 	summary.Files = len(g.files)
-	return checkOutcome{
-		Report: report.Report{
-			Results:          results,
-			Summary:          summary,
-			RuleDescriptions: ruleDescriptions(),
-		},
-		Notes: uniqueNotes(g.notes),
-	}, nil
+	return report.Report{
+		Results:          results,
+		Summary:          summary,
+		RuleDescriptions: ruleDescriptions(),
+	}, uniqueNotes(g.notes), nil
 }
 
 // buildInputs builds the inputs of all gathered documents, in entry order,
@@ -242,7 +238,7 @@ func judge(ctx context.Context, c compiled, g gathered, lim render.Limits) (chec
 // documents declares. The AppProjects among the documents join the
 // --project files, and a missing "default" project is Argo CD's implicit
 // one, which every Argo CD creates when it starts.
-func buildInputs(argocdNS string, g gathered) ([]policies.Input, []note) {
+func buildInputs(argocdNS string, g gathered) ([]policies.Input, []Note) {
 	items := make([]policies.Item, len(g.entries))
 	for i, e := range g.entries {
 		items[i] = policies.Item{Object: e.doc.Object, Application: e.app}
@@ -254,7 +250,7 @@ func buildInputs(argocdNS string, g gathered) ([]policies.Input, []note) {
 		ProjectsFromItems:      true,
 		ImplicitDefaultProject: true,
 	}, items)
-	var notes []note
+	var notes []Note
 	for i, in := range ins {
 		if !in.Context.KindUnplaced {
 			continue
@@ -262,7 +258,7 @@ func buildInputs(argocdNS string, g gathered) ([]policies.Input, []note) {
 		apiVersion, _ := in.Object["apiVersion"].(string)
 		kind, _ := in.Object["kind"].(string)
 		e := g.entries[i]
-		notes = append(notes, note{File: e.file, Line: e.doc.Line, Message: fmt.Sprintf(
+		notes = append(notes, Note{File: e.file, Line: e.doc.Line, Message: fmt.Sprintf(
 			"%s %s: cannot tell whether the kind is cluster-scoped (no CRD for it among the manifests); judged as namespaced", apiVersion, kind)})
 	}
 	return ins, notes
@@ -281,7 +277,7 @@ func chunkEnd(entries []entry, start, size int) int {
 
 // newEvaluator loads the configuration and compiles the policies once. It
 // returns the Argo CD namespace in effect.
-func newEvaluator(ctx context.Context, o testOptions) (*policies.Evaluator, string, error) {
+func newEvaluator(ctx context.Context, o Options) (*policies.Evaluator, string, error) {
 	var cfg policies.Config
 	if o.ConfigFile != "" {
 		var err error
@@ -341,9 +337,9 @@ func ruleDescriptions() map[string]string {
 }
 
 // uniqueNotes drops repeated notes, keeping the first of each.
-func uniqueNotes(notes []note) []note {
-	seen := map[note]bool{}
-	var out []note
+func uniqueNotes(notes []Note) []Note {
+	seen := map[Note]bool{}
+	var out []Note
 	for _, n := range notes {
 		if !seen[n] {
 			seen[n] = true

@@ -1,0 +1,37 @@
+package check
+
+import (
+	"context"
+
+	"github.com/tollgate-dev/tollgate/engine/render"
+)
+
+// Renderer renders one application source with render.Build's signature.
+// *sandbox.Runner is one: it renders in a child process under a time and
+// memory limit, so a hostile chart in a pull request cannot hang or
+// exhaust the CI runner.
+type Renderer interface {
+	Build(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error)
+}
+
+// buildFunc renders one application source, with render.Build's signature.
+type buildFunc func(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error)
+
+// builder is how a check renders: Kustomize overlays and Helm charts with
+// o.Renderer (render.Build when nil); a plain directory, which is only
+// decoded (under the decoder's own limits), in process.
+func (o Options) builder() buildFunc {
+	if o.Renderer == nil {
+		return render.Build
+	}
+	return func(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error) {
+		kind, err := render.DetectKind(root, dir, opts)
+		if err != nil {
+			return render.Result{}, err
+		}
+		if kind == render.KindDirectory {
+			return render.Build(ctx, root, dir, opts, lim)
+		}
+		return o.Renderer.Build(ctx, root, dir, opts, lim)
+	}
+}

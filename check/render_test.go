@@ -1,0 +1,53 @@
+package check
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tollgate-dev/tollgate/engine/render"
+)
+
+// recordingRenderer renders in process and records the directories it was
+// asked to render.
+type recordingRenderer struct {
+	mu   sync.Mutex
+	dirs []string
+}
+
+func (r *recordingRenderer) Build(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error) {
+	r.mu.Lock()
+	r.dirs = append(r.dirs, dir)
+	r.mu.Unlock()
+	return render.Build(ctx, root, dir, opts, lim)
+}
+
+// TestRunRenderer: Kustomize overlays and Helm charts, walked or named by
+// an Application, go to Options.Renderer; plain directories are decoded in
+// process.
+func TestRunRenderer(t *testing.T) {
+	repo := t.TempDir()
+	writeFiles(t, repo, chartRepo)
+	writeFiles(t, repo, map[string]string{
+		"kust/kustomization.yaml": "resources: [cm.yaml]\n",
+		"kust/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+		"plain/cm.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\n",
+		"apps/plain.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: plain, namespace: argocd}
+spec:
+  source: {repoURL: "https://example.com/r.git", path: plain}
+  destination: {namespace: web}
+`,
+		"apps/web.yaml": chartApp("helm: {valueFiles: [values-prod.yaml]}"),
+	})
+	r := &recordingRenderer{}
+	if _, _, err := Run(t.Context(), Options{Paths: []string{repo + "/kust", repo + "/plain", repo + "/apps"}, RepoRoot: repo, RepoURL: "https://example.com/r", Renderer: r}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"kust", "charts/web"}, r.dirs); diff != "" {
+		t.Errorf("rendered directories (-want +got):\n%s", diff)
+	}
+}
