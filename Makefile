@@ -63,9 +63,10 @@ bench-webhook: ## Load benchmark of the admission webhook over HTTPS on loopback
 	go run ./test/bench/webhookload
 
 .PHONY: bench-engine
-bench-engine: tools ## Sync 500 objects beside kubectl apply --server-side; idle resync cost of 200 Applications (the image's binary, -tags nodev, as the controller).
+bench-engine: tools ## Sync 500 objects beside kubectl apply --server-side; idle resync cost of 200 Applications (the image's binary, -tags nodev, as the controller); repo-server latency and renders/s with 1 and 2 replicas.
 	go build -trimpath -tags nodev -ldflags "$(LDFLAGS)" -o bin/tollgate-nodev ./cmd/tollgate
 	go run ./test/bench/engine -tollgate bin/tollgate-nodev
+	go test ./engine/reposerver -run '^$$' -bench . -benchtime 30x -count 3
 
 .PHONY: clean
 clean: ## Remove bin/ (the tools cache outside the checkout is kept).

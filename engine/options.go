@@ -10,14 +10,16 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultNamespace     = policies.DefaultArgoCDNamespace
-	DefaultResync        = 3 * time.Minute
-	DefaultJitter        = 0.1
-	DefaultFieldManager  = "tollgate"
-	DefaultWaveTimeout   = 5 * time.Minute
-	DefaultCompareMaxAge = time.Hour
-	DefaultHistoryLimit  = 10
-	DefaultConcurrency   = 4
+	DefaultNamespace    = policies.DefaultArgoCDNamespace
+	DefaultResync       = 3 * time.Minute
+	DefaultJitter       = 0.1
+	DefaultFieldManager = "tollgate"
+	DefaultWaveTimeout  = 5 * time.Minute
+	// DefaultReconcileTimeout bounds one reconcile, a sync included.
+	DefaultReconcileTimeout = time.Hour
+	DefaultCompareMaxAge    = time.Hour
+	DefaultHistoryLimit     = 10
+	DefaultConcurrency      = 4
 	// DefaultWebhookMaxBytes bounds a Git push webhook body. GitHub caps
 	// payloads at 25 MiB; pushes of ordinary size are far below 1 MiB.
 	DefaultWebhookMaxBytes int64 = 4 << 20
@@ -38,6 +40,10 @@ type Options struct {
 	FieldManager string
 	// WaveTimeout bounds the wait for one wave to become healthy.
 	WaveTimeout time.Duration
+	// ReconcileTimeout bounds one reconcile of one Application: fetch,
+	// render, gate, comparison and a sync's waves. Passed, the reconcile
+	// stops, records why and is retried with backoff.
+	ReconcileTimeout time.Duration
 	// CompareMaxAge is how long a comparison may be reused by an idle
 	// resync before a full server-side comparison is forced.
 	CompareMaxAge time.Duration
@@ -75,6 +81,7 @@ func DefaultOptions() Options {
 		Jitter:                  DefaultJitter,
 		FieldManager:            DefaultFieldManager,
 		WaveTimeout:             DefaultWaveTimeout,
+		ReconcileTimeout:        DefaultReconcileTimeout,
 		CompareMaxAge:           DefaultCompareMaxAge,
 		MaxConcurrentReconciles: DefaultConcurrency,
 		WebhookMaxBytes:         DefaultWebhookMaxBytes,
@@ -106,6 +113,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.WaveTimeout <= 0 {
 		o.WaveTimeout = d.WaveTimeout
+	}
+	if o.ReconcileTimeout <= 0 {
+		o.ReconcileTimeout = d.ReconcileTimeout
 	}
 	if o.CompareMaxAge <= 0 {
 		o.CompareMaxAge = d.CompareMaxAge

@@ -76,7 +76,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		now:      metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second)),
 		conds:    conditionEdits{},
 	}
-	runErr := r.run(ctx, p)
+	// The pass has a deadline, so no Application holds a worker for
+	// longer; its findings are still written with ctx.
+	runCtx, cancel := context.WithTimeout(ctx, r.opts.ReconcileTimeout)
+	runErr := r.run(runCtx, p)
+	cancel()
+	if runErr != nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		runErr = fmt.Errorf("reconcile passed its deadline (%s): %w", r.opts.ReconcileTimeout, runErr)
+	}
 	if err := r.finish(ctx, p); err != nil {
 		return reconcile.Result{}, errors.Join(runErr, err)
 	}

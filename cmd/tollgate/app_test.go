@@ -124,7 +124,7 @@ func TestWaitForSync(t *testing.T) {
 	}
 }
 
-func TestControllerAndAppSyncUsageErrors(t *testing.T) {
+func TestControllerRepoServerAndAppSyncUsageErrors(t *testing.T) {
 	tests := []struct {
 		args    []string
 		wantErr string
@@ -136,6 +136,11 @@ func TestControllerAndAppSyncUsageErrors(t *testing.T) {
 		{[]string{"controller", "--render-memory", "lots"}, `invalid --render-memory "lots": want a positive quantity such as 1Gi`},
 		{[]string{"controller", "--fetch-timeout", "-1s"}, "invalid --fetch-timeout -1s: must be positive"},
 		{[]string{"controller", "--max-fetch-bytes", "0"}, `invalid --max-fetch-bytes "0": want a positive quantity such as 1Gi`},
+		{[]string{"controller", "--reconcile-timeout", "0s"}, "invalid --reconcile-timeout 0s: must be positive"},
+		{[]string{"controller", "--parallelism", "-1"}, "invalid --parallelism -1: must not be negative"},
+		{[]string{"repo-server"}, "--cert-dir is required: the repo-server serves only HTTPS"},
+		{[]string{"repo-server", "--cert-dir", "/nonexistent"}, "--cert-dir /nonexistent"},
+		{[]string{"repo-server", "--cert-dir", "/tmp", "--render-memory", "0"}, `invalid --render-memory "0"`},
 		{[]string{"app", "sync"}, "accepts 1 arg(s), received 0"},
 		{[]string{"app", "sync", "web", "--wait", "--timeout", "0s"}, "invalid --timeout 0s: must be positive"},
 		{[]string{"app", "sync", "web", "--kubeconfig", "/nonexistent/kubeconfig"}, "load kubeconfig /nonexistent/kubeconfig"},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,18 +45,20 @@ const controllerGCPercent = 50
 
 // controllerOptions are the flags of `tollgate controller`.
 type controllerOptions struct {
-	kubeconfig    string
-	namespace     string
-	repoCache     string
-	resync        time.Duration
-	concurrency   int
-	metricsAddr   string
-	healthAddr    string
-	pprofAddr     string
-	webhookAddr   string
-	webhookSecret string
-	leaderElect   bool
-	configFile    string
+	kubeconfig  string
+	namespace   string
+	repoCache   string
+	resync      time.Duration
+	concurrency int
+	// reconcileTimeout bounds one reconcile of one Application.
+	reconcileTimeout time.Duration
+	metricsAddr      string
+	healthAddr       string
+	pprofAddr        string
+	webhookAddr      string
+	webhookSecret    string
+	leaderElect      bool
+	configFile       string
 	// repoOptions configure the in-process repository service, used
 	// without repoServers.
 	repoOptions
@@ -67,6 +70,9 @@ type controllerOptions struct {
 	// Service it is issued for.
 	repoServerSecret  string
 	repoServerService string
+	// repoServerNamespace is the namespace of repoServerSecret: default
+	// $POD_NAMESPACE, else namespace.
+	repoServerNamespace string
 }
 
 // defaultControllerOptions are the defaults of the controller's flags,
@@ -74,7 +80,8 @@ type controllerOptions struct {
 func defaultControllerOptions() controllerOptions {
 	return controllerOptions{
 		namespace: engine.DefaultNamespace, resync: engine.DefaultResync, concurrency: engine.DefaultConcurrency,
-		metricsAddr: ":8080", healthAddr: ":8081", pprofAddr: "0", webhookAddr: ":8082",
+		reconcileTimeout: engine.DefaultReconcileTimeout,
+		metricsAddr:      ":8080", healthAddr: ":8081", pprofAddr: "0", webhookAddr: ":8082",
 		repoOptions: defaultRepoOptions(), repoServerSecret: defaultRepoServerSecret, repoServerService: defaultRepoServerService,
 	}
 }
@@ -126,6 +133,7 @@ holding a Lease in $POD_NAMESPACE (else in --namespace).`,
 	f.StringVar(&o.namespace, "namespace", o.namespace, "namespace of the Applications, AppProjects and Argo CD Secrets")
 	f.DurationVar(&o.resync, "resync", o.resync, "how often every Application is compared again (±10% jitter)")
 	f.IntVar(&o.concurrency, "concurrency", o.concurrency, "Applications reconciled in parallel")
+	f.DurationVar(&o.reconcileTimeout, "reconcile-timeout", o.reconcileTimeout, "deadline of one reconcile of one Application (fetch, render, comparison and sync); passed, it is retried with backoff")
 	f.StringVar(&o.metricsAddr, "metrics-addr", o.metricsAddr, "address of the Prometheus metrics endpoint (0 disables it)")
 	f.StringVar(&o.healthAddr, "health-addr", o.healthAddr, "address of /healthz and /readyz (0 disables them)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", o.pprofAddr, "address of the Go profiling endpoints /debug/pprof/ (0 disables them)")
@@ -151,6 +159,9 @@ func runController(ctx context.Context, o controllerOptions) error {
 	}
 	if o.concurrency <= 0 {
 		return usageError(fmt.Errorf("invalid --concurrency %d: must be positive", o.concurrency))
+	}
+	if o.reconcileTimeout <= 0 {
+		return usageError(fmt.Errorf("invalid --reconcile-timeout %s: must be positive", o.reconcileTimeout))
 	}
 	if _, _, err := o.repoOptions.check(); err != nil {
 		return err
@@ -191,6 +202,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 	}
 	eopts := engine.DefaultOptions()
 	eopts.Namespace, eopts.Resync, eopts.MaxConcurrentReconciles = o.namespace, o.resync, o.concurrency
+	eopts.ReconcileTimeout = o.reconcileTimeout
 	eopts.WebhookSecret = o.webhookSecret
 	eopts.ImplicitDefaultProject = cfg.ImplicitDefaultProject
 	r, err := engine.New(engine.Dependencies{
@@ -232,10 +244,7 @@ func controllerManifests(cfg *rest.Config, mgr manager.Manager, o controllerOpti
 	if err != nil {
 		return nil, fmt.Errorf("create client: %w", err)
 	}
-	ns := os.Getenv("POD_NAMESPACE")
-	if ns == "" {
-		ns = o.namespace
-	}
+	ns := cmp.Or(o.repoServerNamespace, os.Getenv("POD_NAMESPACE"), o.namespace)
 	tlsCerts := certs.NewManager(c, certs.Options{Namespace: ns, SecretName: o.repoServerSecret, ServiceName: o.repoServerService})
 	if err := mgr.Add(tlsCerts); err != nil {
 		return nil, fmt.Errorf("add repo-server certificate manager: %w", err)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -105,11 +106,20 @@ func runDev(ctx context.Context, cmd *cobra.Command, o devOptions) (err error) {
 		return err
 	}
 	con.Printf("tollgate dev: simulated kubelet: node %s marks Pods Running and Ready (nothing really runs)", kubelet.DefaultOptions().NodeName)
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own executable for the repo-server: %w", err)
+	}
+	repoServer, pid, err := stack.StartRepoServer(runCtx, exe)
+	if err != nil {
+		return err
+	}
+	con.Printf("tollgate dev: repo-server on %s (pid %d): fetches and renders for the controller, a separate process with an empty environment and no Kubernetes credentials", repoServer, pid)
 	g, gctx := errgroup.WithContext(runCtx)
 	wopts := devWebhookOptions(stack)
 	wopts.wrap = func(h admission.Handler) admission.Handler { return devstack.TellDenials(h, con) }
 	g.Go(func() error { return runWebhook(gctx, wopts) })
-	g.Go(func() error { return runController(gctx, devControllerOptions(stack)) })
+	g.Go(func() error { return runController(gctx, devControllerOptions(stack, repoServer)) })
 	con.Printf("tollgate dev: webhook on :%d and sync engine running in this process (logs: %s)", stack.WebhookPort, logFile)
 	apps, err := stack.Install(gctx)
 	if err != nil {
@@ -174,12 +184,12 @@ func devWebhookOptions(s *devstack.Stack) *webhookOptions {
 }
 
 // devControllerOptions run the engine for the argocd namespace, comparing
-// every devResync, fetching the loopback http:// repository.
-func devControllerOptions(s *devstack.Stack) controllerOptions {
+// every devResync, fetching and rendering through the stack's repo-server
+// at repoServer.
+func devControllerOptions(s *devstack.Stack, repoServer string) controllerOptions {
 	o := defaultControllerOptions()
-	o.kubeconfig, o.namespace = s.ControllerKubeconfig, devstack.ArgoCDNamespace
-	o.repoCache, o.resync = filepath.Join(s.DataDir(), "repo-cache"), devResync
+	o.kubeconfig, o.namespace, o.resync = s.ControllerKubeconfig, devstack.ArgoCDNamespace, devResync
 	o.metricsAddr, o.healthAddr, o.webhookAddr = "0", "0", "0"
-	o.allowInsecureRepos = true
+	o.repoServers, o.repoServerService, o.repoServerNamespace = []string{repoServer}, devstack.RepoServerName, devstack.TollgateNamespace
 	return o
 }

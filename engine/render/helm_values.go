@@ -3,8 +3,8 @@ package render
 import (
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 

@@ -5,18 +5,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/api/types"
 )
-
-// krustyMu serializes kustomize builds: kustomize keeps the OpenAPI schema
-// of a build (kustomization `openapi:`) in process-wide state, so two builds
-// at once could see each other's schema.
-var krustyMu sync.Mutex
 
 // kustomize renders the kustomization whose file (real path) is kustFile.
 func (s source) kustomize(kustFile string) ([]Document, []Note, error) {
@@ -37,9 +31,11 @@ func (s source) kustomize(kustFile string) ([]Document, []Note, error) {
 		LoadRestrictions:  types.LoadRestrictionsRootOnly,
 		PluginConfig:      types.DisabledPluginConfig(),
 	})
-	krustyMu.Lock()
+	// Kustomize keeps the OpenAPI schema of a build (kustomization
+	// `openapi:`) in process-wide state. The product renders each source in
+	// its own child process (engine/render/sandbox), so builds never share
+	// it; nothing here serializes in-process builds.
 	resMap, err := k.Run(fsys, s.dir)
-	krustyMu.Unlock()
 	blocked, outside := fsys.errors()
 	if blocked != nil {
 		return nil, nil, blocked

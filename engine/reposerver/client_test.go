@@ -31,7 +31,7 @@ type testCA struct {
 	ca *certs.KeyPair
 }
 
-func newTestCA(t *testing.T) *testCA {
+func newTestCA(t testing.TB) *testCA {
 	t.Helper()
 	ca, err := certs.CreateCA(time.Now(), time.Hour, nil)
 	if err != nil {
@@ -48,7 +48,7 @@ func (c *testCA) roots() (*x509.CertPool, error) {
 
 // serve starts an HTTPS server of h with a certificate for name and
 // returns name:port.
-func (c *testCA) serve(t *testing.T, name string, h http.Handler) string {
+func (c *testCA) serve(t testing.TB, name string, h http.Handler) string {
 	t.Helper()
 	kp, err := certs.CreateServing(c.ca, []string{name}, time.Now(), time.Hour, nil)
 	if err != nil {

@@ -78,7 +78,7 @@ func (e *Env) startControllerManager(opts Options) (*process, error) {
 		"--concurrent-gc-syncs=5",
 	)
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
-	p.cmd.SysProcAttr = childProcAttr()
+	p.cmd.SysProcAttr = ChildProcAttr()
 	if err := p.cmd.Start(); err != nil {
 		p.cleanup()
 		return nil, fmt.Errorf("start kube-controller-manager: %w", err)

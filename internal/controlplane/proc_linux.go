@@ -2,8 +2,8 @@ package controlplane
 
 import "syscall"
 
-// childProcAttr makes the kernel kill the child when tollgate dies, even by
+// ChildProcAttr makes the kernel kill a child when tollgate dies, even by
 // SIGKILL, so no controller manager outlives the stack that started it.
-func childProcAttr() *syscall.SysProcAttr {
+func ChildProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }

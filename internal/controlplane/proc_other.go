@@ -4,4 +4,5 @@ package controlplane
 
 import "syscall"
 
-func childProcAttr() *syscall.SysProcAttr { return nil }
+// ChildProcAttr is nil: only Linux kills children with their parent.
+func ChildProcAttr() *syscall.SysProcAttr { return nil }

@@ -114,8 +114,10 @@ type Stack struct {
 	dataDir   string
 	removeDir bool // dataDir was created by Start
 	git       *http.Server
-	cancel    context.CancelFunc
-	done      chan struct{} // closed when the kubelet returned
+	// repoServer is the repo-server child, once started.
+	repoServer *repoServer
+	cancel     context.CancelFunc
+	done       chan struct{} // closed when the kubelet returned
 }
 
 // Start starts the control plane and the Git server and imports the
@@ -337,6 +339,9 @@ func (s *Stack) DataDir() string { return s.dataDir }
 // the data directory and .tollgate/kubeconfig.
 func (s *Stack) Stop() error {
 	var errs []error
+	if s.repoServer != nil {
+		s.repoServer.stop()
+	}
 	if s.git != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		errs = append(errs, s.git.Shutdown(ctx))
@@ -360,7 +365,7 @@ func (s *Stack) Stop() error {
 }
 
 // dataFiles are what the stack keeps in its data directory.
-var dataFiles = []string{"etcd", "pki", "git", "repo-cache", "tollgate.log", "controller.kubeconfig", "webhook.kubeconfig",
+var dataFiles = []string{"etcd", "pki", "git", "repo-cache", "repo-server-tls", "repo-server.log", "tollgate.log", "controller.kubeconfig", "webhook.kubeconfig",
 	"kube-controller-manager.kubeconfig", "kube-controller-manager.log", "apiserver-ca.crt"}
 
 // removeData removes the data directory when Start created it, else only

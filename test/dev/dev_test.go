@@ -108,6 +108,7 @@ func TestInterrupt(t *testing.T) {
 	if procs := processesUsing(data); !strings.Contains(strings.Join(procs, "\n"), "kube-controller-manager") {
 		t.Errorf("kube-controller-manager does not name %s while tollgate dev runs, so the check below would prove nothing; processes: %q", data, procs)
 	}
+	assertRepoServerHasNoCredentials(t, data)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +117,35 @@ func TestInterrupt(t *testing.T) {
 		t.Fatalf("tollgate dev after SIGINT: %v\nstdout:\n%s\nstderr:\n%s", err, log.String(), stderr.String())
 	}
 	assertNothingLeft(t, data)
+}
+
+// assertRepoServerHasNoCredentials finds the repo-server child of the stack
+// with data directory data and checks that it could not reach the API
+// server if it tried: its environment is empty (no KUBECONFIG, no HOME for
+// ~/.kube/config, no KUBERNETES_SERVICE_HOST) and its command line names no
+// kubeconfig or token. Only the controller, in the dev process, has
+// credentials.
+func assertRepoServerHasNoCredentials(t *testing.T, data string) {
+	t.Helper()
+	var pid string
+	for _, p := range processesUsing(data) {
+		if name, cmdline, _ := strings.Cut(p, ": "); strings.Contains(cmdline, " repo-server ") {
+			pid = name
+			if strings.Contains(cmdline, "kubeconfig") || strings.Contains(cmdline, "token") {
+				t.Errorf("the repo-server's command line names credentials: %s", cmdline)
+			}
+		}
+	}
+	if pid == "" {
+		t.Fatalf("no repo-server process names %s; processes: %q", data, processesUsing(data))
+	}
+	env, err := os.ReadFile(filepath.Join("/proc", pid, "environ"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(env) != 0 {
+		t.Errorf("the repo-server's environment is not empty: %q", bytes.ReplaceAll(env, []byte{0}, []byte{' '}))
+	}
 }
 
 func waitForLine(r io.Reader, prefix string) error {

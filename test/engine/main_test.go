@@ -79,8 +79,14 @@ func TestMain(m *testing.M) {
 // renderWorker is the argument that makes the test binary a render child.
 const renderWorker = "render-worker"
 
-// renderTimeout is the render sandbox's time limit in these tests.
-const renderTimeout = 10 * time.Second
+// Limits of the engine under test, low so that the limit tests are quick:
+// the render sandbox's time and memory, and each fetch's time and size.
+const (
+	renderTimeout = 10 * time.Second
+	renderMemory  = 512 << 20
+	fetchTimeout  = 15 * time.Second
+	maxFetchBytes = 16 << 20
+)
 
 func run(m *testing.M) int {
 	scheme := runtime.NewScheme()
@@ -101,7 +107,7 @@ func run(m *testing.M) int {
 	}()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done, err := startEngine(ctx, scheme, argoNS, source.Options{AllowInsecure: true})
+	done, err := startEngine(ctx, scheme, argoNS, source.Options{AllowInsecure: true, FetchTimeout: fetchTimeout, MaxFetchBytes: maxFetchBytes})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start engine:", err)
 		return 1
@@ -184,7 +190,7 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	metrics := engine.NewMetrics()
 	// Renders run in child processes under limits, as in the controller.
 	lim := sandbox.DefaultLimits()
-	lim.Timeout = renderTimeout
+	lim.Timeout, lim.MemoryBytes = renderTimeout, renderMemory
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
