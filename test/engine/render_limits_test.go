@@ -115,17 +115,29 @@ func advertise(w http.ResponseWriter, sha string) {
 		pkt(sha+" HEAD\x00symref=HEAD:refs/heads/main\n")+pkt(sha+" refs/heads/main\n")+"0000")
 }
 
-// trickleGitServer returns the URL of a repository whose server advertises
-// its refs and then sends the pack a byte every 50 ms.
-func trickleGitServer(t *testing.T) string {
-	sha := strings.Repeat("a", 40)
+// fakeGitServer returns the URL of repository name on a smart HTTP Git
+// server that advertises one branch and answers every fetch with NAK and
+// then what send writes.
+func fakeGitServer(t *testing.T, name string, send func(w http.ResponseWriter, r *http.Request)) string {
+	sha := fmt.Sprintf("%040x", len(name))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			advertise(w, sha)
 			return
 		}
 		w.Header().Set("Content-Type", "application/x-git-upload-pack-result")
-		_, _ = io.WriteString(w, "0008NAK\n")
+		if _, err := io.WriteString(w, "0008NAK\n"); err == nil {
+			send(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/" + name + ".git"
+}
+
+// trickleGitServer returns the URL of a repository whose server advertises
+// its refs and then sends the pack a byte every 50 ms.
+func trickleGitServer(t *testing.T) string {
+	return fakeGitServer(t, "trickle", func(w http.ResponseWriter, r *http.Request) {
 		for {
 			select {
 			case <-r.Context().Done():
@@ -137,9 +149,7 @@ func trickleGitServer(t *testing.T) string {
 			}
 			w.(http.Flusher).Flush()
 		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/trickle.git"
+	})
 }
 
 // hugeGitServer returns the URL of a repository of size bytes: its server
@@ -147,14 +157,7 @@ func trickleGitServer(t *testing.T) string {
 // sent (zlib stored blocks of random bytes), so the test costs only what
 // the fetch limit lets through.
 func hugeGitServer(t *testing.T, size int64) string {
-	sha := strings.Repeat("b", 40)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
-			advertise(w, sha)
-			return
-		}
-		w.Header().Set("Content-Type", "application/x-git-upload-pack-result")
-		_, _ = io.WriteString(w, "0008NAK\n")
+	return fakeGitServer(t, "huge", func(w http.ResponseWriter, r *http.Request) {
 		// Pack header: version 2, one object; then a blob header with its
 		// size as a varint, and its zlib stream.
 		hdr := []byte("PACK\x00\x00\x00\x02\x00\x00\x00\x01")
@@ -181,7 +184,5 @@ func hugeGitServer(t *testing.T, size int64) string {
 			}
 		}
 		_ = z.Close()
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/huge.git"
+	})
 }
