@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/tollgate-dev/tollgate/engine/render"
+	"github.com/tollgate-dev/tollgate/engine/source"
 )
 
 // maxAppDepth bounds how deep Applications rendered by Applications (app of
@@ -109,9 +110,9 @@ func renderApplications(ctx context.Context, root repoRoot, repoURL string, foun
 		results := make([]render.Result, len(jobs))
 		err := forEach(ctx, len(jobs), func(ctx context.Context, i int) error {
 			j := jobs[i]
-			res, err := build(ctx, root.given, j.source.Path, j.source.Options, lim)
+			res, err := renderSource(ctx, root.given, j.source, build, lim)
 			if err != nil {
-				return fmt.Errorf("%s %s: %w", j.where(), j.source.Field, err)
+				return fmt.Errorf("%s %w", j.where(), err)
 			}
 			results[i] = res
 			return nil
@@ -142,6 +143,60 @@ func renderApplications(ctx context.Context, root repoRoot, repoURL string, foun
 		}
 	}
 	return out, c, notes, nil
+}
+
+// renderSource renders one planned source of an Application from the
+// checkout at root. A failed render names the source's field:
+// "spec.sources[1]: render helm charts/web: ...".
+func renderSource(ctx context.Context, root string, s appSource, build buildFunc, lim render.Limits) (render.Result, error) {
+	res, err := build(ctx, root, s.Path, s.Options, lim)
+	if err != nil {
+		return render.Result{}, fmt.Errorf("%s: %w", s.Field, err)
+	}
+	return res, nil
+}
+
+// RenderApplication renders the Application document app (an object as
+// decoded from YAML or JSON) the way Run renders each Application it
+// finds: the sources whose repository is repoURL (any spelling
+// source.NormalizeURL takes to the same URL) are rendered from the checkout
+// at repoRoot, in source order, with renderer (nil renders in process), and
+// the other sources are left out, as Run leaves them out with a note. It
+// returns the rendered objects.
+//
+// The errors are Run's without the Application's file, line and name: an
+// Application the engine refuses is a *render.UnsupportedError naming the
+// field, a field of the wrong type is named, and a failed render names the
+// source's field ("spec.sources[1]: render helm charts/web: ...").
+//
+// Run renders through the same steps (planApplication, renderSource); this
+// entry point lets a test hold the objects of one Application against the
+// engine's.
+func RenderApplication(ctx context.Context, app map[string]any, repoRoot, repoURL string, renderer Renderer) ([]map[string]any, error) {
+	u := source.NormalizeURL(repoURL)
+	if u == "" {
+		return nil, fmt.Errorf("render application: %q is not a repository URL", source.RedactURL(repoURL))
+	}
+	root, err := openRepoRoot(repoRoot)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := planApplication(app, u, root.given)
+	if err != nil {
+		return nil, err
+	}
+	build, lim := Options{Renderer: renderer}.builder(), render.DefaultLimits()
+	var objs []map[string]any
+	for _, s := range plan.Sources {
+		res, err := renderSource(ctx, root.given, s, build, lim)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range res.Documents {
+			objs = append(objs, d.Object)
+		}
+	}
+	return objs, nil
 }
 
 // applications returns the entries that are Applications.

@@ -332,3 +332,69 @@ func TestRunApplicationSourceOptions(t *testing.T) {
 		})
 	}
 }
+
+func TestRenderApplication(t *testing.T) {
+	repo := t.TempDir()
+	writeFiles(t, repo, chartRepo)
+	tests := []struct {
+		name    string
+		fields  string
+		repoURL string
+		// want are the rendered objects' "kind/name image".
+		want    []string
+		wantErr string
+	}{
+		{
+			name:    "a source of the repository, spelled otherwise",
+			fields:  "helm: {valueFiles: [values-prod.yaml]}",
+			repoURL: "HTTPS://example.com/r/",
+			want:    []string{"Pod/web nginx:1.27.3"},
+		},
+		{
+			name:    "a source of another repository",
+			repoURL: "https://example.com/other",
+		},
+		{
+			name:    "a field tollgate does not honour",
+			fields:  "helm: {fileParameters: [{name: cert, path: cert.pem}]}",
+			repoURL: "https://example.com/r",
+			wantErr: "spec.source.helm.fileParameters is not supported",
+		},
+		{
+			name:    "a failed render",
+			fields:  "helm: {valueFiles: [values-missing.yaml]}",
+			repoURL: "https://example.com/r",
+			wantErr: "spec.source: render helm charts/web: read value file values-missing.yaml: file does not exist",
+		},
+		{
+			name:    "not a repository URL",
+			repoURL: "../r",
+			wantErr: `render application: "../r" is not a repository URL`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs, err := RenderApplication(t.Context(), decodeApp(t, chartApp(tt.fields)), repo, tt.repoURL, nil)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, o := range objs {
+				kind, _ := nestedString(o, "kind")
+				name, _ := nestedString(o, "metadata", "name")
+				containers, _ := o["spec"].(map[string]any)["containers"].([]any)
+				image, _ := containers[0].(map[string]any)["image"].(string)
+				got = append(got, kind+"/"+name+" "+image)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("objects mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -184,7 +184,7 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Crede
 	}
 	e.budget.start(c.opts.MaxFetchBytes)
 	f := &fetcher{
-		entry: e, repo: repo, url: repoURL, auth: auth, insecure: creds.Insecure,
+		entry: e, repo: repo, url: clientURL(repoURL, ep.Protocol), auth: auth, insecure: creds.Insecure,
 		shallow: !c.opts.DisableShallow && ep.Protocol != "file", listingMaxAge: fo.listingMaxAge,
 		log: logr.FromContextOrDiscard(ctx),
 	}
@@ -201,6 +201,18 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Crede
 	}
 	useTree(dir)
 	return Checkout{Revision: hash.String(), Dir: dir}, nil
+}
+
+// clientURL is the URL of a repository as the Git client is given it. An
+// http(s) URL loses one trailing slash: git asks for "<url>info/refs"
+// after adding a slash only when the URL has none, so Argo CD fetches
+// https://host/org/repo.git/ like https://host/org/repo.git, where go-git
+// would ask for ".../repo.git//info/refs", which servers refuse.
+func clientURL(repoURL, protocol string) string {
+	if protocol == schemeHTTP || protocol == schemeHTTPS {
+		return strings.TrimSuffix(repoURL, "/")
+	}
+	return repoURL
 }
 
 // fetcher resolves one revision of one repository. The caller holds the

@@ -238,6 +238,17 @@ func TestFetchRepoNotFound(t *testing.T) {
 	}
 }
 
+// TestFetchTrailingSlash: git, which Argo CD runs, fetches an http(s)
+// URL with one trailing slash as the URL without it.
+func TestFetchTrailingSlash(t *testing.T) {
+	f := newFixture(t)
+	c := newCache(t, Options{})
+	co := mustFetch(t, c, f.url+"/", "main", Credentials{})
+	if co.Revision != f.second {
+		t.Errorf("revision = %s, want %s", co.Revision, f.second)
+	}
+}
+
 func TestFetchServerDown(t *testing.T) {
 	f := newFixture(t)
 	c := newCache(t, Options{})
