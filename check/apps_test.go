@@ -162,6 +162,7 @@ func TestPlanApplication(t *testing.T) {
 		{
 			// Argo CD renders no source with a ref when there are several,
 			// path or not (render.AppSource.RefOnly), as the engine.
+			// As in Argo CD, a ref source with a path is rendered too.
 			name: "ref source with a path",
 			spec: `spec:
   sources:
@@ -173,8 +174,11 @@ func TestPlanApplication(t *testing.T) {
 					Field:   "spec.sources[0]",
 					Path:    "apps/a",
 					Options: render.Options{AppName: "web", Refs: map[string]string{"b": root}},
+				}, {
+					Field:   "spec.sources[1]",
+					Path:    "apps/b",
+					Options: render.Options{AppName: "web", Refs: map[string]string{"b": root}},
 				}},
-				Skipped: []string{`spec.sources[1]: ref "b" only provides value files; not rendered on its own`},
 			},
 		},
 		{

@@ -12,11 +12,10 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/konfig"
 
+	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/internal/bounded"
 )
 
-// manifestExts are the file extensions decoded when walking a directory.
-var manifestExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 
 // unitKind says what loading a unit does.
 type unitKind int
@@ -208,7 +207,7 @@ func walkDir(base unit, preferHelm bool, add func(unit)) ([]Note, error) {
 		}
 		rel := relName(base, start, p)
 		if !d.IsDir() {
-			if rendered[filepath.Dir(p)] || !manifestExts[strings.ToLower(filepath.Ext(p))] {
+			if rendered[filepath.Dir(p)] || !render.IsManifestFile(p) {
 				return nil
 			}
 			if d.Type()&fs.ModeSymlink != 0 && isDir(p) {

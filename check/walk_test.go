@@ -13,7 +13,7 @@ func TestDiscover(t *testing.T) {
 	repo := t.TempDir()
 	writeFiles(t, repo, map[string]string{
 		"a.yaml":                        "",
-		"b.JSON":                        "",
+		"b.JSON":                        "", // not a manifest: Argo CD matches extensions case-sensitively
 		"readme.md":                     "",
 		".github/workflows/ci.yaml":     "",
 		"sub/.hidden/x.yaml":            "",
@@ -46,7 +46,7 @@ func TestDiscover(t *testing.T) {
 			name:  "repository",
 			paths: []string{repo},
 			want: []string{
-				"file a.yaml", "kustomize app", "kustomize app/overlay", "file b.JSON",
+				"file a.yaml", "kustomize app", "kustomize app/overlay",
 				"kustomize both", "helm chart", "file sub/c.yml",
 			},
 			wantNotes: []string{"app/comp/kustomization.yaml: skipped: a kustomize Component is rendered only as part of a kustomization that uses it"},

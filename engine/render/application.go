@@ -33,10 +33,11 @@ func ApplicationSources(spec v1alpha1.ApplicationSpec) []AppSource {
 }
 
 // RefOnly reports whether a source of an Application with n sources only
-// provides files to the others (it has a ref and n > 1): Argo CD does not
-// render it.
+// provides files to the others: among several sources, one with a ref and
+// neither a path nor a chart. Argo CD does not render it; a ref source with
+// a path is rendered and provides its files too.
 func (s AppSource) RefOnly(n int) bool {
-	return s.Source.Ref != "" && n > 1
+	return s.Source.Ref != "" && s.Source.Path == "" && s.Source.Chart == "" && n > 1
 }
 
 // UnsupportedError is a field of an ApplicationSource that tollgate does not

@@ -11,6 +11,13 @@ import (
 // manifestExts are the file extensions read from a plain directory.
 var manifestExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 
+// IsManifestFile reports whether a file of this name is read as manifests
+// from a plain directory (.yaml, .yml or .json, case-sensitive as in Argo
+// CD); tollgate test walks directories with the same list.
+func IsManifestFile(name string) bool {
+	return manifestExts[filepath.Ext(name)]
+}
+
 // directory reads the manifests of a plain directory source like Argo CD:
 // .yaml, .yml and .json files, subdirectories only with Recurse (symlinked
 // directories are not followed), filtered by the Exclude and then the
