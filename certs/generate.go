@@ -81,47 +81,68 @@ func CreateCA(now time.Time, validity time.Duration, rand io.Reader) (*KeyPair, 
 // CA's own NotAfter. The first name is also the subject's common name. rand
 // is used as in CreateCA.
 func CreateServing(ca *KeyPair, dnsNames []string, now time.Time, validity time.Duration, rand io.Reader) (*KeyPair, error) {
-	switch {
-	case ca == nil || ca.Cert == nil || ca.Key == nil:
-		return nil, errors.New("create serving certificate: no CA")
-	case !ca.Cert.IsCA:
-		return nil, fmt.Errorf("create serving certificate: %q is not a CA certificate", ca.Cert.Subject.CommonName)
-	case len(dnsNames) == 0:
+	if len(dnsNames) == 0 {
 		return nil, errors.New("create serving certificate: no DNS names")
-	case validity <= 0:
-		return nil, fmt.Errorf("create serving certificate: validity %s is not positive", validity)
 	}
 	for i, n := range dnsNames {
 		if n == "" {
 			return nil, fmt.Errorf("create serving certificate: DNS name %d is empty", i)
 		}
 	}
+	kp, err := createLeaf(ca, dnsNames[0], dnsNames, x509.ExtKeyUsageServerAuth, now, validity, rand)
+	if err != nil {
+		return nil, fmt.Errorf("create serving certificate: %w", err)
+	}
+	return kp, nil
+}
+
+// CreateClient creates a client certificate (TLS client authentication
+// only) for commonName, signed by ca, valid as CreateServing's.
+func CreateClient(ca *KeyPair, commonName string, now time.Time, validity time.Duration, rand io.Reader) (*KeyPair, error) {
+	if commonName == "" {
+		return nil, errors.New("create client certificate: no common name")
+	}
+	kp, err := createLeaf(ca, commonName, nil, x509.ExtKeyUsageClientAuth, now, validity, rand)
+	if err != nil {
+		return nil, fmt.Errorf("create client certificate: %w", err)
+	}
+	return kp, nil
+}
+
+// createLeaf creates a certificate for commonName and dnsNames with one
+// extended key usage, signed by ca, valid from now-ClockSkew to
+// now+validity but never past the CA's own NotAfter.
+func createLeaf(ca *KeyPair, commonName string, dnsNames []string, usage x509.ExtKeyUsage, now time.Time, validity time.Duration, rand io.Reader) (*KeyPair, error) {
+	switch {
+	case ca == nil || ca.Cert == nil || ca.Key == nil:
+		return nil, errors.New("no CA")
+	case !ca.Cert.IsCA:
+		return nil, fmt.Errorf("%q is not a CA certificate", ca.Cert.Subject.CommonName)
+	case validity <= 0:
+		return nil, fmt.Errorf("validity %s is not positive", validity)
+	}
 	notAfter := now.Add(validity)
 	if notAfter.After(ca.Cert.NotAfter) {
 		notAfter = ca.Cert.NotAfter
 	}
 	if !notAfter.After(now) {
-		return nil, fmt.Errorf("create serving certificate: CA %q expired at %s", ca.Cert.Subject.CommonName, ca.Cert.NotAfter.UTC().Format(time.RFC3339))
+		return nil, fmt.Errorf("CA %q expired at %s", ca.Cert.Subject.CommonName, ca.Cert.NotAfter.UTC().Format(time.RFC3339))
 	}
 	key, serial, err := newKeyAndSerial(rand)
 	if err != nil {
-		return nil, fmt.Errorf("create serving certificate: %w", err)
+		return nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
-		Subject:               pkix.Name{Organization: []string{"tollgate"}, CommonName: dnsNames[0]},
+		Subject:               pkix.Name{Organization: []string{"tollgate"}, CommonName: commonName},
 		DNSNames:              append([]string(nil), dnsNames...),
 		NotBefore:             now.Add(-ClockSkew),
 		NotAfter:              notAfter,
 		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage:           []x509.ExtKeyUsage{usage},
 		BasicConstraintsValid: true,
 	}
-	kp, err := sign(tmpl, ca.Cert, key, ca.Key, rand)
-	if err != nil {
-		return nil, fmt.Errorf("create serving certificate: %w", err)
-	}
-	return kp, nil
+	return sign(tmpl, ca.Cert, key, ca.Key, rand)
 }
 
 // newKeyAndSerial generates a P-256 key and a random 128-bit serial number.

@@ -165,6 +165,10 @@ type Manager struct {
 	// roots are the CA certificates of the Secret's bundle, for clients
 	// of the service (RootCAs).
 	roots atomic.Pointer[x509.CertPool]
+	// ca is the current CA with its key, which issues client certificates.
+	ca atomic.Pointer[KeyPair]
+	// client is the last client certificate issued (GetClientCertificate).
+	client atomic.Pointer[tls.Certificate]
 }
 
 var (
@@ -201,6 +205,35 @@ func (m *Manager) RootCAs() (*x509.CertPool, error) {
 		return p, nil
 	}
 	return nil, errors.New("get CA bundle: no certificate loaded yet")
+}
+
+// ClientCommonName is the common name of the client certificates a Manager
+// issues.
+const ClientCommonName = "tollgate-client"
+
+// GetClientCertificate returns a client certificate signed by the current
+// CA, for the one client of the service that holds this Manager (the
+// controller calling its repo-servers, which only accept certificates of
+// this CA). It is issued on first use and again once the CA changed or half
+// its lifetime passed; use it as tls.Config.GetClientCertificate. It fails
+// until the Secret is loaded.
+func (m *Manager) GetClientCertificate(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+	ca := m.ca.Load()
+	if ca == nil {
+		return nil, errors.New("get client certificate: no CA loaded yet")
+	}
+	now := m.opts.Now()
+	if c := m.client.Load(); c != nil && c.Leaf.CheckSignatureFrom(ca.Cert) == nil &&
+		now.Before(c.Leaf.NotBefore.Add(c.Leaf.NotAfter.Sub(c.Leaf.NotBefore)/2)) {
+		return c, nil
+	}
+	kp, err := CreateClient(ca, ClientCommonName, now, m.opts.CertValidity, m.opts.Rand)
+	if err != nil {
+		return nil, fmt.Errorf("get client certificate: %w", err)
+	}
+	c := &tls.Certificate{Certificate: [][]byte{kp.Cert.Raw}, PrivateKey: kp.Key, Leaf: kp.Cert}
+	m.client.Store(c)
+	return c, nil
 }
 
 // Ready reports whether a serving certificate is loaded.

@@ -186,6 +186,9 @@ func (m *Manager) load(ctx context.Context, sec *corev1.Secret, now time.Time) (
 		pool.AddCert(c)
 	}
 	m.roots.Store(pool)
+	if ca, err := ParseKeyPair(sec.Data[SecretKeyCACert], sec.Data[SecretKeyCAKey]); err == nil {
+		m.ca.Store(ca)
+	}
 	if cur := m.current.Load(); cur != nil && bytes.Equal(cur.Leaf.Raw, srv.Cert.Raw) {
 		return cur, nil
 	}

@@ -381,3 +381,67 @@ func TestEnsureWithoutWebhookConfig(t *testing.T) {
 		t.Errorf("not ready")
 	}
 }
+
+// TestManagerClientSide: a Manager also serves the one client of the
+// service: the CA bundle to verify it with (RootCAs) and a client
+// certificate of the current CA (GetClientCertificate), issued once and
+// again after half its lifetime.
+func TestManagerClientSide(t *testing.T) {
+	clk := &clock{t: t0}
+	opts := testOptions(clk)
+	opts.WebhookConfigName = ""
+	m := NewManager(newFakeClient(nil), opts)
+	if _, err := m.RootCAs(); err == nil {
+		t.Error("RootCAs before Ensure: want an error")
+	}
+	if _, err := m.GetClientCertificate(nil); err == nil {
+		t.Error("GetClientCertificate before Ensure: want an error")
+	}
+	serving := mustEnsure(t, m)
+	roots, err := m.RootCAs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := serving.Leaf.Verify(x509.VerifyOptions{DNSName: testNames[2], Roots: roots, CurrentTime: clk.Now()}); err != nil {
+		t.Errorf("serving certificate does not verify against RootCAs: %v", err)
+	}
+	first, err := m.GetClientCertificate(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := first.Leaf
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: clk.Now(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("client certificate does not verify for client auth: %v", err)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: clk.Now(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err == nil {
+		t.Error("client certificate verifies for server auth too")
+	}
+	if leaf.Subject.CommonName != ClientCommonName || len(leaf.DNSNames) != 0 {
+		t.Errorf("client certificate: CN %q, DNS names %v", leaf.Subject.CommonName, leaf.DNSNames)
+	}
+	if again, _ := m.GetClientCertificate(nil); again != first {
+		t.Error("a second call issued a new certificate before half its lifetime")
+	}
+	clk.Add(leaf.NotAfter.Sub(leaf.NotBefore)/2 + time.Minute)
+	if renewed, err := m.GetClientCertificate(nil); err != nil || renewed == first {
+		t.Errorf("after half its lifetime: err %v, same certificate %v", err, renewed == first)
+	}
+}
+
+func TestCreateClient(t *testing.T) {
+	ca := mustCA(t, t0, year)
+	kp, err := CreateClient(ca, "caller", t0, day, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kp.Cert.Subject.CommonName != "caller" || len(kp.Cert.DNSNames) != 0 ||
+		!cmp.Equal(kp.Cert.ExtKeyUsage, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}) || kp.Cert.IsCA {
+		t.Errorf("client certificate: CN %q DNS %v usages %v CA %v", kp.Cert.Subject.CommonName, kp.Cert.DNSNames, kp.Cert.ExtKeyUsage, kp.Cert.IsCA)
+	}
+	if _, err := CreateClient(ca, "", t0, day, nil); err == nil || err.Error() != "create client certificate: no common name" {
+		t.Errorf("empty common name: %v", err)
+	}
+	if _, err := CreateClient(nil, "x", t0, day, nil); err == nil || err.Error() != "create client certificate: no CA" {
+		t.Errorf("no CA: %v", err)
+	}
+}

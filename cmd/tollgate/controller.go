@@ -227,7 +227,8 @@ func runController(ctx context.Context, o controllerOptions) error {
 
 // controllerManifests is where the controller gets rendered manifests:
 // the repo-servers of --repo-server, whose TLS certificate it keeps in
-// --repo-server-tls-secret and trusts, or else a repository service in this
+// --repo-server-tls-secret and trusts (presenting a client certificate of
+// the same CA, which they require), or else a repository service in this
 // process (each render still in a child process under the render limits).
 func controllerManifests(cfg *rest.Config, mgr manager.Manager, o controllerOptions) (reposerver.Generator, error) {
 	if len(o.repoServers) == 0 {
@@ -252,7 +253,7 @@ func controllerManifests(cfg *rest.Config, mgr manager.Manager, o controllerOpti
 	if err := mgr.AddReadyzCheck("repo-server-tls", tlsCerts.ReadyChecker()); err != nil {
 		return nil, fmt.Errorf("add ready check: %w", err)
 	}
-	rc, err := reposerver.NewClient(reposerver.ClientOptions{Addresses: o.repoServers, RootCAs: tlsCerts.RootCAs})
+	rc, err := reposerver.NewClient(reposerver.ClientOptions{Addresses: o.repoServers, RootCAs: tlsCerts.RootCAs, Certificate: tlsCerts.GetClientCertificate})
 	if err != nil {
 		return nil, usageError(fmt.Errorf("--repo-server: %w", err))
 	}

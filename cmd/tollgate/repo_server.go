@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -110,8 +109,9 @@ func newRepoService(o repoOptions) (*reposerver.Service, error) {
 // repoServerOptions are the flags of `tollgate repo-server`.
 type repoServerOptions struct {
 	repoOptions
-	addr    string
-	certDir string
+	addr     string
+	certDir  string
+	clientCA string
 }
 
 func newRepoServerCmd() *cobra.Command {
@@ -127,10 +127,13 @@ and overlays are parsed, so it runs without any Kubernetes credentials; the
 controller (` + "`tollgate controller --repo-server ADDR`" + `) holds those and parses
 no tenant input.
 
-It serves tls.crt and tls.key from --cert-dir, reloaded when they change.
-In the install in config/, they come from the Secret tollgate-repo-server-tls,
-which the controller keeps (CA and serving certificate, rotated) and trusts.
-GET /healthz answers on the same port.`,
+It serves tls.crt and tls.key from --cert-dir, reloaded when they change, and
+answers only callers that present a client certificate signed by a CA of
+--client-ca (default: ca.crt in --cert-dir). In the install in config/, all
+three come from the Secret tollgate-repo-server-tls, which the controller
+keeps (CA and serving certificate, rotated); the controller trusts that CA
+and issues itself a client certificate with its key. GET /healthz answers on
+the same port.`,
 		Example: `  tollgate repo-server --cert-dir /etc/tollgate/tls --repo-cache /tmp/repo-cache`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -140,6 +143,7 @@ GET /healthz answers on the same port.`,
 	f := cmd.Flags()
 	f.StringVar(&o.addr, "addr", o.addr, "address to serve HTTPS on")
 	f.StringVar(&o.certDir, "cert-dir", "", "`DIR` with tls.crt and tls.key to serve (required)")
+	f.StringVar(&o.clientCA, "client-ca", "", "CA bundle `FILE` a caller's client certificate must chain to (default: ca.crt in --cert-dir)")
 	addRepoFlags(f, &o.repoOptions)
 	return cmd
 }
@@ -158,11 +162,25 @@ func runRepoServer(ctx context.Context, o repoServerOptions) error {
 	if err != nil {
 		return usageError(fmt.Errorf("--cert-dir %s: %w", o.certDir, err))
 	}
+	if o.clientCA == "" {
+		o.clientCA = filepath.Join(o.certDir, certs.SecretKeyCACert)
+	}
+	clientCAs, err := certs.NewCAFile(o.clientCA)
+	if err != nil {
+		return usageError(fmt.Errorf("--client-ca: %w", err))
+	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return usageError(fmt.Errorf("--addr %s: %w", o.addr, err))
 	}
-	srv := newRepoHTTPServer(reposerver.NewHandler(svc, log), watcher.GetCertificate)
+	srv := &http.Server{
+		Handler:           reposerver.NewHandler(svc, log),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		// No write timeout: a render takes as long as its own limit allows.
+		TLSConfig: reposerver.ServerTLSConfig(watcher.GetCertificate, clientCAs.Pool),
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make(chan error, 3)
@@ -190,16 +208,4 @@ func runRepoServer(ctx context.Context, o repoServerOptions) error {
 		err = nil
 	}
 	return err
-}
-
-// newRepoHTTPServer is the repo-server's HTTPS server. It has no write
-// timeout: a render takes as long as its own limit allows.
-func newRepoHTTPServer(h http.Handler, getCert func(*tls.ClientHelloInfo) (*tls.Certificate, error)) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: getCert},
-	}
 }

@@ -83,7 +83,7 @@ func BenchmarkGenerate(b *testing.B) {
 		if mode == "https" {
 			ca := newTestCA(b)
 			addr := ca.serve(b, "repo.test", NewHandler(g, logr.Discard()))
-			c, err := NewClient(ClientOptions{Addresses: []string{addr}, RootCAs: ca.roots, Resolver: loopback{}})
+			c, err := NewClient(ClientOptions{Addresses: []string{addr}, RootCAs: ca.roots, Certificate: ca.clientCert(b), Resolver: loopback{}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -125,7 +125,7 @@ func BenchmarkReplicas(b *testing.B) {
 	}
 	for _, n := range []int{1, 2} {
 		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
-			c, err := NewClient(ClientOptions{Addresses: addrs[:n], RootCAs: ca.roots, Resolver: loopback{}})
+			c, err := NewClient(ClientOptions{Addresses: addrs[:n], RootCAs: ca.roots, Certificate: ca.clientCert(b), Resolver: loopback{}})
 			if err != nil {
 				b.Fatal(err)
 			}

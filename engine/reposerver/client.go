@@ -36,6 +36,9 @@ type ClientOptions struct {
 	// RootCAs returns the CAs a repo-server's certificate must chain to;
 	// it is called for every new connection, so a rotated CA is picked up.
 	RootCAs func() (*x509.CertPool, error)
+	// Certificate is the client certificate presented to repo-servers,
+	// which require one (ServerTLSConfig).
+	Certificate func(*tls.CertificateRequestInfo) (*tls.Certificate, error)
 	// MaxResponseBytes bounds a response body; default
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int64
@@ -74,6 +77,9 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	}
 	if opts.RootCAs == nil {
 		return nil, errors.New("new repo-server client: no root CAs")
+	}
+	if opts.Certificate == nil {
+		return nil, errors.New("new repo-server client: no client certificate")
 	}
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = DefaultMaxResponseBytes
@@ -119,8 +125,9 @@ func (c *Client) transport(serverName string) *http.Transport {
 			ServerName: serverName,
 			// Verification is VerifyConnection's, with the CAs of the
 			// moment rather than a pool fixed at start.
-			InsecureSkipVerify: true, //nolint:gosec // verified in VerifyConnection
-			VerifyConnection:   verify,
+			InsecureSkipVerify:   true, //nolint:gosec // verified in VerifyConnection
+			VerifyConnection:     verify,
+			GetClientCertificate: c.opts.Certificate,
 		},
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSHandshakeTimeout:   10 * time.Second,

@@ -55,11 +55,24 @@ func (c *testCA) serve(t testing.TB, name string, h http.Handler) string {
 		t.Fatal(err)
 	}
 	srv := httptest.NewUnstartedServer(h)
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{kp.Cert.Raw}, PrivateKey: kp.Key, Leaf: kp.Cert}}}
+	serving := &tls.Certificate{Certificate: [][]byte{kp.Cert.Raw}, PrivateKey: kp.Key, Leaf: kp.Cert}
+	srv.TLS = ServerTLSConfig(func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return serving, nil }, c.roots)
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	return net.JoinHostPort(name, port)
+}
+
+// clientCert issues a client certificate of the CA, as the controller's
+// certs.Manager does.
+func (c *testCA) clientCert(t testing.TB) func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+	t.Helper()
+	kp, err := certs.CreateClient(c.ca, certs.ClientCommonName, time.Now(), time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert := &tls.Certificate{Certificate: [][]byte{kp.Cert.Raw}, PrivateKey: kp.Key, Leaf: kp.Cert}
+	return func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cert, nil }
 }
 
 // counted counts the requests a handler serves.
@@ -72,9 +85,11 @@ func counted(h http.Handler, n *atomic.Int32) http.Handler {
 	})
 }
 
-func newClient(t *testing.T, roots func() (*x509.CertPool, error), addrs ...string) *Client {
+// newClient returns a client trusting ca, presenting a certificate of
+// ca.
+func newClient(t *testing.T, ca *testCA, addrs ...string) *Client {
 	t.Helper()
-	c, err := NewClient(ClientOptions{Addresses: addrs, RootCAs: roots, Resolver: loopback{}})
+	c, err := NewClient(ClientOptions{Addresses: addrs, RootCAs: ca.roots, Certificate: ca.clientCert(t), Resolver: loopback{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +103,7 @@ func TestClientServer(t *testing.T) {
 	h := NewHandler(f.svc, logr.Discard())
 	addrA := ca.serve(t, "repo-a.test", counted(h, &a))
 	addrB := ca.serve(t, "repo-b.test", counted(h, &b))
-	c := newClient(t, ca.roots, addrA, addrB)
+	c := newClient(t, ca, addrA, addrB)
 
 	req := &Request{AppName: "shop", Sources: []Source{src(f.charts, "plain")}}
 	local, err := f.svc.Generate(t.Context(), req)
@@ -134,14 +149,14 @@ func TestClientTriesTheNextRepoServer(t *testing.T) {
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	ln.Close() // nothing listens there any more
-	c := newClient(t, ca.roots, "repo-dead.test:"+port, live)
+	c := newClient(t, ca, "repo-dead.test:"+port, live)
 	for range 3 {
 		if _, err := c.Generate(t.Context(), &Request{Sources: []Source{src(f.charts, "plain")}}); err != nil {
 			t.Fatalf("with one repo-server down: %v", err)
 		}
 	}
 
-	down := newClient(t, ca.roots, "repo-dead.test:"+port)
+	down := newClient(t, ca, "repo-dead.test:"+port)
 	_, err = down.Generate(t.Context(), &Request{Sources: []Source{src(f.charts, "plain")}})
 	if !errors.Is(err, source.ErrRepoUnreachable) || !strings.Contains(err.Error(), "no repo-server answered") {
 		t.Errorf("with every repo-server down: %v, want an unreachable error", err)
@@ -155,14 +170,61 @@ func TestClientVerifiesTheRepoServer(t *testing.T) {
 	addr := ca.serve(t, "repo.test", NewHandler(f.svc, logr.Discard()))
 	req := &Request{Sources: []Source{src(f.charts, "plain")}}
 
-	_, err := newClient(t, other.roots, addr).Generate(t.Context(), req)
+	trustsOther, err := NewClient(ClientOptions{Addresses: []string{addr}, RootCAs: other.roots, Certificate: ca.clientCert(t), Resolver: loopback{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = trustsOther.Generate(t.Context(), req)
 	if err == nil || !strings.Contains(err.Error(), "certificate signed by unknown authority") {
 		t.Errorf("repo-server with a certificate of another CA: %v", err)
 	}
 	_, port, _ := net.SplitHostPort(addr)
-	_, err = newClient(t, ca.roots, "impostor.test:"+port).Generate(t.Context(), req)
+	_, err = newClient(t, ca, "impostor.test:"+port).Generate(t.Context(), req)
 	if err == nil || !strings.Contains(err.Error(), "impostor.test") {
 		t.Errorf("repo-server with a certificate for another name: %v", err)
+	}
+}
+
+// TestRepoServerRequiresTheControllersCertificate: a caller that reached
+// the repo-server past the NetworkPolicy (or on a cluster that does not
+// enforce one) gets no answer without a client certificate of the
+// controller's CA: the repo-server's checkouts of private repositories stay
+// out of its reach.
+func TestRepoServerRequiresTheControllersCertificate(t *testing.T) {
+	f := newFixture(t)
+	ca := newTestCA(t)
+	other := newTestCA(t)
+	addr := ca.serve(t, "repo.test", NewHandler(f.svc, logr.Discard()))
+	req := &Request{Sources: []Source{src(f.charts, "plain")}}
+	for name, cert := range map[string]func(*tls.CertificateRequestInfo) (*tls.Certificate, error){
+		"no certificate": func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &tls.Certificate{}, nil },
+		"another CA's":   other.clientCert(t),
+	} {
+		c, err := NewClient(ClientOptions{Addresses: []string{addr}, RootCAs: ca.roots, Certificate: cert, Resolver: loopback{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Generate(t.Context(), req); err == nil || !strings.Contains(err.Error(), "no repo-server answered") {
+			t.Errorf("%s: %v, want the repo-server to refuse the handshake", name, err)
+		}
+	}
+	// The repo-server's own serving certificate, of the same CA, is not a
+	// client certificate.
+	serving, err := certs.CreateServing(ca.ca, []string{"repo.test"}, time.Now(), time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servingCert := &tls.Certificate{Certificate: [][]byte{serving.Cert.Raw}, PrivateKey: serving.Key}
+	c, err := NewClient(ClientOptions{Addresses: []string{addr}, RootCAs: ca.roots, Resolver: loopback{},
+		Certificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return servingCert, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Generate(t.Context(), req); err == nil {
+		t.Error("a serving certificate of the CA was accepted as a client certificate")
+	}
+	if _, err := newClient(t, ca, addr).Generate(t.Context(), req); err != nil {
+		t.Errorf("with the controller's certificate: %v", err)
 	}
 }
 
@@ -170,7 +232,7 @@ func TestClientLimitsTheResponse(t *testing.T) {
 	f := newFixture(t)
 	ca := newTestCA(t)
 	addr := ca.serve(t, "repo.test", NewHandler(f.svc, logr.Discard()))
-	c, err := NewClient(ClientOptions{Addresses: []string{addr}, RootCAs: ca.roots, Resolver: loopback{}, MaxResponseBytes: 64})
+	c, err := NewClient(ClientOptions{Addresses: []string{addr}, RootCAs: ca.roots, Certificate: ca.clientCert(t), Resolver: loopback{}, MaxResponseBytes: 64})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,8 @@ package reposerver
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"io"
@@ -57,6 +59,26 @@ func NewHandler(g Generator, log logr.Logger) http.Handler {
 		writeJSON(w, http.StatusOK, resp)
 	})
 	return mux
+}
+
+// ServerTLSConfig is a repo-server's TLS configuration: the serving
+// certificate of getCert and, every handshake, a client certificate signed
+// by one of clientCAs required of the caller (the controller holds the CA's
+// key and issues itself one; see certs.Manager.GetClientCertificate). TLS
+// 1.2 at least; HTTP/1.1 only.
+func ServerTLSConfig(getCert func(*tls.ClientHelloInfo) (*tls.Certificate, error), clientCAs func() (*x509.CertPool, error)) *tls.Config {
+	base := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: getCert, NextProtos: []string{"http/1.1"}}
+	cfg := base.Clone()
+	cfg.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		pool, err := clientCAs()
+		if err != nil {
+			return nil, err
+		}
+		c := base.Clone()
+		c.ClientAuth, c.ClientCAs = tls.RequireAndVerifyClientCert, pool
+		return c, nil
+	}
+	return cfg
 }
 
 // writeJSON writes v as the JSON body of a response with status.

@@ -75,7 +75,8 @@ func (s *Stack) StartRepoServer(ctx context.Context, exe string) (addr string, p
 }
 
 // writeRepoServerCert makes sure RepoServerSecret holds a CA and a serving
-// certificate for RepoServerName and writes tls.crt and tls.key to dir.
+// certificate for RepoServerName and writes tls.crt, tls.key and ca.crt
+// (the CA the controller's client certificate must chain to) to dir.
 func (s *Stack) writeRepoServerCert(ctx context.Context, dir string) error {
 	m := certs.NewManager(s.Client, certs.Options{Namespace: TollgateNamespace, SecretName: RepoServerSecret, ServiceName: RepoServerName})
 	if _, err := m.Ensure(ctx); err != nil {
@@ -88,7 +89,7 @@ func (s *Stack) writeRepoServerCert(ctx context.Context, dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("repo-server certificate: %w", err)
 	}
-	for _, k := range []string{certs.SecretKeyCert, certs.SecretKeyKey} {
+	for _, k := range []string{certs.SecretKeyCert, certs.SecretKeyKey, certs.SecretKeyCACert} {
 		if err := os.WriteFile(filepath.Join(dir, k), sec.Data[k], 0o600); err != nil {
 			return fmt.Errorf("repo-server certificate: %w", err)
 		}

@@ -363,19 +363,28 @@ func TestRepoServerIsolation(t *testing.T) {
 	if !*c.SecurityContext.ReadOnlyRootFilesystem || !*pod.SecurityContext.RunAsNonRoot || *c.SecurityContext.AllowPrivilegeEscalation {
 		t.Error("the repo-server container is not locked down")
 	}
-	wantArgs := []string{"repo-server", "--addr", ":8443", "--cert-dir", "/etc/tollgate/tls", "--repo-cache", "/tmp/repo-cache",
+	wantArgs := []string{"repo-server", "--addr", ":8443", "--cert-dir", "/etc/tollgate/tls", "--client-ca", "/etc/tollgate/tls/ca.crt", "--repo-cache", "/tmp/repo-cache",
 		"--parallelism", "2", "--render-timeout", "90s", "--render-memory", "1Gi"}
 	if diff := gocmp.Diff(wantArgs, c.Args); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)
 	}
 	var secret string
+	var keys []string
 	for _, v := range pod.Volumes {
 		if v.Secret != nil {
 			secret = v.Secret.SecretName
+			for _, it := range v.Secret.Items {
+				keys = append(keys, it.Key)
+			}
 		}
 	}
 	if secret != "tollgate-repo-server-tls" {
 		t.Errorf("certificate volume from Secret %q, want the controller's default tollgate-repo-server-tls", secret)
+	}
+	// The CA's key stays with the controller: whoever holds it can issue
+	// client certificates the repo-server accepts.
+	if diff := gocmp.Diff([]string{"tls.crt", "tls.key", "ca.crt"}, keys); diff != "" {
+		t.Errorf("keys mounted from the Secret (-want +got):\n%s", diff)
 	}
 
 	var svc corev1.Service

@@ -26,8 +26,8 @@ func (loopback) LookupHost(context.Context, string) ([]string, error) {
 }
 
 // serveRepoServer serves svc over HTTPS on a loopback port, with a
-// certificate from certs for repoServerName, until ctx ends, and returns a
-// client of it: the wire between `tollgate controller --repo-server` and
+// certificate from certs for repoServerName and requiring a client
+// certificate of the same CA, until ctx ends, and returns a client of it: the wire between `tollgate controller --repo-server` and
 // `tollgate repo-server`.
 func serveRepoServer(ctx context.Context, svc *reposerver.Service, log logr.Logger) (*reposerver.Client, error) {
 	now := time.Now()
@@ -43,12 +43,19 @@ func serveRepoServer(ctx context.Context, svc *reposerver.Service, log logr.Logg
 	if err != nil {
 		return nil, err
 	}
+	client, err := certs.CreateClient(ca, certs.ClientCommonName, now, time.Hour, nil)
+	if err != nil {
+		return nil, err
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Cert)
+	rootCAs := func() (*x509.CertPool, error) { return roots, nil }
+	servingCert := &tls.Certificate{Certificate: [][]byte{serving.Cert.Raw}, PrivateKey: serving.Key, Leaf: serving.Cert}
+	clientCert := &tls.Certificate{Certificate: [][]byte{client.Cert.Raw}, PrivateKey: client.Key, Leaf: client.Cert}
 	srv := &http.Server{
 		Handler:           reposerver.NewHandler(svc, log.WithName("repo-server")),
 		ReadHeaderTimeout: 10 * time.Second,
-		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{{
-			Certificate: [][]byte{serving.Cert.Raw}, PrivateKey: serving.Key, Leaf: serving.Cert,
-		}}},
+		TLSConfig:         reposerver.ServerTLSConfig(func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return servingCert, nil }, rootCAs),
 	}
 	go func() { _ = srv.ServeTLS(ln, "", "") }()
 	go func() {
@@ -56,12 +63,11 @@ func serveRepoServer(ctx context.Context, svc *reposerver.Service, log logr.Logg
 		_ = srv.Close()
 	}()
 	go func() { _ = svc.Run(ctx) }()
-	roots := x509.NewCertPool()
-	roots.AddCert(ca.Cert)
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	return reposerver.NewClient(reposerver.ClientOptions{
-		Addresses: []string{net.JoinHostPort(repoServerName, port)},
-		RootCAs:   func() (*x509.CertPool, error) { return roots, nil },
-		Resolver:  loopback{},
+		Addresses:   []string{net.JoinHostPort(repoServerName, port)},
+		RootCAs:     rootCAs,
+		Certificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return clientCert, nil },
+		Resolver:    loopback{},
 	})
 }
