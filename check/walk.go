@@ -16,7 +16,6 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/bounded"
 )
 
-
 // unitKind says what loading a unit does.
 type unitKind int
 
