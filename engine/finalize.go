@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -79,12 +80,12 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (r
 	for _, rs := range app.Status.Resources {
 		kinds = append(kinds, schema.GroupVersionKind{Group: rs.Group, Version: rs.Version, Kind: rs.Kind})
 	}
-	remaining, err := r.deletable(ctx, cl, instance, kinds)
+	remaining, err := r.deletable(ctx, cl, app, instance, kinds)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	if len(remaining) == 0 && len(kinds) > 0 {
-		if remaining, err = r.deletable(ctx, cl, instance, nil); err != nil {
+		if remaining, err = r.deletable(ctx, cl, app, instance, nil); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -98,20 +99,23 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (r
 	return reconcile.Result{RequeueAfter: deletionPoll}, nil
 }
 
-// deletable lists the objects instance tracks, minus those marked
-// Delete=false, sorted for deletion: highest wave first, then kinds in
-// reverse apply order.
-func (r *Reconciler) deletable(ctx context.Context, cl *cluster, instance string, kinds []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
+// deletable lists the objects instance (the Application app) tracks that
+// a cascade deletes (see keptOnDelete), sorted for deletion: highest wave
+// first, then kinds in reverse apply order.
+func (r *Reconciler) deletable(ctx context.Context, cl *cluster, app *v1alpha1.Application, instance string, kinds []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
 	owned, err := cl.apply.ListOwned(ctx, instance, kinds)
 	if err != nil {
 		return nil, fmt.Errorf("list resources to delete: %w", err)
 	}
+	var appOpts []string
+	if sp := app.Spec.SyncPolicy; sp != nil {
+		appOpts = sp.SyncOptions
+	}
 	var out []*unstructured.Unstructured
 	for _, o := range owned {
-		if opts, err := plan.SyncOptionsFor(o); err == nil && !opts.Delete {
-			continue
+		if !keptOnDelete(o, app, appOpts) {
+			out = append(out, o)
 		}
-		out = append(out, o)
 	}
 	slices.SortStableFunc(out, func(a, b *unstructured.Unstructured) int {
 		wa, _ := plan.WaveOf(a)
@@ -119,6 +123,32 @@ func (r *Reconciler) deletable(ctx context.Context, cl *cluster, instance string
 		return cmp.Or(cmp.Compare(wb, wa), cmp.Compare(plan.KindRank(b.GetKind()), plan.KindRank(a.GetKind())))
 	})
 	return out, nil
+}
+
+// annotationResourcePolicy is Helm's resource policy; "keep" keeps an
+// object when its release, here its Application, is deleted.
+const annotationResourcePolicy = "helm.sh/resource-policy"
+
+// keptOnDelete reports whether the cascade deletion of app leaves obj in
+// place, as Argo CD's shouldBeDeleted decides: a CustomResourceDefinition
+// (deleting it would delete every custom resource of its kind in the
+// cluster, whoever owns them), the Application itself, an object annotated
+// helm.sh/resource-policy: keep, and an object whose Delete option is false
+// (its sync-options annotation, else the Application's syncOptions,
+// appOpts).
+func keptOnDelete(obj *unstructured.Unstructured, app *v1alpha1.Application, appOpts []string) bool {
+	gvk := obj.GroupVersionKind()
+	switch {
+	case gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition":
+		return true
+	case gvk.Group == v1alpha1.GroupVersion.Group && gvk.Kind == v1alpha1.ApplicationKind &&
+		obj.GetName() == app.Name && obj.GetNamespace() == app.Namespace:
+		return true
+	case strings.TrimSpace(obj.GetAnnotations()[annotationResourcePolicy]) == "keep":
+		return true
+	}
+	opts, err := plan.SyncOptionsFor(obj, appOpts...)
+	return err == nil && !opts.Delete
 }
 
 // deleteWave deletes the objects of the highest wave among objs (sorted by

@@ -235,6 +235,9 @@ type desired struct {
 	objects     []*unstructured.Unstructured
 	sourceTypes []v1alpha1.ApplicationSourceType
 	renderKey   string
+	// hookWarnings name the hook types and delete policies Argo CD does
+	// not know, which are ignored (set by build).
+	hookWarnings []string
 	// identity hashes what the comparison depends on besides the live
 	// objects (see memo.identity).
 	identity string
@@ -265,11 +268,22 @@ func (d *desired) build(ctx context.Context) error {
 		}
 		u.rendered = rendered
 	}
-	decoded := make([]map[string]any, len(u.rendered))
+	decoded := make([]map[string]any, 0, len(u.rendered))
+	d.hookWarnings = nil
 	for i, data := range u.rendered {
+		var o map[string]any
 		// util/json keeps integers int64, as the renderer made them.
-		if err := utiljson.Unmarshal(data, &decoded[i]); err != nil {
+		if err := utiljson.Unmarshal(data, &o); err != nil {
 			return fmt.Errorf("decode rendered object %d: %w", i+1, err)
+		}
+		// Objects Argo CD leaves out (hook Skip, or no hook type it
+		// knows) are neither applied, compared nor judged.
+		obj := &unstructured.Unstructured{Object: o}
+		for _, v := range plan.UnknownHookValues(obj) {
+			d.hookWarnings = append(d.hookWarnings, fmt.Sprintf("%s: %s is ignored", plan.Describe(obj), v))
+		}
+		if !plan.Ignored(obj) {
+			decoded = append(decoded, o)
 		}
 	}
 	objs, err := desiredObjects(decoded, u.namespace, u.instance, u.mapper)
@@ -393,6 +407,11 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 	}
 	if err := state.build(ctx); err != nil {
 		return nil, false, err
+	}
+	if len(state.hookWarnings) > 0 {
+		p.conds.set(v1alpha1.ApplicationConditionUnknownHookWarning, strings.Join(state.hookWarnings, "; "))
+	} else {
+		p.conds.clear(v1alpha1.ApplicationConditionUnknownHookWarning)
 	}
 	// The objects are judged with the Application as fetched.
 	v, err := r.gate(ctx, tg.app, tg.project, state.objects, cl.mapper)

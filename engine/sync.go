@@ -263,7 +263,7 @@ func (r *Reconciler) prune(ctx context.Context, p *pass, cl *cluster, req *syncR
 	}
 	// Every desired object counts as wanted, including those shared with
 	// another Application: they are not ours to delete.
-	results, err := cl.apply.Prune(ctx, cmp.owned, state.objects, apply.PruneOptions{App: p.instance, PropagationPolicy: opts.PrunePropagationPolicy})
+	results, err := cl.apply.Prune(ctx, cmp.owned, state.objects, apply.PruneOptions{App: p.instance, PropagationPolicy: opts.PrunePropagationPolicy, AppSyncOptions: req.syncOptions})
 	out := make([]v1alpha1.ResourceResult, 0, len(results))
 	for _, res := range results {
 		res.Phase = plan.PhaseSync

@@ -105,6 +105,11 @@ const (
 	ApplicationConditionOrphanedResourceWarning = "OrphanedResourceWarning"
 	ApplicationConditionRepeatedResourceWarning = "RepeatedResourceWarning"
 	ApplicationConditionExcludedResourceWarning = "ExcludedResourceWarning"
+	// ApplicationConditionUnknownHookWarning (tollgate's) names hook types
+	// and hook delete policies Argo CD does not know; like Argo CD, the
+	// engine ignores them (an object left with no known hook type is
+	// neither applied nor compared).
+	ApplicationConditionUnknownHookWarning = "UnknownHookWarning"
 	// ApplicationConditionPolicyViolation is set by tollgate's sync engine
 	// when policies deny the desired state; nothing is applied.
 	ApplicationConditionPolicyViolation = "PolicyViolation"

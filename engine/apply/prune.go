@@ -27,6 +27,12 @@ type PruneOptions struct {
 	PropagationPolicy plan.PropagationPolicy
 	// DryRun reports what would be pruned without deleting anything.
 	DryRun bool
+	// AppSyncOptions are the sync operation's options (the Application's
+	// spec.syncPolicy.syncOptions): Prune=false, Prune=confirm and
+	// PruneLast=true there apply to every object, and an object's own
+	// argocd.argoproj.io/sync-options annotation overrides them, as in
+	// Argo CD.
+	AppSyncOptions []string
 }
 
 // pruneCandidate is one object to delete.
@@ -67,12 +73,12 @@ func (a *Applier) Prune(ctx context.Context, owned, desired []*unstructured.Unst
 		if want[ref.key()] || plan.IsHook(obj) {
 			continue
 		}
-		if reason := pruneSkipReason(obj, opts.App); reason != "" {
+		if reason := pruneSkipReason(obj, opts.App, opts.AppSyncOptions); reason != "" {
 			results = append(results, ResourceResult{Ref: ref, Status: ResultPruneSkipped, Message: reason})
 			continue
 		}
 		wave, _ := plan.WaveOf(obj) // a bad wave only changes the order
-		o, _ := plan.SyncOptionsFor(obj)
+		o, _ := plan.SyncOptionsFor(obj, opts.AppSyncOptions...)
 		candidates = append(candidates, pruneCandidate{obj: obj, ref: ref, wave: wave, pruneLast: o.PruneLast})
 	}
 	slices.SortStableFunc(candidates, comparePrune)
@@ -110,8 +116,9 @@ func comparePrune(x, y pruneCandidate) int {
 	)
 }
 
-// pruneSkipReason says why obj must not be pruned by app, or "".
-func pruneSkipReason(obj *unstructured.Unstructured, app string) string {
+// pruneSkipReason says why obj must not be pruned by app, whose sync
+// options are appOpts, or "".
+func pruneSkipReason(obj *unstructured.Unstructured, app string, appOpts []string) string {
 	id, err := plan.TrackingOf(obj)
 	switch {
 	case errors.Is(err, plan.ErrNotTracked):
@@ -123,7 +130,7 @@ func pruneSkipReason(obj *unstructured.Unstructured, app string) string {
 	case !plan.Describes(id, obj):
 		return fmt.Sprintf("tracking id %q names another object (copied?)", id.String())
 	}
-	o, err := plan.SyncOptionsFor(obj)
+	o, err := plan.SyncOptionsFor(obj, appOpts...)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("unreadable sync options: %v", err)
@@ -156,7 +163,7 @@ func (a *Applier) pruneOne(ctx context.Context, c pruneCandidate, opts PruneOpti
 		res.Status, res.Message = ResultPruned, "being deleted"
 		return res, nil
 	}
-	if reason := pruneSkipReason(f.obj, opts.App); reason != "" {
+	if reason := pruneSkipReason(f.obj, opts.App, opts.AppSyncOptions); reason != "" {
 		res.Status, res.Message = ResultPruneSkipped, reason
 		return res, nil
 	}

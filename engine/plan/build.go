@@ -78,10 +78,7 @@ func tasksOf(obj *unstructured.Unstructured, appOpts []string) ([]Task, error) {
 	if obj.GetKind() == "" || obj.GetAPIVersion() == "" {
 		return nil, fmt.Errorf("apiVersion and kind must be set")
 	}
-	info, err := hookOf(obj)
-	if err != nil {
-		return nil, err
-	}
+	info := hookOf(obj)
 	if info.skip {
 		return nil, nil
 	}
@@ -102,10 +99,7 @@ func tasksOf(obj *unstructured.Unstructured, appOpts []string) ([]Task, error) {
 	if obj.GetName() == "" && obj.GetGenerateName() == "" {
 		return nil, fmt.Errorf("metadata.name or metadata.generateName must be set")
 	}
-	policies, err := deletePoliciesOf(obj)
-	if err != nil {
-		return nil, err
-	}
+	policies := deletePoliciesOf(obj)
 	out := make([]Task, 0, len(info.phases))
 	for _, p := range info.phases {
 		out = append(out, Task{Object: obj, Phase: p, Wave: wave, Hook: true, HookDeletePolicies: policies, SyncOptions: opts})

@@ -266,6 +266,62 @@ func TestBuildSyncOptions(t *testing.T) {
 	}
 }
 
+// TestBuildHookTypesAsArgoCD: hook types and delete policies Argo CD does
+// not know are dropped, not errors; an Argo CD hook annotation left with no
+// known type, or Skip alone, leaves the object out; PreDelete and
+// PostDelete hooks (Argo CD's and Helm's) never run in a sync.
+func TestBuildHookTypesAsArgoCD(t *testing.T) {
+	objs := []*unstructured.Unstructured{
+		obj(t, "batch/v1 Job n/typo", AnnotationHook+"=PreSynk"),
+		obj(t, "batch/v1 Job n/mixed", AnnotationHook+"=PreSync,PreSynk", AnnotationHookDeletePolicy+"=Always,HookSucceeded"),
+		obj(t, "v1 ConfigMap n/skipped", AnnotationHook+"=Skip"),
+		obj(t, "batch/v1 Job n/pre-delete", AnnotationHook+"=PreDelete"),
+		obj(t, "batch/v1 Job n/helm-pre-delete", AnnotationHelmHook+"=pre-delete"),
+		obj(t, "batch/v1 Job n/post-delete", AnnotationHook+"=PostDelete"),
+	}
+	waves, err := Build(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range waves {
+		for _, task := range w.Tasks {
+			got = append(got, fmt.Sprintf("%s %s %v", w.Phase, task.Object.GetName(), task.HookDeletePolicies))
+		}
+	}
+	want := []string{
+		"PreSync mixed [HookSucceeded]",
+		"PreDelete helm-pre-delete [BeforeHookCreation]",
+		"PreDelete pre-delete [BeforeHookCreation]",
+		"PostDelete post-delete [BeforeHookCreation]",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tasks (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct {
+		obj     *unstructured.Unstructured
+		ignored bool
+		unknown []string
+	}{
+		{objs[0], true, []string{"argocd.argoproj.io/hook: PreSynk"}},
+		{objs[1], false, []string{"argocd.argoproj.io/hook: PreSynk", "argocd.argoproj.io/hook-delete-policy: Always"}},
+		{objs[2], true, nil},
+		{objs[3], false, nil},
+	} {
+		if Ignored(tc.obj) != tc.ignored || !cmp.Equal(UnknownHookValues(tc.obj), tc.unknown) {
+			t.Errorf("%s: Ignored %v, UnknownHookValues %q; want %v, %q", tc.obj.GetName(), Ignored(tc.obj), UnknownHookValues(tc.obj), tc.ignored, tc.unknown)
+		}
+		if IsHook(tc.obj) == tc.ignored && tc.obj.GetName() != "skipped" && tc.obj.GetName() != "typo" {
+			t.Errorf("%s: IsHook %v", tc.obj.GetName(), IsHook(tc.obj))
+		}
+	}
+	for _, p := range []Phase{PhasePreDelete, PhasePostDelete, PhaseSyncFail} {
+		if p.OnSync() {
+			t.Errorf("%s runs in a sync", p)
+		}
+	}
+}
+
 func TestBuildErrors(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -284,18 +340,6 @@ func TestBuildErrors(t *testing.T) {
 			return []*unstructured.Unstructured{obj(t, "batch/v1 Job n/j", AnnotationHelmHook+"=pre-install", AnnotationHelmHookWeight+"=1.5")}
 		},
 		want: `build plan: Job.batch n/j: annotation helm.sh/hook-weight: "1.5" is not an integer`,
-	}, {
-		name: "unknown hook type",
-		objs: func(t *testing.T) []*unstructured.Unstructured {
-			return []*unstructured.Unstructured{obj(t, "batch/v1 Job n/j", AnnotationHook+"=PreSynk")}
-		},
-		want: `build plan: Job.batch n/j: annotation argocd.argoproj.io/hook: unknown hook type "PreSynk" (want PreSync, Sync, PostSync, SyncFail, PostDelete or Skip)`,
-	}, {
-		name: "unknown delete policy",
-		objs: func(t *testing.T) []*unstructured.Unstructured {
-			return []*unstructured.Unstructured{obj(t, "batch/v1 Job n/j", AnnotationHook+"=PreSync", AnnotationHookDeletePolicy+"=Always")}
-		},
-		want: `build plan: Job.batch n/j: annotation argocd.argoproj.io/hook-delete-policy: unknown policy "Always" (want HookSucceeded, HookFailed, BeforeHookCreation or Never)`,
 	}, {
 		name: "ordinary object without name",
 		objs: func(t *testing.T) []*unstructured.Unstructured {

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -45,6 +44,8 @@ var helmPhases = map[string]Phase{
 	"pre-upgrade":  PhasePreSync,
 	"post-install": PhasePostSync,
 	"post-upgrade": PhasePostSync,
+	"pre-delete":   PhasePreDelete,
+	"post-delete":  PhasePostDelete,
 }
 
 // helmDeletePolicies maps Helm's delete policies to Argo CD's.
@@ -58,7 +59,9 @@ var helmDeletePolicies = map[string]HookDeletePolicy{
 type hookInfo struct {
 	// hook is true when the object is a hook.
 	hook bool
-	// skip is true when the object must be left out of the sync.
+	// skip is true when the object must be left out of the sync and of
+	// the comparison: `Skip` alone, or an Argo CD hook annotation with no
+	// type Argo CD knows.
 	skip bool
 	// phases are the phases a hook runs in (empty for a Helm hook of a
 	// type Argo CD does not run).
@@ -66,36 +69,26 @@ type hookInfo struct {
 }
 
 // hookOf reads the hook annotations of obj. The Argo CD annotation wins over
-// Helm's; unknown Argo CD hook types are an error, unknown Helm hook types
-// are ignored as Argo CD ignores them.
-func hookOf(obj *unstructured.Unstructured) (hookInfo, error) {
+// Helm's. As in Argo CD, types it does not know are dropped, and an Argo CD
+// annotation left with none (or with Skip alone) leaves the object out of
+// the sync and the comparison; Skip with a phase runs as that hook only.
+func hookOf(obj *unstructured.Unstructured) hookInfo {
 	ann := obj.GetAnnotations()
 	if v, ok := ann[AnnotationHook]; ok {
 		var info hookInfo
-		values := splitCSV(v)
-		for _, t := range values {
+		for _, t := range splitCSV(v) {
 			switch p := Phase(t); p {
-			case PhasePreSync, PhaseSync, PhasePostSync, PhaseSyncFail, PhasePostDelete:
+			case PhasePreSync, PhaseSync, PhasePostSync, PhaseSyncFail, PhasePreDelete, PhasePostDelete:
 				info.phases = appendPhase(info.phases, p)
-			case hookSkip:
-				info.skip = true
-			default:
-				return hookInfo{}, fmt.Errorf("annotation %s: unknown hook type %q (want PreSync, Sync, PostSync, SyncFail, PostDelete or Skip)", AnnotationHook, t)
 			}
 		}
-		if len(values) == 0 {
-			return hookInfo{}, fmt.Errorf("annotation %s: empty", AnnotationHook)
-		}
-		// Skip together with a phase means "run as that hook only", as in Argo CD.
-		if info.skip && len(info.phases) > 0 {
-			info.skip = false
-		}
-		info.hook = !info.skip
-		return info, nil
+		info.hook = len(info.phases) > 0
+		info.skip = !info.hook
+		return info
 	}
 	v, ok := ann[AnnotationHelmHook]
 	if !ok || strings.TrimSpace(v) == "crd-install" {
-		return hookInfo{}, nil
+		return hookInfo{}
 	}
 	info := hookInfo{hook: true}
 	for _, t := range splitCSV(v) {
@@ -103,20 +96,49 @@ func hookOf(obj *unstructured.Unstructured) (hookInfo, error) {
 			info.phases = appendPhase(info.phases, p)
 		}
 	}
-	return info, nil
+	return info
+}
+
+// UnknownHookValues lists the values of obj's hook and hook-delete-policy
+// annotations (Argo CD's and Helm's) that Argo CD does not know and that
+// are therefore ignored, as "annotation: value", for a warning.
+func UnknownHookValues(obj *unstructured.Unstructured) []string {
+	ann := obj.GetAnnotations()
+	var out []string
+	for _, t := range splitCSV(ann[AnnotationHook]) {
+		switch Phase(t) {
+		case PhasePreSync, PhaseSync, PhasePostSync, PhaseSyncFail, PhasePreDelete, PhasePostDelete, hookSkip:
+		default:
+			out = append(out, AnnotationHook+": "+t)
+		}
+	}
+	for _, t := range splitCSV(ann[AnnotationHookDeletePolicy]) {
+		switch HookDeletePolicy(t) {
+		case HookSucceeded, HookFailed, BeforeHookCreation, HookNever:
+		default:
+			out = append(out, AnnotationHookDeletePolicy+": "+t)
+		}
+	}
+	return out
+}
+
+// Ignored reports whether obj takes no part in a sync or a comparison:
+// Argo CD's hook annotation says Skip alone, or names no type Argo CD
+// knows.
+func Ignored(obj *unstructured.Unstructured) bool {
+	return hookOf(obj).skip
 }
 
 // deletePoliciesOf returns a hook's delete policies from both annotations,
-// BeforeHookCreation when there are none.
-func deletePoliciesOf(obj *unstructured.Unstructured) ([]HookDeletePolicy, error) {
+// BeforeHookCreation when there are none. Values Argo CD does not know are
+// dropped, as Argo CD drops them.
+func deletePoliciesOf(obj *unstructured.Unstructured) []HookDeletePolicy {
 	ann := obj.GetAnnotations()
 	var out []HookDeletePolicy
 	for _, t := range splitCSV(ann[AnnotationHookDeletePolicy]) {
 		switch p := HookDeletePolicy(t); p {
 		case HookSucceeded, HookFailed, BeforeHookCreation, HookNever:
 			out = appendPolicy(out, p)
-		default:
-			return nil, fmt.Errorf("annotation %s: unknown policy %q (want HookSucceeded, HookFailed, BeforeHookCreation or Never)", AnnotationHookDeletePolicy, t)
 		}
 	}
 	for _, t := range splitCSV(ann[AnnotationHelmHookDeletePolicy]) {
@@ -127,14 +149,13 @@ func deletePoliciesOf(obj *unstructured.Unstructured) ([]HookDeletePolicy, error
 	if len(out) == 0 {
 		out = []HookDeletePolicy{BeforeHookCreation}
 	}
-	return out, nil
+	return out
 }
 
 // IsHook reports whether obj is a hook (Argo CD or Helm) that takes part in
 // a sync. Skipped objects and crd-install "hooks" are not hooks.
 func IsHook(obj *unstructured.Unstructured) bool {
-	info, err := hookOf(obj)
-	return err == nil && info.hook
+	return hookOf(obj).hook
 }
 
 // splitCSV splits a comma-separated annotation value, trimming spaces and

@@ -4,12 +4,14 @@ package plan
 type Phase string
 
 // Phases, in the order they run. SyncFail runs only when an earlier phase
-// failed, PostDelete only when the Application is deleted.
+// failed; PreDelete and PostDelete belong to the Application's deletion and
+// never run in a sync.
 const (
 	PhasePreSync    Phase = "PreSync"
 	PhaseSync       Phase = "Sync"
 	PhasePostSync   Phase = "PostSync"
 	PhaseSyncFail   Phase = "SyncFail"
+	PhasePreDelete  Phase = "PreDelete"
 	PhasePostDelete Phase = "PostDelete"
 )
 
@@ -19,7 +21,8 @@ var phaseOrder = map[Phase]int{
 	PhaseSync:       1,
 	PhasePostSync:   2,
 	PhaseSyncFail:   3,
-	PhasePostDelete: 4,
+	PhasePreDelete:  4,
+	PhasePostDelete: 5,
 }
 
 // OnSync reports whether p runs in a normal sync (PreSync, Sync, PostSync).
