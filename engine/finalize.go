@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -93,6 +94,15 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (r
 		log.Info("Resources deleted, removing finalizer")
 		return reconcile.Result{}, removeFinalizer(ctx, r.client, app, fin)
 	}
+	if waiting := unconfirmed(remaining, app); waiting != "" {
+		// As Argo CD: nothing is deleted until the deletion is approved.
+		log.Info("Waiting for deletion confirmation", "resources", waiting)
+		if r.recorder != nil {
+			r.recorder.Eventf(app, nil, corev1.EventTypeNormal, "DeletionAwaitingConfirmation", "Delete",
+				"waiting for deletion confirmation of %s: run tollgate app confirm-deletion %s (or argocd app confirm-deletion)", waiting, app.Name)
+		}
+		return reconcile.Result{RequeueAfter: confirmationPoll}, nil
+	}
 	if err := deleteWave(ctx, cl.client, remaining, policy); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -123,6 +133,38 @@ func (r *Reconciler) deletable(ctx context.Context, cl *cluster, app *v1alpha1.A
 		return cmp.Or(cmp.Compare(wb, wa), cmp.Compare(plan.KindRank(b.GetKind()), plan.KindRank(a.GetKind())))
 	})
 	return out, nil
+}
+
+// confirmationPoll is how soon a deletion that waits for approval is looked
+// at again (an approval is also an update, which requeues at once).
+const confirmationPoll = 30 * time.Second
+
+// unconfirmed names the objects among remaining whose Delete option is
+// confirm (their annotation, else the Application's syncOptions) while the
+// Application's deletion is not approved (argocd.argoproj.io/
+// deletion-approved at or after its deletion), as "Kind/namespace/name[ and
+// N more]"; "" when nothing waits.
+func unconfirmed(remaining []*unstructured.Unstructured, app *v1alpha1.Application) string {
+	if app.DeletionTimestamp != nil && app.IsDeletionConfirmed(app.DeletionTimestamp.Time) {
+		return ""
+	}
+	var appOpts []string
+	if sp := app.Spec.SyncPolicy; sp != nil {
+		appOpts = sp.SyncOptions
+	}
+	var names []string
+	for _, o := range remaining {
+		if opts, err := plan.SyncOptionsFor(o, appOpts...); err == nil && opts.DeleteConfirm {
+			names = append(names, plan.Describe(o))
+		}
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return fmt.Sprintf("%s and %d more", names[0], len(names)-1)
 }
 
 // annotationResourcePolicy is Helm's resource policy; "keep" keeps an

@@ -233,9 +233,10 @@ func (r *Reconciler) applicationsOfProject(ctx context.Context, o client.Object)
 
 // applicationChanged passes Application events that ask for work: creation,
 // deletion, and updates of the spec, the operation, the finalizers, the
-// deletion timestamp or the refresh annotation. Status-only updates (the
-// controller's own writes) are dropped; without a status subresource they
-// change the generation too, so the generation cannot tell.
+// deletion timestamp, the refresh annotation or the deletion approval.
+// Status-only updates (the controller's own writes) are dropped; without a
+// status subresource they change the generation too, so the generation
+// cannot tell.
 func applicationChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
@@ -249,7 +250,8 @@ func applicationChanged() predicate.Predicate {
 				!equality.Semantic.DeepEqual(o.Finalizers, n.Finalizers) ||
 				!o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
 				(n.Annotations[v1alpha1.AnnotationKeyRefresh] != "" &&
-					n.Annotations[v1alpha1.AnnotationKeyRefresh] != o.Annotations[v1alpha1.AnnotationKeyRefresh])
+					n.Annotations[v1alpha1.AnnotationKeyRefresh] != o.Annotations[v1alpha1.AnnotationKeyRefresh]) ||
+				n.Annotations[v1alpha1.AnnotationKeyDeletionApproved] != o.Annotations[v1alpha1.AnnotationKeyDeletionApproved]
 		},
 	}
 }

@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "time"
+
 // HasMultipleSources reports whether the spec uses sources rather than
 // source. As in Argo CD, a non-empty sources wins over source.
 func (s *ApplicationSpec) HasMultipleSources() bool {
@@ -24,4 +26,16 @@ func (a *Application) Sources() []ApplicationSource {
 		return []ApplicationSource{*a.Spec.Source.DeepCopy()}
 	}
 	return nil
+}
+
+// IsDeletionConfirmed reports whether the Application's
+// AnnotationKeyDeletionApproved holds a time at or after since (to the
+// second), as Argo CD decides.
+func (a *Application) IsDeletionConfirmed(since time.Time) bool {
+	v, ok := a.Annotations[AnnotationKeyDeletionApproved]
+	if !ok {
+		return false
+	}
+	at, err := time.Parse(time.RFC3339, v)
+	return err == nil && !at.Before(since.Truncate(time.Second))
 }

@@ -125,6 +125,10 @@ const (
 	// AnnotationKeyRefresh on an Application requests a refresh; the value
 	// is RefreshTypeNormal or RefreshTypeHard. The controller removes it.
 	AnnotationKeyRefresh = "argocd.argoproj.io/refresh"
+	// AnnotationKeyDeletionApproved on an Application approves, from the
+	// RFC 3339 time it holds on, the deletion of its resources marked
+	// Delete=confirm (argocd app confirm-deletion sets it).
+	AnnotationKeyDeletionApproved = "argocd.argoproj.io/deletion-approved"
 	// AnnotationKeySyncWave orders resources: lower waves are synced (and
 	// healthy) first. An integer, default 0.
 	AnnotationKeySyncWave = "argocd.argoproj.io/sync-wave"

@@ -33,7 +33,7 @@ func newAppCmd() *cobra.Command {
 			return usageError(errors.New("missing subcommand: see tollgate app --help"))
 		},
 	}
-	cmd.AddCommand(newAppSyncCmd(), newAppGetCmd())
+	cmd.AddCommand(newAppSyncCmd(), newAppGetCmd(), newAppConfirmDeletionCmd())
 	return cmd
 }
 

@@ -155,3 +155,27 @@ func TestControllerRepoServerAndAppSyncUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestConfirmDeletion(t *testing.T) {
+	c := fakeAppClient(t, &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "argocd", Annotations: map[string]string{"keep": "me"}}})
+	at := time.Date(2030, 1, 2, 3, 4, 5, 6, time.UTC)
+	key := types.NamespacedName{Namespace: "argocd", Name: "web"}
+	if err := confirmDeletion(t.Context(), c, key, at); err != nil {
+		t.Fatal(err)
+	}
+	var got v1alpha1.Application
+	if err := c.Get(t.Context(), key, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"keep": "me", v1alpha1.AnnotationKeyDeletionApproved: "2030-01-02T03:04:05Z"}
+	if diff := cmp.Diff(want, got.Annotations); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	if !got.IsDeletionConfirmed(at) || got.IsDeletionConfirmed(at.Add(time.Second)) {
+		t.Error("IsDeletionConfirmed: want approved for a deletion started at the approval's second, not one second later")
+	}
+	err := confirmDeletion(t.Context(), c, types.NamespacedName{Namespace: "argocd", Name: "nope"}, at)
+	if err == nil || exitCode(err) != exitUsage {
+		t.Errorf("missing application: %v (exit %d), want a usage error", err, exitCode(err))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -201,5 +202,53 @@ spec:
 	consistently(t, "still Synced, no further sync", 3*resync, func() (bool, string) {
 		a := f.app()
 		return a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && a.Status.OperationState.SyncResult.Revision == f.head, describeApp(a)
+	})
+}
+
+// TestDeleteConfirmWaitsForApproval: with an object marked Delete=confirm,
+// deleting the Application deletes nothing until the deletion is approved
+// (argocd.argoproj.io/deletion-approved at or after the deletion, what
+// tollgate app confirm-deletion sets), then everything it tracks.
+func TestDeleteConfirmWaitsForApproval(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, map[string]string{
+		"manifests/plain.yaml":   configMap("plain", "v"),
+		"manifests/confirm.yaml": annotatedConfigMap("confirm", "argocd.argoproj.io/sync-options", "Delete=confirm"),
+	})
+	f.application(automated(true, false), func(a *v1alpha1.Application) {
+		a.Finalizers = []string{v1alpha1.ResourcesFinalizerName}
+		// An approval older than the deletion does not count.
+		a.Annotations = map[string]string{v1alpha1.AnnotationKeyDeletionApproved: "2020-01-01T00:00:00Z"}
+	})
+	f.waitSynced(f.head)
+	if err := env.Client.Delete(t.Context(), f.app()); err != nil {
+		t.Fatalf("delete application: %v", err)
+	}
+	consistently(t, "nothing deleted before the approval", 3*resync, func() (bool, string) {
+		for _, name := range []string{"plain", "confirm"} {
+			if gone, _ := f.gone(&corev1.ConfigMap{}, name); gone {
+				return false, "configmap " + name + " was deleted"
+			}
+		}
+		return true, ""
+	})
+	app := f.app()
+	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`,
+		v1alpha1.AnnotationKeyDeletionApproved, time.Now().UTC().Format(time.RFC3339))))
+	if err := env.Client.Patch(t.Context(), app, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "application and resources gone after the approval", func() (bool, string) {
+		var a v1alpha1.Application
+		err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: argoNS, Name: f.name}, &a)
+		if client.IgnoreNotFound(err) != nil || err == nil {
+			return false, fmt.Sprintf("application still there: %v", err)
+		}
+		for _, name := range []string{"plain", "confirm"} {
+			if gone, why := f.gone(&corev1.ConfigMap{}, name); !gone {
+				return false, why
+			}
+		}
+		return true, ""
 	})
 }

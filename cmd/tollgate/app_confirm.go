@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine"
+)
+
+// appConfirmOptions are the flags of `tollgate app confirm-deletion`.
+type appConfirmOptions struct {
+	name       string
+	namespace  string
+	kubeconfig string
+}
+
+func newAppConfirmDeletionCmd() *cobra.Command {
+	o := appConfirmOptions{}
+	cmd := &cobra.Command{
+		Use:   "confirm-deletion NAME",
+		Short: "Approve the deletion of an Application's Delete=confirm resources, like argocd app confirm-deletion",
+		Long: `Approve, as of now, the deletion of the resources of the Application NAME
+marked Delete=confirm (in their argocd.argoproj.io/sync-options annotation or
+in the Application's syncOptions): set its annotation
+` + v1alpha1.AnnotationKeyDeletionApproved + ` to the current time (RFC 3339).
+While the Application is being deleted, the controller deletes nothing until
+the annotation holds a time at or after the deletion's start; approving
+before deleting does not count, as in Argo CD.
+
+Exit status: 0 when the approval was recorded; 2 on usage errors or when
+the Application does not exist.`,
+		Example: `  tollgate app confirm-deletion billing --kubeconfig .tollgate/kubeconfig`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.name = args[0]
+			c, _, err := newAppClient(o.kubeconfig)
+			if err != nil {
+				return err
+			}
+			at := time.Now().UTC()
+			if err := confirmDeletion(cmd.Context(), c, types.NamespacedName{Namespace: o.namespace, Name: o.name}, at); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "application %s: deletion approved at %s\n", o.name, at.Format(time.RFC3339))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.namespace, "namespace", engine.DefaultNamespace, "namespace of the Application")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)")
+	return cmd
+}
+
+// confirmDeletion sets the deletion-approved annotation of the Application
+// key to at with a merge patch.
+func confirmDeletion(ctx context.Context, c client.Client, key types.NamespacedName, at time.Time) error {
+	var app v1alpha1.Application
+	if err := c.Get(ctx, key, &app); err != nil {
+		if apierrors.IsNotFound(err) {
+			return usageError(fmt.Errorf("application %s not found in namespace %s", key.Name, key.Namespace))
+		}
+		return fmt.Errorf("get application %s: %w", key.Name, err)
+	}
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+		v1alpha1.AnnotationKeyDeletionApproved: at.UTC().Format(time.RFC3339),
+	}}})
+	if err != nil {
+		return fmt.Errorf("encode approval: %w", err)
+	}
+	if err := c.Patch(ctx, &app, client.RawPatch(types.MergePatchType, data)); err != nil {
+		return fmt.Errorf("approve deletion of %s: %w", key.Name, err)
+	}
+	return nil
+}
