@@ -174,6 +174,10 @@ func (r *Reconciler) runSync(ctx context.Context, p *pass, cl *cluster, req *syn
 	if err != nil {
 		return nil, err
 	}
+	if opts.FailOnSharedResource && len(cmp.shared) > 0 {
+		// As Argo CD: the whole sync fails, before anything is applied.
+		return nil, fmt.Errorf("shared resource found (FailOnSharedResource=true): %s", strings.ReplaceAll(cmp.sharedMessage(), "\n", "; "))
+	}
 	var objs []*unstructured.Unstructured
 	for _, o := range state.objects {
 		switch {

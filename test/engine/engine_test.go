@@ -471,16 +471,41 @@ func TestDeleteApplication(t *testing.T) {
 	}
 }
 
-func TestSharedResourceIsNotTakenOver(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t, baseFiles())
-	theirs := &corev1.ConfigMap{
+// theirConfigMap creates ConfigMap settings tracked by another Application.
+func theirConfigMap(f *fixture) {
+	f.t.Helper()
+	f.create(&corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: f.ns, Annotations: map[string]string{
 			v1alpha1.AnnotationKeyTrackingID: fmt.Sprintf("other-app:/ConfigMap:%s/settings", f.ns),
 		}},
 		Data: map[string]string{"key": "theirs"},
+	})
+}
+
+// TestFailOnSharedResource: with FailOnSharedResource=true, an object
+// another Application tracks fails the whole sync, naming the object and
+// its Application, and nothing is applied, as in Argo CD.
+func TestFailOnSharedResource(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, baseFiles())
+	theirConfigMap(f)
+	f.application(automated(true, false), func(a *v1alpha1.Application) {
+		a.Spec.SyncPolicy.SyncOptions = []string{"FailOnSharedResource=true"}
+	})
+	app := f.waitApp("the sync failed naming the shared object", func(a *v1alpha1.Application) bool {
+		st := a.Status.OperationState
+		return st != nil && st.Phase == v1alpha1.OperationFailed && strings.Contains(st.Message, "FailOnSharedResource=true") &&
+			strings.Contains(st.Message, "settings") && strings.Contains(st.Message, "other-app")
+	})
+	if img := f.deploymentImage("web"); img != "" {
+		t.Errorf("deployment web applied despite the failed sync: %s", describeApp(app))
 	}
-	f.create(theirs)
+}
+
+func TestSharedResourceIsNotTakenOver(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, baseFiles())
+	theirConfigMap(f)
 	f.application(automated(true, true), nil)
 	app := f.waitApp("SharedResourceWarning and the rest synced", func(a *v1alpha1.Application) bool {
 		msg, ok := condition(a, v1alpha1.ApplicationConditionSharedResourceWarning)
