@@ -48,8 +48,9 @@
 // Automated sync runs when the live state differs from the desired one and
 // the revision is not the one last synced, or selfHeal is on; without
 // selfHeal, drift at the synced revision only shows as OutOfSync. It never
-// retries an automated sync that failed at the same revision unless selfHeal
-// is on, and never syncs an empty desired state without allowEmpty. Pruning
+// retries an automated sync that failed at the same revision, selfHeal or
+// not (as Argo CD), and never syncs an empty desired state without
+// allowEmpty. Pruning
 // never happens after a failed wave, in a partial sync, or when the desired
 // state is empty and allowEmpty is false; a render error stops the
 // reconcile before any of this.

@@ -36,8 +36,9 @@ type syncRequest struct {
 // syncDue decides whether to sync now. A requested operation always runs.
 // Automated sync (enabled) runs when the live state differs from the
 // desired one and either the revision is not the one last synced, or
-// selfHeal is on; it does not retry a revision whose automated sync failed
-// unless selfHeal is on, and never syncs an empty desired state without
+// selfHeal is on; it never retries a revision whose automated sync failed
+// (selfHeal corrects drift of a revision that synced), and never syncs an
+// empty desired state without
 // allowEmpty. Objects tracked by another Application do not count as
 // differences: they are never applied.
 func (r *Reconciler) syncDue(app *v1alpha1.Application, op *v1alpha1.Operation, cmp *comparison, state *desired) *syncRequest {
@@ -69,8 +70,11 @@ func (r *Reconciler) syncDue(app *v1alpha1.Application, op *v1alpha1.Operation, 
 	}
 	st := app.Status.OperationState
 	if st != nil && st.Operation.InitiatedBy.Automated && st.Phase.Completed() && !st.Phase.Successful() &&
-		st.SyncResult != nil && sameRevisions(syncedRevisions(st.SyncResult), state.revisions) && !auto.SelfHeal {
-		return nil // this revision already failed; a new commit or a manual sync is needed
+		st.SyncResult != nil && sameRevisions(syncedRevisions(st.SyncResult), state.revisions) {
+		// This revision already failed, selfHeal or not (Argo CD's
+		// alreadyAttemptedSync): a new commit or a manual sync is needed;
+		// the SyncError condition of the failure stays.
+		return nil
 	}
 	if sameRevisions(lastSynced(app), state.revisions) && !auto.SelfHeal {
 		return nil // drift at the synced revision only shows as OutOfSync

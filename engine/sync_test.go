@@ -61,11 +61,9 @@ func TestSyncDue(t *testing.T) {
 			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: synced}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}},
 		},
 		{name: "failed revision is not retried", auto: &v1alpha1.SyncPolicyAutomated{}, opState: failedAt(next), cmp: outOfSync, rev: next},
-		{
-			name: "failed revision is retried with selfHeal",
-			auto: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}, opState: failedAt(next), cmp: outOfSync, rev: next,
-			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: next}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}},
-		},
+		// As Argo CD: selfHeal corrects drift of a revision that synced; a
+		// revision that failed waits for a new commit or a manual sync.
+		{name: "failed revision is not retried with selfHeal either", auto: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}, opState: failedAt(next), cmp: outOfSync, rev: next},
 		{
 			name: "only shared objects differ",
 			auto: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}, cmp: &comparison{status: v1alpha1.SyncStatusCodeOutOfSync}, rev: next,
