@@ -33,7 +33,7 @@ func newAppCmd() *cobra.Command {
 			return usageError(errors.New("missing subcommand: see tollgate app --help"))
 		},
 	}
-	cmd.AddCommand(newAppSyncCmd(), newAppGetCmd(), newAppConfirmDeletionCmd())
+	cmd.AddCommand(newAppSyncCmd(), newAppGetCmd(), newAppSetCmd(), newAppHistoryCmd(), newAppRollbackCmd(), newAppConfirmDeletionCmd())
 	return cmd
 }
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -62,12 +61,9 @@ the Application does not exist.`,
 // confirmDeletion sets the deletion-approved annotation of the Application
 // key to at with a merge patch.
 func confirmDeletion(ctx context.Context, c client.Client, key types.NamespacedName, at time.Time) error {
-	var app v1alpha1.Application
-	if err := c.Get(ctx, key, &app); err != nil {
-		if apierrors.IsNotFound(err) {
-			return usageError(fmt.Errorf("application %s not found in namespace %s", key.Name, key.Namespace))
-		}
-		return fmt.Errorf("get application %s: %w", key.Name, err)
+	app, err := readApp(ctx, c, key)
+	if err != nil {
+		return err
 	}
 	data, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
 		v1alpha1.AnnotationKeyDeletionApproved: at.UTC().Format(time.RFC3339),
@@ -75,7 +71,7 @@ func confirmDeletion(ctx context.Context, c client.Client, key types.NamespacedN
 	if err != nil {
 		return fmt.Errorf("encode approval: %w", err)
 	}
-	if err := c.Patch(ctx, &app, client.RawPatch(types.MergePatchType, data)); err != nil {
+	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, data)); err != nil {
 		return fmt.Errorf("approve deletion of %s: %w", key.Name, err)
 	}
 	return nil

@@ -1,0 +1,341 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine"
+)
+
+// The emergency brake of a GitOps runbook: turn automation off (app set),
+// see what was deployed (app history), roll back to it (app rollback), fix
+// Git, turn automation on again.
+
+// appTarget are the flags every app subcommand has.
+type appTarget struct {
+	name       string
+	namespace  string
+	kubeconfig string
+}
+
+func (o *appTarget) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.namespace, "namespace", engine.DefaultNamespace, "namespace of the Application")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)")
+}
+
+func (o *appTarget) key() types.NamespacedName {
+	return types.NamespacedName{Namespace: o.namespace, Name: o.name}
+}
+
+// readApp reads the Application key, typed; a missing one is a usage
+// error.
+func readApp(ctx context.Context, c client.Client, key types.NamespacedName) (*v1alpha1.Application, error) {
+	var app v1alpha1.Application
+	if err := c.Get(ctx, key, &app); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, usageError(fmt.Errorf("application %s not found in namespace %s", key.Name, key.Namespace))
+		}
+		return nil, fmt.Errorf("get application %s: %w", key.Name, err)
+	}
+	return &app, nil
+}
+
+// mergePatch applies patch (a JSON merge patch, guarded by the
+// Application's resourceVersion) to app.
+func mergePatch(ctx context.Context, c client.Client, app *v1alpha1.Application, patch map[string]any, verb string) error {
+	patch["metadata"] = map[string]any{"resourceVersion": app.ResourceVersion}
+	data, err := json.Marshal(patch)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", verb, err)
+	}
+	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, data)); err != nil {
+		if apierrors.IsConflict(err) {
+			return fmt.Errorf("%s %s: the application changed meanwhile, try again: %w", verb, app.Name, err)
+		}
+		return fmt.Errorf("%s %s: %w", verb, app.Name, err)
+	}
+	return nil
+}
+
+// appSetOptions are the flags of `tollgate app set`.
+type appSetOptions struct {
+	appTarget
+	syncPolicy string
+	selfHeal   bool
+	autoPrune  bool
+	// changed are the flags given on the command line.
+	changed func(string) bool
+}
+
+func newAppSetCmd() *cobra.Command {
+	o := appSetOptions{}
+	cmd := &cobra.Command{
+		Use:   "set NAME",
+		Short: "Turn an Application's automated sync off or on, like argocd app set --sync-policy",
+		Long: `Set the Application NAME's automated sync policy, like argocd app set:
+--sync-policy none removes spec.syncPolicy.automated (the emergency brake:
+nothing syncs by itself until it is turned on again, and a rollback becomes
+possible); --sync-policy automated sets it, with --self-heal and --auto-prune
+when given (their current values are kept otherwise). Other fields of the
+Application are left alone.
+
+Exit status: 0 when the Application was changed; 2 on usage errors or when
+the Application does not exist.`,
+		Example: `  tollgate app set billing --sync-policy none
+  tollgate app set billing --sync-policy automated --self-heal --auto-prune`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.name, o.changed = args[0], cmd.Flags().Changed
+			c, _, err := newAppClient(o.kubeconfig)
+			if err != nil {
+				return err
+			}
+			msg, err := setSyncPolicy(cmd.Context(), c, o)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "application %s: %s\n", o.name, msg)
+			return nil
+		},
+	}
+	o.addFlags(cmd.Flags())
+	cmd.Flags().StringVar(&o.syncPolicy, "sync-policy", "", "none or automated (required)")
+	cmd.Flags().BoolVar(&o.selfHeal, "self-heal", false, "with automated: correct drift of the synced revision")
+	cmd.Flags().BoolVar(&o.autoPrune, "auto-prune", false, "with automated: delete what the Application no longer renders")
+	return cmd
+}
+
+// setSyncPolicy patches spec.syncPolicy.automated and says what it did.
+func setSyncPolicy(ctx context.Context, c client.Client, o appSetOptions) (string, error) {
+	changed := o.changed
+	if changed == nil {
+		changed = func(string) bool { return false }
+	}
+	switch o.syncPolicy {
+	case "none", "automated":
+	case "":
+		return "", usageError(errors.New("--sync-policy is required: none or automated"))
+	default:
+		return "", usageError(fmt.Errorf("invalid --sync-policy %q: want none or automated", o.syncPolicy))
+	}
+	if o.syncPolicy == "none" && (changed("self-heal") || changed("auto-prune")) {
+		return "", usageError(errors.New("--self-heal and --auto-prune need --sync-policy automated"))
+	}
+	app, err := readApp(ctx, c, o.key())
+	if err != nil {
+		return "", err
+	}
+	if o.syncPolicy == "none" {
+		patch := map[string]any{"spec": map[string]any{"syncPolicy": map[string]any{"automated": nil}}}
+		return "automated sync turned off", mergePatch(ctx, c, app, patch, "set sync policy of")
+	}
+	var auto v1alpha1.SyncPolicyAutomated
+	if sp := app.Spec.SyncPolicy; sp != nil && sp.Automated != nil {
+		auto = *sp.Automated
+	}
+	if changed("self-heal") {
+		auto.SelfHeal = o.selfHeal
+	}
+	if changed("auto-prune") {
+		auto.Prune = o.autoPrune
+	}
+	auto.Enabled = nil
+	patch := map[string]any{"spec": map[string]any{"syncPolicy": map[string]any{"automated": map[string]any{
+		"prune": auto.Prune, "selfHeal": auto.SelfHeal, "allowEmpty": auto.AllowEmpty, "enabled": nil,
+	}}}}
+	return fmt.Sprintf("automated sync turned on (prune %t, selfHeal %t)", auto.Prune, auto.SelfHeal), mergePatch(ctx, c, app, patch, "set sync policy of")
+}
+
+func newAppHistoryCmd() *cobra.Command {
+	o := appTarget{}
+	var output string
+	cmd := &cobra.Command{
+		Use:   "history NAME",
+		Short: "List an Application's deployments, like argocd app history",
+		Long: `List the deployments recorded in the Application NAME's status.history, oldest
+first: the ID a rollback takes, when the sync finished, who started it and the
+revision (one per source for a multi-source Application).
+
+Exit status: 0 when the history was shown; 2 on usage errors or when the
+Application does not exist.`,
+		Example: `  tollgate app history billing
+  tollgate app history billing -o json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.name = args[0]
+			if err := checkAppGetFormat(output); err != nil {
+				return err
+			}
+			c, _, err := newAppClient(o.kubeconfig)
+			if err != nil {
+				return err
+			}
+			app, err := readApp(cmd.Context(), c, o.key())
+			if err != nil {
+				return err
+			}
+			if output != appGetFormatText {
+				return writeStructured(cmd.OutOrStdout(), output, app.Status.History)
+			}
+			return writeHistory(cmd.OutOrStdout(), app.Status.History)
+		},
+	}
+	o.addFlags(cmd.Flags())
+	cmd.Flags().StringVarP(&output, "output", "o", appGetFormatText, "output format: text, yaml or json")
+	return cmd
+}
+
+// writeStructured prints v as YAML or JSON.
+func writeStructured(w io.Writer, format string, v any) error {
+	var out []byte
+	var err error
+	if format == appGetFormatYAML {
+		out, err = yaml.Marshal(v)
+	} else {
+		out, err = json.MarshalIndent(v, "", "  ")
+		out = append(out, '\n')
+	}
+	if err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	_, err = w.Write(out)
+	return err
+}
+
+// writeHistory prints a history as a table.
+func writeHistory(w io.Writer, history []v1alpha1.RevisionHistory) error {
+	if len(history) == 0 {
+		_, err := fmt.Fprintln(w, "no deployments recorded")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tDEPLOYED\tINITIATED BY\tREVISION")
+	for _, h := range history {
+		by := h.InitiatedBy.Username
+		switch {
+		case h.InitiatedBy.Automated:
+			by = "automated"
+		case by == "":
+			by = "-"
+		}
+		revs := h.Revisions
+		if len(revs) == 0 {
+			revs = []string{h.Revision}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", h.ID, h.DeployedAt.UTC().Format(time.RFC3339), by, strings.Join(revs, ","))
+	}
+	return tw.Flush()
+}
+
+// appRollbackOptions are the flags of `tollgate app rollback`.
+type appRollbackOptions struct {
+	appTarget
+	id    string
+	prune bool
+}
+
+func newAppRollbackCmd() *cobra.Command {
+	o := appRollbackOptions{}
+	cmd := &cobra.Command{
+		Use:   "rollback NAME [ID]",
+		Short: "Sync an Application back to a deployment of its history, like argocd app rollback",
+		Long: `Request a sync of the Application NAME to the sources and revisions of the
+deployment ID of its history (tollgate app history; default: the one before
+the last). Refused while automated sync is on, as Argo CD refuses it: the
+next automated sync would undo the rollback. Turn it off first with
+tollgate app set NAME --sync-policy none. The rollback is judged by the
+policies like any sync, before anything is fetched.
+
+Exit status: 0 when the rollback was requested; 2 on usage errors, when the
+Application does not exist, has automated sync on, an operation in progress,
+or no such deployment.`,
+		Example: `  tollgate app set billing --sync-policy none
+  tollgate app rollback billing 3`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.name = args[0]
+			if len(args) == 2 {
+				o.id = args[1]
+			}
+			c, kc, err := newAppClient(o.kubeconfig)
+			if err != nil {
+				return err
+			}
+			user := kc.user
+			if user == "" {
+				user = cliUsername
+			}
+			h, err := requestRollback(cmd.Context(), c, o, user)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "application %s: rollback to deployment %d requested by %s\n", o.name, h.ID, user)
+			return nil
+		},
+	}
+	o.addFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&o.prune, "prune", false, "delete resources the deployment does not have")
+	return cmd
+}
+
+// requestRollback sets operation.sync to the deployment's sources and
+// revisions and returns the deployment.
+func requestRollback(ctx context.Context, c client.Client, o appRollbackOptions, user string) (*v1alpha1.RevisionHistory, error) {
+	app, err := readApp(ctx, c, o.key())
+	if err != nil {
+		return nil, err
+	}
+	if sp := app.Spec.SyncPolicy; sp != nil && sp.Automated.IsEnabled() {
+		return nil, usageError(fmt.Errorf("rollback cannot be initiated when auto-sync is enabled: turn it off first with tollgate app set %s --sync-policy none", o.name))
+	}
+	if app.Operation != nil {
+		return nil, usageError(fmt.Errorf("application %s already has an operation in progress", o.name))
+	}
+	h, err := historyEntry(app.Status.History, o.id)
+	if err != nil {
+		return nil, err
+	}
+	sync := map[string]any{"prune": o.prune}
+	if len(h.Sources) > 0 {
+		sync["sources"], sync["revisions"] = h.Sources, h.Revisions
+	} else {
+		sync["source"], sync["revision"] = h.Source, h.Revision
+	}
+	patch := map[string]any{"operation": map[string]any{"sync": sync, "initiatedBy": map[string]any{"username": user}}}
+	return h, mergePatch(ctx, c, app, patch, "request rollback of")
+}
+
+// historyEntry finds the history entry id; "" is the one before the last.
+func historyEntry(history []v1alpha1.RevisionHistory, id string) (*v1alpha1.RevisionHistory, error) {
+	if id == "" {
+		if len(history) < 2 {
+			return nil, usageError(fmt.Errorf("no earlier deployment to roll back to (%d in the history)", len(history)))
+		}
+		return &history[len(history)-2], nil
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return nil, usageError(fmt.Errorf("invalid deployment ID %q: want a number from tollgate app history", id))
+	}
+	for i := range history {
+		if history[i].ID == n {
+			return &history[i], nil
+		}
+	}
+	return nil, usageError(fmt.Errorf("no deployment %d in the history (see tollgate app history)", n))
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+)
+
+// brakeApp is an Application with automated sync and three deployments.
+func brakeApp() *v1alpha1.Application {
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "billing", Namespace: "argocd"}}
+	app.Spec.Source = &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/config.git", Path: "apps/billing", TargetRevision: "main"}
+	app.Spec.SyncPolicy = &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true, SelfHeal: true}, SyncOptions: []string{"CreateNamespace=true"}}
+	at := func(h int) metav1.Time { return metav1.NewTime(time.Date(2030, 1, 2, h, 0, 0, 0, time.UTC)) }
+	src := func(rev string) v1alpha1.ApplicationSource {
+		s := *app.Spec.Source
+		s.TargetRevision = rev
+		return s
+	}
+	app.Status.History = []v1alpha1.RevisionHistory{
+		{ID: 1, Revision: "1111111111111111111111111111111111111111", DeployedAt: at(1), Source: src("main"), InitiatedBy: v1alpha1.OperationInitiator{Automated: true}},
+		{ID: 2, Revision: "2222222222222222222222222222222222222222", DeployedAt: at(2), Source: src("v1.2.0"), InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}},
+		{ID: 3, Revision: "3333333333333333333333333333333333333333", DeployedAt: at(3), Source: src("main")},
+	}
+	return app
+}
+
+func TestSetSyncPolicy(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    appSetOptions
+		changed []string
+		want    *v1alpha1.SyncPolicyAutomated
+		wantMsg string
+		wantErr string
+	}{
+		{name: "brake", opts: appSetOptions{syncPolicy: "none"}, wantMsg: "automated sync turned off"},
+		{name: "on again, keeping the flags", opts: appSetOptions{syncPolicy: "automated"}, want: &v1alpha1.SyncPolicyAutomated{Prune: true, SelfHeal: true}, wantMsg: "automated sync turned on (prune true, selfHeal true)"},
+		{name: "on without self-heal", opts: appSetOptions{syncPolicy: "automated", selfHeal: false}, changed: []string{"self-heal"}, want: &v1alpha1.SyncPolicyAutomated{Prune: true}, wantMsg: "automated sync turned on (prune true, selfHeal false)"},
+		{name: "no policy", opts: appSetOptions{}, wantErr: "--sync-policy is required: none or automated"},
+		{name: "bad policy", opts: appSetOptions{syncPolicy: "auto"}, wantErr: `invalid --sync-policy "auto": want none or automated`},
+		{name: "flags without automated", opts: appSetOptions{syncPolicy: "none"}, changed: []string{"auto-prune"}, wantErr: "--self-heal and --auto-prune need --sync-policy automated"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fakeAppClient(t, brakeApp())
+			tc.opts.appTarget = appTarget{name: "billing", namespace: "argocd"}
+			tc.opts.changed = func(f string) bool { return strings.Contains(strings.Join(tc.changed, ","), f) }
+			msg, err := setSyncPolicy(t.Context(), c, tc.opts)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr || exitCode(err) != exitUsage {
+					t.Fatalf("error = %v (exit %d), want %q", err, exitCode(err), tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got v1alpha1.Application
+			if err := c.Get(t.Context(), types.NamespacedName{Namespace: "argocd", Name: "billing"}, &got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got.Spec.SyncPolicy.Automated); diff != "" || msg != tc.wantMsg {
+				t.Errorf("automated (-want +got):\n%s\nmessage %q, want %q", diff, msg, tc.wantMsg)
+			}
+			if diff := cmp.Diff([]string{"CreateNamespace=true"}, got.Spec.SyncPolicy.SyncOptions); diff != "" {
+				t.Errorf("sync options changed (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestWriteHistory(t *testing.T) {
+	var out bytes.Buffer
+	if err := writeHistory(&out, brakeApp().Status.History); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "app-history.golden", out.String())
+	out.Reset()
+	if err := writeHistory(&out, nil); err != nil || out.String() != "no deployments recorded\n" {
+		t.Errorf("empty history: %q, %v", out.String(), err)
+	}
+}
+
+func TestRequestRollback(t *testing.T) {
+	manual := brakeApp()
+	manual.Spec.SyncPolicy.Automated = nil
+	disabled := brakeApp()
+	disabled.Name = "disabled"
+	disabled.Spec.SyncPolicy.Automated.Enabled = ptr.To(false)
+	tests := []struct {
+		name    string
+		app     *v1alpha1.Application
+		opts    appRollbackOptions
+		want    *v1alpha1.SyncOperation
+		wantErr string
+	}{
+		{
+			name: "to the deployment before the last",
+			app:  manual,
+			want: &v1alpha1.SyncOperation{Revision: "2222222222222222222222222222222222222222", Source: &manual.Status.History[1].Source},
+		},
+		{
+			name: "to a given deployment, pruning",
+			app:  disabled,
+			opts: appRollbackOptions{id: "1", prune: true},
+			want: &v1alpha1.SyncOperation{Revision: "1111111111111111111111111111111111111111", Source: &manual.Status.History[0].Source, Prune: true},
+		},
+		{name: "automated sync on", app: brakeApp(), wantErr: "rollback cannot be initiated when auto-sync is enabled: turn it off first with tollgate app set billing --sync-policy none"},
+		{name: "unknown deployment", app: manual, opts: appRollbackOptions{id: "9"}, wantErr: "no deployment 9 in the history (see tollgate app history)"},
+		{name: "not a number", app: manual, opts: appRollbackOptions{id: "v1"}, wantErr: `invalid deployment ID "v1": want a number from tollgate app history`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fakeAppClient(t, tc.app.DeepCopy())
+			tc.opts.appTarget = appTarget{name: tc.app.Name, namespace: "argocd"}
+			_, err := requestRollback(t.Context(), c, tc.opts, "alice")
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr || exitCode(err) != exitUsage {
+					t.Fatalf("error = %v (exit %d), want %q", err, exitCode(err), tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got v1alpha1.Application
+			if err := c.Get(t.Context(), types.NamespacedName{Namespace: "argocd", Name: tc.app.Name}, &got); err != nil {
+				t.Fatal(err)
+			}
+			want := &v1alpha1.Operation{Sync: tc.want, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}}
+			if diff := cmp.Diff(want, got.Operation); diff != "" {
+				t.Errorf("operation (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
