@@ -42,6 +42,9 @@ type pass struct {
 	ranOp *v1alpha1.Operation
 	// events are recorded once the status is written.
 	events []pendingEvent
+	// requeueAfter, when positive and sooner than the resync, is when the
+	// Application is due again (a sync retry).
+	requeueAfter time.Duration
 }
 
 type pendingEvent struct {
@@ -90,7 +93,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if runErr != nil {
 		return reconcile.Result{}, runErr
 	}
-	return reconcile.Result{RequeueAfter: r.opts.requeueAfter()}, nil
+	after := r.opts.requeueAfter()
+	if p.requeueAfter > 0 && p.requeueAfter < after {
+		after = p.requeueAfter
+	}
+	return reconcile.Result{RequeueAfter: after}, nil
 }
 
 // run is the data path: destination, sources, render, gate, compare, sync.
@@ -138,6 +145,12 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 	}
 
 	req := r.syncDue(app, tg.op, cmp, state)
+	if req != nil && req.user {
+		if wait := retryWait(app.Status.OperationState, &req.op, r.opts.Now()); wait > 0 {
+			p.requeueAfter = wait
+			req = nil
+		}
+	}
 	if req == nil {
 		ctrl.LoggerFrom(ctx).V(1).Info("Compared", "sync", cmp.status, "health", cmp.health.Status, "reused", !fresh)
 		return nil

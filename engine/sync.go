@@ -82,6 +82,7 @@ func (r *Reconciler) syncDue(app *v1alpha1.Application, op *v1alpha1.Operation, 
 	op2 := v1alpha1.Operation{
 		Sync:        &v1alpha1.SyncOperation{Prune: auto.Prune, SyncOptions: syncOptions},
 		InitiatedBy: v1alpha1.OperationInitiator{Automated: true},
+		Retry:       automatedRetry(app),
 	}
 	if len(state.revisions) == 1 {
 		op2.Sync.Revision = state.revisions[0]
@@ -127,8 +128,13 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, cl *cluster, req *syncRe
 	if req.user {
 		p.ranOp = app.Operation.DeepCopy()
 	}
+	// A retry of the same operation keeps its count (and first start).
+	var retries int64
+	if prev := app.Status.OperationState; prev != nil && prev.Phase == v1alpha1.OperationRunning && prev.RetryCount > 0 && equalOperations(&prev.Operation, &req.op) {
+		retries, started = prev.RetryCount, prev.StartedAt
+	}
 	app.Status.OperationState = &v1alpha1.OperationState{
-		Operation: req.op, Phase: v1alpha1.OperationRunning, Message: "syncing", StartedAt: started,
+		Operation: req.op, Phase: v1alpha1.OperationRunning, Message: "syncing", StartedAt: started, RetryCount: retries,
 	}
 	// Show the sync as running; a failure to do so does not stop it.
 	if err := writeApplication(ctx, r.client, p.orig, app, nil); err != nil {
@@ -152,6 +158,23 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, cl *cluster, req *syncRe
 	}
 	if runErr != nil {
 		st.Phase, st.Message = v1alpha1.OperationFailed, "sync failed: "+runErr.Error()
+		if !req.dryRun && retryAllowed(req.op.Retry, retries) {
+			// As Argo CD: the operation stays Running and runs again
+			// after the backoff; the next reconcile is due then.
+			st.RetryCount = retries + 1
+			wait := retryDelay(req.op.Retry, st.RetryCount)
+			st.Phase = v1alpha1.OperationRunning
+			st.Message = fmt.Sprintf("%s. Retrying attempt #%d at %s.", st.Message, st.RetryCount, finished.Add(wait).Format(time.Kitchen))
+			p.ranOp, p.requeueAfter = nil, wait
+			app.Operation = req.op.DeepCopy()
+			p.conds.set(v1alpha1.ApplicationConditionSyncError, st.Message)
+			p.events = append(p.events, pendingEvent{corev1.EventTypeWarning, "SyncFailed", st.Message})
+			r.metrics.syncs.WithLabelValues(SyncResultFailed).Inc()
+			return nil
+		}
+		if retries > 0 {
+			st.Message += fmt.Sprintf(" (retried %d times).", retries)
+		}
 		p.conds.set(v1alpha1.ApplicationConditionSyncError, st.Message)
 		p.events = append(p.events, pendingEvent{corev1.EventTypeWarning, "SyncFailed", st.Message})
 		r.metrics.syncs.WithLabelValues(SyncResultFailed).Inc()

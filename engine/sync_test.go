@@ -52,13 +52,13 @@ func TestSyncDue(t *testing.T) {
 		{
 			name: "automated at a new revision",
 			auto: &v1alpha1.SyncPolicyAutomated{Prune: true}, opState: succeededAt(synced, true), cmp: outOfSync, rev: next,
-			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: next, Prune: true}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}},
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: next, Prune: true}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}, Retry: v1alpha1.RetryStrategy{Limit: 5}},
 		},
 		{name: "drift at the synced revision without selfHeal", auto: &v1alpha1.SyncPolicyAutomated{}, opState: succeededAt(synced, false), cmp: outOfSync, rev: synced},
 		{
 			name: "drift at the synced revision with selfHeal",
 			auto: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}, opState: succeededAt(synced, false), cmp: outOfSync, rev: synced,
-			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: synced}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}},
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: synced}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}, Retry: v1alpha1.RetryStrategy{Limit: 5}},
 		},
 		{name: "failed revision is not retried", auto: &v1alpha1.SyncPolicyAutomated{}, opState: failedAt(next), cmp: outOfSync, rev: next},
 		// As Argo CD: selfHeal corrects drift of a revision that synced; a
@@ -75,7 +75,7 @@ func TestSyncDue(t *testing.T) {
 		{
 			name: "only objects to prune, pruning on",
 			auto: &v1alpha1.SyncPolicyAutomated{Prune: true}, cmp: &comparison{status: v1alpha1.SyncStatusCodeOutOfSync, owned: []*unstructured.Unstructured{obj, obj}}, rev: next,
-			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: next, Prune: true}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}},
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: next, Prune: true}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}, Retry: v1alpha1.RetryStrategy{Limit: 5}},
 		},
 		{
 			name: "empty desired state without allowEmpty",
@@ -84,7 +84,7 @@ func TestSyncDue(t *testing.T) {
 		{
 			name: "empty desired state with allowEmpty",
 			auto: &v1alpha1.SyncPolicyAutomated{Prune: true, AllowEmpty: true}, cmp: &comparison{status: v1alpha1.SyncStatusCodeOutOfSync, owned: []*unstructured.Unstructured{obj, obj}}, rev: next, empty: true,
-			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: next, Prune: true}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}},
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: next, Prune: true}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}, Retry: v1alpha1.RetryStrategy{Limit: 5}},
 		},
 	}
 	for _, tc := range tests {
@@ -143,5 +143,62 @@ func TestAppendHistory(t *testing.T) {
 				t.Errorf("last entry = %+v", last)
 			}
 		})
+	}
+}
+
+// TestRetry: Argo CD's retry arithmetic and the wait of a retried
+// operation.
+func TestRetry(t *testing.T) {
+	app := &v1alpha1.Application{}
+	if got := automatedRetry(app); got != (v1alpha1.RetryStrategy{Limit: 5}) {
+		t.Errorf("default automated retry = %+v, want limit 5", got)
+	}
+	app.Spec.SyncPolicy = &v1alpha1.SyncPolicy{Retry: &v1alpha1.RetryStrategy{Limit: -1}}
+	if got := automatedRetry(app); got.Limit != -1 {
+		t.Errorf("spec retry not used: %+v", got)
+	}
+	for _, tc := range []struct {
+		s     v1alpha1.RetryStrategy
+		count int64
+		want  bool
+	}{{v1alpha1.RetryStrategy{Limit: 0}, 0, false}, {v1alpha1.RetryStrategy{Limit: 2}, 1, true}, {v1alpha1.RetryStrategy{Limit: 2}, 2, false}, {v1alpha1.RetryStrategy{Limit: -1}, 1000, true}} {
+		if got := retryAllowed(tc.s, tc.count); got != tc.want {
+			t.Errorf("retryAllowed(%+v, %d) = %v", tc.s, tc.count, got)
+		}
+	}
+	three := int64(3)
+	custom := v1alpha1.RetryStrategy{Limit: 9, Backoff: &v1alpha1.Backoff{Duration: "2", Factor: &three, MaxDuration: "1m"}}
+	for _, tc := range []struct {
+		s    v1alpha1.RetryStrategy
+		n    int64
+		want time.Duration
+	}{
+		{v1alpha1.RetryStrategy{}, 1, 10 * time.Second},
+		{v1alpha1.RetryStrategy{}, 2, 20 * time.Second},
+		{v1alpha1.RetryStrategy{}, 9, 3 * time.Minute},
+		{custom, 1, 6 * time.Second},
+		{custom, 3, 54 * time.Second},
+		{custom, 4, time.Minute},
+		{v1alpha1.RetryStrategy{Backoff: &v1alpha1.Backoff{Duration: "500ms"}}, 1, time.Second},
+		{v1alpha1.RetryStrategy{Backoff: &v1alpha1.Backoff{Duration: "soon"}}, 1, 10 * time.Second},
+	} {
+		if got := retryDelay(tc.s, tc.n); got != tc.want {
+			t.Errorf("retryDelay(%+v, %d) = %s, want %s", tc.s.Backoff, tc.n, got, tc.want)
+		}
+	}
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	op := &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "abc"}, Retry: v1alpha1.RetryStrategy{Limit: 3}}
+	finished := metav1.NewTime(now.Add(-4 * time.Second))
+	st := &v1alpha1.OperationState{Operation: *op, Phase: v1alpha1.OperationRunning, RetryCount: 1, FinishedAt: &finished}
+	if got := retryWait(st, op, now); got != 6*time.Second {
+		t.Errorf("retryWait = %s, want 6s (10s after the failure, 4s passed)", got)
+	}
+	if got := retryWait(st, op, now.Add(time.Minute)); got != 0 {
+		t.Errorf("retryWait after the backoff = %s, want 0", got)
+	}
+	other := op.DeepCopy()
+	other.Sync.Revision = "def"
+	if got := retryWait(st, other, now); got != 0 {
+		t.Errorf("retryWait of another operation = %s, want 0", got)
 	}
 }

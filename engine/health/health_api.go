@@ -26,9 +26,10 @@ func apiServiceHealth(obj *unstructured.Unstructured) (Result, error) {
 	return progressing("Waiting to be processed"), nil
 }
 
-// crdHealth: a CustomResourceDefinition is Progressing while terminating
-// or before its controller reports; Degraded when its names are not
-// accepted, it is not established, or its schema is not structural.
+// crdHealth: a CustomResourceDefinition is Progressing while terminating,
+// before its controller reports, or while it is being installed; Degraded
+// when its names are not accepted, it is not established, or its schema is
+// not structural.
 func crdHealth(obj *unstructured.Unstructured) (Result, error) {
 	conds, err := statusConditions(obj)
 	if err != nil {
@@ -65,6 +66,13 @@ func crdHealth(obj *unstructured.Unstructured) (Result, error) {
 		msg := "CRD is not established"
 		if notEstablished != nil {
 			msg += ": " + notEstablished.Message
+		}
+		// The API server sets reason Installing for the moment between
+		// accepting the names and serving the kind; Argo CD's script calls
+		// that Degraded too, but its next look a few seconds later sees it
+		// established, while a wave that waits on it here would fail.
+		if notEstablished != nil && notEstablished.Reason == "Installing" {
+			return progressing(msg), nil
 		}
 		return Result{Status: Degraded, Message: msg}, nil
 	case nonStructural != nil:

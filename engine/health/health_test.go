@@ -112,7 +112,8 @@ func TestAssess(t *testing.T) {
 
 		{file: "crd-healthy.yaml", want: Result{Status: Healthy, Message: "CRD is healthy"}},
 		{file: "crd-names-degraded.yaml", want: Result{Status: Degraded, Message: `CRD names have not been accepted: "WidgetList" is already in use`}},
-		{file: "crd-not-established-degraded.yaml", want: Result{Status: Degraded, Message: "CRD is not established: the initial names have not been accepted"}},
+		{file: "crd-not-established-degraded.yaml", want: Result{Status: Degraded, Message: "CRD is not established: not all names are accepted"}},
+		{file: "crd-installing-progressing.yaml", want: Result{Status: Progressing, Message: "CRD is not established: the initial names have been accepted"}},
 		{file: "crd-terminating-progressing.yaml", want: Result{Status: Progressing, Message: "CRD is being terminated: CustomResource deletion is in progress"}},
 		{file: "crd-no-conditions-progressing.yaml", want: Result{Status: Progressing, Message: "Status conditions not found"}},
 

@@ -124,7 +124,9 @@ func (f *fixture) project() {
 }
 
 // application creates the Application of the fixture: path manifests at
-// main, automated with the given policy, after mutate.
+// main, automated with the given policy, after mutate. Its automated syncs
+// are not retried (retry limit 0), so a test sees a failure at once;
+// Argo CD's default of 5 retries is TestSyncRetry's.
 func (f *fixture) application(auto *v1alpha1.SyncPolicyAutomated, mutate func(*v1alpha1.Application)) {
 	f.t.Helper()
 	f.project()
@@ -134,7 +136,7 @@ func (f *fixture) application(auto *v1alpha1.SyncPolicyAutomated, mutate func(*v
 			Project:     f.name,
 			Source:      &v1alpha1.ApplicationSource{RepoURL: f.repoURL, Path: "manifests", TargetRevision: gitserver.DefaultBranch},
 			Destination: v1alpha1.ApplicationDestination{Server: inCluster, Namespace: f.ns},
-			SyncPolicy:  &v1alpha1.SyncPolicy{Automated: auto},
+			SyncPolicy:  &v1alpha1.SyncPolicy{Automated: auto, Retry: &v1alpha1.RetryStrategy{}},
 		},
 	}
 	if mutate != nil {

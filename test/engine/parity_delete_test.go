@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 )
@@ -251,4 +252,37 @@ func TestDeleteConfirmWaitsForApproval(t *testing.T) {
 		}
 		return true, ""
 	})
+}
+
+// TestSyncRetry: an automated sync that fails is retried as Argo CD
+// retries it: the operation stays Running with its retry count and the time
+// of the next attempt, and a retry after the cause is gone succeeds. The
+// failure is a custom resource whose CRD is not installed yet.
+func TestSyncRetry(t *testing.T) {
+	t.Parallel()
+	group := "retry.tollgate.test"
+	f := newFixture(t, map[string]string{
+		"manifests/widget.yaml": fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata: {name: w}\nspec: {size: 1}\n", group),
+	})
+	one := int64(1)
+	f.application(automated(false, false), func(a *v1alpha1.Application) {
+		a.Spec.SyncPolicy.Retry = &v1alpha1.RetryStrategy{Limit: -1, Backoff: &v1alpha1.Backoff{Duration: "2s", Factor: &one}}
+	})
+	f.waitApp("the failed sync waits for its retry", func(a *v1alpha1.Application) bool {
+		st := a.Status.OperationState
+		return st != nil && st.Phase == v1alpha1.OperationRunning && st.RetryCount >= 1 &&
+			strings.Contains(st.Message, "Retrying attempt #") && a.Operation != nil && a.Operation.InitiatedBy.Automated
+	})
+	def := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(widgetCRD(group)), &def.Object); err != nil {
+		t.Fatal(err)
+	}
+	f.create(def)
+	app := f.waitApp("a retry succeeds once the CRD exists", func(a *v1alpha1.Application) bool {
+		st := a.Status.OperationState
+		return st != nil && st.Phase == v1alpha1.OperationSucceeded && a.Operation == nil
+	})
+	if st := app.Status.OperationState; st.RetryCount < 1 {
+		t.Errorf("retry count %d after a retried sync, want at least 1", st.RetryCount)
+	}
 }
