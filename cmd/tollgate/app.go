@@ -21,6 +21,15 @@ import (
 // cliUsername is the initiator recorded when the kubeconfig names no user.
 const cliUsername = "tollgate-cli"
 
+// requester is who an operation requested with kc is recorded as started
+// by: the kubeconfig's user, else cliUsername.
+func requester(kc kubeconfig) string {
+	if kc.user == "" {
+		return cliUsername
+	}
+	return kc.user
+}
+
 // appSyncPoll is how often --wait looks at the Application.
 const appSyncPoll = time.Second
 
@@ -106,10 +115,7 @@ func runAppSync(cmd *cobra.Command, o appSyncOptions) error {
 	if err != nil {
 		return err
 	}
-	user := kc.user
-	if user == "" {
-		user = cliUsername
-	}
+	user := requester(kc)
 	ctx := cmd.Context()
 	key := types.NamespacedName{Namespace: o.namespace, Name: o.name}
 	if err := requestSync(ctx, c, key, o, user); err != nil {

@@ -226,13 +226,7 @@ func writeHistory(w io.Writer, history []v1alpha1.RevisionHistory) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tDEPLOYED\tINITIATED BY\tREVISION")
 	for _, h := range history {
-		by := h.InitiatedBy.Username
-		switch {
-		case h.InitiatedBy.Automated:
-			by = "automated"
-		case by == "":
-			by = "-"
-		}
+		by := initiator(h.InitiatedBy)
 		revs := h.Revisions
 		if len(revs) == 0 {
 			revs = []string{h.Revision}
@@ -276,10 +270,7 @@ or no such deployment.`,
 			if err != nil {
 				return err
 			}
-			user := kc.user
-			if user == "" {
-				user = cliUsername
-			}
+			user := requester(kc)
 			h, err := requestRollback(cmd.Context(), c, o, user)
 			if err != nil {
 				return err

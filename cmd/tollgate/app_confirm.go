@@ -11,18 +11,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
 )
 
-// appConfirmOptions are the flags of `tollgate app confirm-deletion`.
-type appConfirmOptions struct {
-	name       string
-	namespace  string
-	kubeconfig string
-}
-
 func newAppConfirmDeletionCmd() *cobra.Command {
-	o := appConfirmOptions{}
+	o := appTarget{}
 	cmd := &cobra.Command{
 		Use:   "confirm-deletion NAME",
 		Short: "Approve the deletion of an Application's Delete=confirm resources, like argocd app confirm-deletion",
@@ -45,16 +37,14 @@ the Application does not exist.`,
 				return err
 			}
 			at := time.Now().UTC()
-			if err := confirmDeletion(cmd.Context(), c, types.NamespacedName{Namespace: o.namespace, Name: o.name}, at); err != nil {
+			if err := confirmDeletion(cmd.Context(), c, o.key(), at); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "application %s: deletion approved at %s\n", o.name, at.Format(time.RFC3339))
 			return nil
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.namespace, "namespace", engine.DefaultNamespace, "namespace of the Application")
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)")
+	o.addFlags(cmd.Flags())
 	return cmd
 }
 
