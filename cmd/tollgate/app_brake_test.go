@@ -143,3 +143,39 @@ func TestRequestRollback(t *testing.T) {
 		})
 	}
 }
+
+func TestWriteAppList(t *testing.T) {
+	a := brakeApp()
+	a.Status.Sync = v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeSynced, Revision: "3333333333333333333333333333333333333333"}
+	a.Status.Health.Status = "Healthy"
+	b := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "argocd"}}
+	b.Spec.Project = "team-web"
+	b.Status.Sync = v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeOutOfSync, Revisions: []string{"4444444444444444444444444444444444444444", "v1.2.0"}}
+	b.Status.Conditions = []v1alpha1.ApplicationCondition{{Type: v1alpha1.ApplicationConditionPolicyViolation}, {Type: v1alpha1.ApplicationConditionSyncError}}
+	var out bytes.Buffer
+	if err := writeAppList(&out, []v1alpha1.Application{*a, *b}); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "app-list.golden", out.String())
+}
+
+func TestWaitForApp(t *testing.T) {
+	synced := brakeApp()
+	synced.Status.Sync.Status = v1alpha1.SyncStatusCodeSynced
+	synced.Status.Health.Status = "Progressing"
+	c := fakeAppClient(t, synced)
+	var out bytes.Buffer
+	o := appWaitOptions{appTarget: appTarget{name: "billing", namespace: "argocd"}, sync: true, timeout: time.Second}
+	if err := waitForApp(t.Context(), c, o, 10*time.Millisecond, &out); err != nil || out.String() != "application billing: Synced and Progressing\n" {
+		t.Errorf("--sync: %v, %q", err, out.String())
+	}
+	o.sync, o.health, o.timeout = false, true, 50*time.Millisecond
+	err := waitForApp(t.Context(), c, o, 10*time.Millisecond, &out)
+	if err == nil || exitCode(err) != exitDenied || !strings.Contains(err.Error(), "still Synced and Progressing after 50ms") {
+		t.Errorf("--health on a progressing application: %v (exit %d)", err, exitCode(err))
+	}
+	o.name = "nope"
+	if err := waitForApp(t.Context(), c, o, 10*time.Millisecond, &out); err == nil || exitCode(err) != exitUsage {
+		t.Errorf("missing application: %v (exit %d)", err, exitCode(err))
+	}
+}

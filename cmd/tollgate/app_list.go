@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine"
+)
+
+func newAppListCmd() *cobra.Command {
+	var namespace, kubeconfig, output string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List Applications with their sync and health, like argocd app list",
+		Long: `List the Applications of --namespace, sorted by name: project, sync status,
+health, the revision last compared and the conditions they carry.
+
+Exit status: 0 when the list was shown; 2 on usage errors or when the
+cluster cannot be read.`,
+		Example: `  tollgate app list
+  tollgate app list -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkAppGetFormat(output); err != nil {
+				return err
+			}
+			c, _, err := newAppClient(kubeconfig)
+			if err != nil {
+				return err
+			}
+			var list v1alpha1.ApplicationList
+			if err := c.List(cmd.Context(), &list, client.InNamespace(namespace)); err != nil {
+				return fmt.Errorf("list applications in %s: %w", namespace, err)
+			}
+			slices.SortFunc(list.Items, func(a, b v1alpha1.Application) int { return strings.Compare(a.Name, b.Name) })
+			if output != appGetFormatText {
+				return writeStructured(cmd.OutOrStdout(), output, list.Items)
+			}
+			return writeAppList(cmd.OutOrStdout(), list.Items)
+		},
+	}
+	cmd.Flags().StringVar(&namespace, "namespace", engine.DefaultNamespace, "namespace of the Applications")
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)")
+	cmd.Flags().StringVarP(&output, "output", "o", appGetFormatText, "output format: text, yaml or json")
+	return cmd
+}
+
+// writeAppList prints Applications as a table.
+func writeAppList(w io.Writer, apps []v1alpha1.Application) error {
+	if len(apps) == 0 {
+		_, err := fmt.Fprintln(w, "no applications")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tPROJECT\tSYNC\tHEALTH\tREVISION\tCONDITIONS")
+	for _, a := range apps {
+		project := a.Spec.Project
+		if project == "" {
+			project = "default"
+		}
+		revs := a.Status.Sync.Revisions
+		if len(revs) == 0 {
+			revs = []string{a.Status.Sync.Revision}
+		}
+		short := make([]string, len(revs))
+		for i, r := range revs {
+			short[i] = shortRevision(r)
+		}
+		rev := strings.Join(short, ",")
+		conds := "-"
+		if len(a.Status.Conditions) > 0 {
+			var types []string
+			for _, c := range a.Status.Conditions {
+				types = append(types, c.Type)
+			}
+			conds = strings.Join(types, ",")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.Name, project, orDash(string(a.Status.Sync.Status)), orDash(string(a.Status.Health.Status)), orDash(rev), conds)
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// appWaitOptions are the flags of `tollgate app wait`.
+type appWaitOptions struct {
+	appTarget
+	sync, health bool
+	timeout      time.Duration
+}
+
+func newAppWaitCmd() *cobra.Command {
+	o := appWaitOptions{}
+	cmd := &cobra.Command{
+		Use:   "wait NAME",
+		Short: "Wait until an Application is synced and healthy, like argocd app wait",
+		Long: `Wait until the Application NAME has no operation in progress and, with
+--sync, is Synced and, with --health, is Healthy (neither flag: both).
+
+Exit status: 0 when the Application got there; 1 when --timeout passed
+first; 2 on usage errors or when the Application does not exist or is
+deleted.`,
+		Example: `  tollgate app wait billing --health --timeout 5m`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.name = args[0]
+			if o.timeout <= 0 {
+				return usageError(fmt.Errorf("invalid --timeout %s: must be positive", o.timeout))
+			}
+			c, _, err := newAppClient(o.kubeconfig)
+			if err != nil {
+				return err
+			}
+			return waitForApp(cmd.Context(), c, o, time.Second, cmd.OutOrStdout())
+		},
+	}
+	o.addFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&o.sync, "sync", false, "wait until Synced")
+	cmd.Flags().BoolVar(&o.health, "health", false, "wait until Healthy")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait")
+	return cmd
+}
+
+// waitForApp polls every interval until the Application is where o asks.
+func waitForApp(ctx context.Context, c client.Client, o appWaitOptions, interval time.Duration, out io.Writer) error {
+	wantSync, wantHealth := o.sync || !o.health, o.health || !o.sync
+	key := o.key()
+	var last *v1alpha1.Application
+	var gone error
+	err := wait.PollUntilContextTimeout(ctx, interval, o.timeout, true, func(ctx context.Context) (bool, error) {
+		var app v1alpha1.Application
+		if err := c.Get(ctx, key, &app); err != nil {
+			if apierrors.IsNotFound(err) {
+				gone = usageError(fmt.Errorf("application %s not found in namespace %s", key.Name, key.Namespace))
+				return false, gone
+			}
+			return false, nil // transient: keep polling
+		}
+		last = &app
+		st := app.Status.OperationState
+		running := app.Operation != nil || (st != nil && !st.Phase.Completed())
+		return !running && (!wantSync || app.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced) &&
+			(!wantHealth || app.Status.Health.Status == "Healthy"), nil
+	})
+	if gone != nil {
+		return gone
+	}
+	if err != nil {
+		if last != nil && (errors.Is(err, context.DeadlineExceeded) || wait.Interrupted(err)) {
+			return &exitError{code: exitDenied, err: fmt.Errorf("application %s: still %s and %s after %s", key.Name,
+				orDash(string(last.Status.Sync.Status)), orDash(string(last.Status.Health.Status)), o.timeout)}
+		}
+		return err
+	}
+	fmt.Fprintf(out, "application %s: %s and %s\n", key.Name, last.Status.Sync.Status, last.Status.Health.Status)
+	return nil
+}
