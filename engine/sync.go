@@ -119,8 +119,10 @@ func sameRevisions(a, b []string) bool {
 }
 
 // sync runs one sync: plan, waves (with hooks and SyncFail hooks), prune,
-// and records the operation state, history, condition and event. It returns
-// an error when the sync failed, for a retry with backoff.
+// and records the operation state, history, condition and event. A failure
+// its operation's retry strategy allows to retry keeps the operation
+// Running and due again after the backoff (nil error); any other failure
+// is an error, for a retry of the reconcile with backoff.
 func (r *Reconciler) sync(ctx context.Context, p *pass, cl *cluster, req *syncRequest, state *desired, cmp *comparison) error {
 	app := p.app
 	log := ctrl.LoggerFrom(ctx)
