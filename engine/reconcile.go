@@ -151,6 +151,9 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 			req = nil
 		}
 	}
+	if req != nil && !r.windowsAllow(p, tg, req) {
+		req = nil
+	}
 	if req == nil {
 		ctrl.LoggerFrom(ctx).V(1).Info("Compared", "sync", cmp.status, "health", cmp.health.Status, "reused", !fresh)
 		return nil
@@ -163,6 +166,42 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 	}
 	r.recordComparison(p, after, state, tg.sources)
 	return syncErr
+}
+
+// blockedByWindow starts the messages of a sync the project's sync windows
+// hold back.
+const blockedByWindow = "sync blocked by the AppProject's sync windows: "
+
+// windowsAllow reports whether the AppProject's sync windows let req run
+// now. A requested operation they block waits, Running with the reason, and
+// is looked at again every minute; a blocked automated sync shows the
+// reason in a SyncError condition, cleared once the windows allow syncs.
+func (r *Reconciler) windowsAllow(p *pass, tg *target, req *syncRequest) bool {
+	if req.dryRun {
+		return true
+	}
+	app := p.app
+	manual := req.user && !req.op.InitiatedBy.Automated
+	v, err := syncWindowsAllow(tg.project, app, r.opts.Now(), manual)
+	if err == nil && v.allowed {
+		if msg, ok := conditionMessage(app, v1alpha1.ApplicationConditionSyncError); ok && strings.HasPrefix(msg, blockedByWindow) {
+			p.conds.clear(v1alpha1.ApplicationConditionSyncError)
+		}
+		return true
+	}
+	reason := v.reason
+	if err != nil {
+		reason = err.Error()
+	}
+	msg := blockedByWindow + reason
+	p.conds.set(v1alpha1.ApplicationConditionSyncError, msg)
+	p.requeueAfter = time.Minute
+	if req.user {
+		if st := app.Status.OperationState; st == nil || st.Message != msg || !equalOperations(&st.Operation, &req.op) {
+			app.Status.OperationState = &v1alpha1.OperationState{Operation: req.op, Phase: v1alpha1.OperationRunning, Message: msg, StartedAt: p.now}
+		}
+	}
+	return false
 }
 
 // target is what one reconcile works towards: where, from what, under which

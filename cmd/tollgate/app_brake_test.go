@@ -179,3 +179,23 @@ func TestWaitForApp(t *testing.T) {
 		t.Errorf("missing application: %v (exit %d)", err, exitCode(err))
 	}
 }
+
+func TestWriteWindows(t *testing.T) {
+	app := brakeApp()
+	app.Spec.Destination = v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "billing"}
+	proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	proj.Spec.SyncWindows = []v1alpha1.SyncWindow{
+		{Kind: "deny", Schedule: "0 10 * * *", Duration: "1h", Applications: []string{"*"}, ManualSync: true, Description: "change freeze"},
+		{Kind: "allow", Schedule: "0 22 * * *", Duration: "2h", Namespaces: []string{"billing"}, TimeZone: "Europe/Paris"},
+		{Kind: "deny", Schedule: "* * * * *", Duration: "1h", Applications: []string{"web-*"}},
+	}
+	var out bytes.Buffer
+	if err := writeWindows(&out, proj, app, time.Date(2030, 1, 7, 10, 30, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "app-windows.golden", out.String())
+	proj.Spec.SyncWindows[0].Schedule = "often"
+	if err := writeWindows(&out, proj, app, time.Now()); err == nil || exitCode(err) != exitUsage {
+		t.Errorf("bad schedule: %v (exit %d), want a usage error", err, exitCode(err))
+	}
+}

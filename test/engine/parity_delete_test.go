@@ -286,3 +286,45 @@ func TestSyncRetry(t *testing.T) {
 		t.Errorf("retry count %d after a retried sync, want at least 1", st.RetryCount)
 	}
 }
+
+// TestSyncWindows: an active deny window of the AppProject holds back an
+// automated sync (SyncError says why) and a manual one (its operation waits,
+// Running with the reason) unless the window has manualSync; once the
+// window is gone, both run.
+func TestSyncWindows(t *testing.T) {
+	t.Parallel()
+	deny := v1alpha1.SyncWindow{Kind: "deny", Schedule: "* * * * *", Duration: "1h", Applications: []string{"*"}, Description: "change freeze"}
+	f := newFixture(t, baseFiles())
+	f.editProject = func(p *v1alpha1.AppProject) { p.Spec.SyncWindows = []v1alpha1.SyncWindow{deny} }
+	f.application(automated(true, false), nil)
+	f.waitApp("the automated sync is held back by the deny window", func(a *v1alpha1.Application) bool {
+		msg, ok := condition(a, v1alpha1.ApplicationConditionSyncError)
+		return ok && strings.Contains(msg, "change freeze") && a.Status.OperationState == nil
+	})
+	if img := f.deploymentImage("web"); img != "" {
+		t.Fatalf("deployment web applied during the freeze")
+	}
+	app := f.app()
+	app.Spec.SyncPolicy.Automated = nil
+	app.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}}
+	if err := env.Client.Update(t.Context(), app); err != nil {
+		t.Fatal(err)
+	}
+	f.waitApp("the manual sync waits, Running with the reason", func(a *v1alpha1.Application) bool {
+		st := a.Status.OperationState
+		return a.Operation != nil && st != nil && st.Phase == v1alpha1.OperationRunning && strings.Contains(st.Message, "change freeze")
+	})
+	var proj v1alpha1.AppProject
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: f.cp, Name: f.name}, &proj); err != nil {
+		t.Fatal(err)
+	}
+	proj.Spec.SyncWindows = nil
+	if err := env.Client.Update(t.Context(), &proj); err != nil {
+		t.Fatal(err)
+	}
+	f.waitApp("the manual sync runs once the window is gone", func(a *v1alpha1.Application) bool {
+		st := a.Status.OperationState
+		_, blocked := condition(a, v1alpha1.ApplicationConditionSyncError)
+		return a.Operation == nil && st != nil && st.Phase == v1alpha1.OperationSucceeded && !blocked
+	})
+}
