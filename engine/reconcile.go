@@ -145,6 +145,13 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 	}
 
 	req := r.syncDue(app, tg.op, cmp, state)
+	if st := app.Status.OperationState; req != nil && req.user && st != nil && st.Phase == v1alpha1.OperationTerminating {
+		// tollgate app terminate-op (or argocd app terminate-op) on an
+		// operation waiting for a retry or a sync window: it ends here.
+		st.Phase, st.Message, st.FinishedAt = v1alpha1.OperationFailed, "Operation terminated", &p.now
+		p.ranOp = tg.op.DeepCopy()
+		req = nil
+	}
 	if req != nil && req.user {
 		if wait := retryWait(app.Status.OperationState, &req.op, r.opts.Now()); wait > 0 {
 			p.requeueAfter = wait

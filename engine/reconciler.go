@@ -233,10 +233,10 @@ func (r *Reconciler) applicationsOfProject(ctx context.Context, o client.Object)
 
 // applicationChanged passes Application events that ask for work: creation,
 // deletion, and updates of the spec, the operation, the finalizers, the
-// deletion timestamp, the refresh annotation or the deletion approval.
-// Status-only updates (the controller's own writes) are dropped; without a
-// status subresource they change the generation too, so the generation
-// cannot tell.
+// deletion timestamp, the refresh annotation or the deletion approval, and
+// a request to terminate the operation. Other status-only updates (the
+// controller's own writes) are dropped; without a status subresource they
+// change the generation too, so the generation cannot tell.
 func applicationChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
@@ -251,9 +251,16 @@ func applicationChanged() predicate.Predicate {
 				!o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
 				(n.Annotations[v1alpha1.AnnotationKeyRefresh] != "" &&
 					n.Annotations[v1alpha1.AnnotationKeyRefresh] != o.Annotations[v1alpha1.AnnotationKeyRefresh]) ||
-				n.Annotations[v1alpha1.AnnotationKeyDeletionApproved] != o.Annotations[v1alpha1.AnnotationKeyDeletionApproved]
+				n.Annotations[v1alpha1.AnnotationKeyDeletionApproved] != o.Annotations[v1alpha1.AnnotationKeyDeletionApproved] ||
+				terminating(n) && !terminating(o)
 		},
 	}
+}
+
+// terminating reports whether app's operation is asked to terminate.
+func terminating(app *v1alpha1.Application) bool {
+	st := app.Status.OperationState
+	return st != nil && st.Phase == v1alpha1.OperationTerminating
 }
 
 // projectChanged passes AppProject creations, deletions and spec changes.

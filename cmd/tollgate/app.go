@@ -42,7 +42,7 @@ func newAppCmd() *cobra.Command {
 			return usageError(errors.New("missing subcommand: see tollgate app --help"))
 		},
 	}
-	cmd.AddCommand(newAppSyncCmd(), newAppGetCmd(), newAppSetCmd(), newAppHistoryCmd(), newAppRollbackCmd(), newAppConfirmDeletionCmd(), newAppListCmd(), newAppWaitCmd(), newAppWindowsCmd())
+	cmd.AddCommand(newAppSyncCmd(), newAppGetCmd(), newAppSetCmd(), newAppHistoryCmd(), newAppRollbackCmd(), newAppConfirmDeletionCmd(), newAppListCmd(), newAppWaitCmd(), newAppWindowsCmd(), newAppTerminateOpCmd())
 	return cmd
 }
 

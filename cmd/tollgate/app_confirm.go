@@ -66,3 +66,49 @@ func confirmDeletion(ctx context.Context, c client.Client, key types.NamespacedN
 	}
 	return nil
 }
+
+func newAppTerminateOpCmd() *cobra.Command {
+	o := appTarget{}
+	cmd := &cobra.Command{
+		Use:   "terminate-op NAME",
+		Short: "Stop the operation of an Application, like argocd app terminate-op",
+		Long: `Ask the controller to stop the operation of the Application NAME: set
+status.operationState.phase to Terminating, as argocd app terminate-op does.
+An operation waiting for its next retry or for a sync window ends at once
+(Failed, "Operation terminated") and is cleared; a sync already applying a
+wave finishes that reconcile and is not retried.
+
+Exit status: 0 when the request was recorded; 2 on usage errors, when the
+Application does not exist or has no operation in progress.`,
+		Example: `  tollgate app terminate-op billing`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.name = args[0]
+			c, _, err := newAppClient(o.kubeconfig)
+			if err != nil {
+				return err
+			}
+			if err := terminateOperation(cmd.Context(), c, o.key()); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "application %s: operation termination requested\n", o.name)
+			return nil
+		},
+	}
+	o.addFlags(cmd.Flags())
+	return cmd
+}
+
+// terminateOperation sets the Application's operation state to
+// Terminating; an Application without an operation is a usage error.
+func terminateOperation(ctx context.Context, c client.Client, key types.NamespacedName) error {
+	app, err := readApp(ctx, c, key)
+	if err != nil {
+		return err
+	}
+	if app.Operation == nil || app.Status.OperationState == nil {
+		return usageError(fmt.Errorf("application %s has no operation in progress", key.Name))
+	}
+	patch := map[string]any{"status": map[string]any{"operationState": map[string]any{"phase": v1alpha1.OperationTerminating}}}
+	return mergePatch(ctx, c, app, patch, "terminate the operation of")
+}

@@ -179,3 +179,26 @@ func TestConfirmDeletion(t *testing.T) {
 		t.Errorf("missing application: %v (exit %d), want a usage error", err, exitCode(err))
 	}
 }
+
+func TestTerminateOperation(t *testing.T) {
+	running := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "argocd"},
+		Operation: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}}}
+	running.Status.OperationState = &v1alpha1.OperationState{Phase: v1alpha1.OperationRunning, Message: "waiting"}
+	idle := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "idle", Namespace: "argocd"}}
+	c := fakeAppClient(t, running, idle)
+	key := types.NamespacedName{Namespace: "argocd", Name: "web"}
+	if err := terminateOperation(t.Context(), c, key); err != nil {
+		t.Fatal(err)
+	}
+	var got v1alpha1.Application
+	if err := c.Get(t.Context(), key, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.OperationState.Phase != v1alpha1.OperationTerminating || got.Status.OperationState.Message != "waiting" || got.Operation == nil {
+		t.Errorf("after terminate-op: phase %s, message %q, operation %v", got.Status.OperationState.Phase, got.Status.OperationState.Message, got.Operation)
+	}
+	err := terminateOperation(t.Context(), c, types.NamespacedName{Namespace: "argocd", Name: "idle"})
+	if err == nil || err.Error() != "application idle has no operation in progress" || exitCode(err) != exitUsage {
+		t.Errorf("no operation: %v (exit %d)", err, exitCode(err))
+	}
+}

@@ -328,3 +328,32 @@ func TestSyncWindows(t *testing.T) {
 		return a.Operation == nil && st != nil && st.Phase == v1alpha1.OperationSucceeded && !blocked
 	})
 }
+
+// TestTerminateOperation: an operation held back by a sync window ends
+// when it is asked to terminate (as tollgate app terminate-op does): Failed,
+// "Operation terminated", and cleared.
+func TestTerminateOperation(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, baseFiles())
+	f.editProject = func(p *v1alpha1.AppProject) {
+		p.Spec.SyncWindows = []v1alpha1.SyncWindow{{Kind: "deny", Schedule: "* * * * *", Duration: "1h", Applications: []string{"*"}}}
+	}
+	f.application(nil, func(a *v1alpha1.Application) {
+		a.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}}
+	})
+	app := f.waitApp("the operation waits for the window", func(a *v1alpha1.Application) bool {
+		st := a.Status.OperationState
+		return a.Operation != nil && st != nil && st.Phase == v1alpha1.OperationRunning
+	})
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"operationState":{"phase":"Terminating"}}}`))
+	if err := env.Client.Patch(t.Context(), app, patch); err != nil {
+		t.Fatal(err)
+	}
+	f.waitApp("the operation ended as terminated", func(a *v1alpha1.Application) bool {
+		st := a.Status.OperationState
+		return a.Operation == nil && st != nil && st.Phase == v1alpha1.OperationFailed && st.Message == "Operation terminated"
+	})
+	if img := f.deploymentImage("web"); img != "" {
+		t.Errorf("deployment web applied by a terminated operation")
+	}
+}
