@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -46,15 +47,59 @@ func newAppCmd() *cobra.Command {
 	return cmd
 }
 
-// appSyncOptions are the flags of `tollgate app sync`.
-type appSyncOptions struct {
+// appTarget are the flags every app subcommand has.
+type appTarget struct {
 	name       string
 	namespace  string
 	kubeconfig string
-	prune      bool
-	revision   string
-	wait       bool
-	timeout    time.Duration
+}
+
+func (o *appTarget) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.namespace, "namespace", engine.DefaultNamespace, "namespace of the Application")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)")
+}
+
+func (o *appTarget) key() types.NamespacedName {
+	return types.NamespacedName{Namespace: o.namespace, Name: o.name}
+}
+
+// readApp reads the Application key, typed; a missing one is a usage
+// error.
+func readApp(ctx context.Context, c client.Client, key types.NamespacedName) (*v1alpha1.Application, error) {
+	var app v1alpha1.Application
+	if err := c.Get(ctx, key, &app); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, usageError(fmt.Errorf("application %s not found in namespace %s", key.Name, key.Namespace))
+		}
+		return nil, fmt.Errorf("get application %s: %w", key.Name, err)
+	}
+	return &app, nil
+}
+
+// mergePatch applies patch (a JSON merge patch, guarded by the
+// Application's resourceVersion) to app.
+func mergePatch(ctx context.Context, c client.Client, app *v1alpha1.Application, patch map[string]any, verb string) error {
+	patch["metadata"] = map[string]any{"resourceVersion": app.ResourceVersion}
+	data, err := json.Marshal(patch)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", verb, err)
+	}
+	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, data)); err != nil {
+		if apierrors.IsConflict(err) {
+			return fmt.Errorf("%s %s: the application changed meanwhile, try again: %w", verb, app.Name, err)
+		}
+		return fmt.Errorf("%s %s: %w", verb, app.Name, err)
+	}
+	return nil
+}
+
+// appSyncOptions are the flags of `tollgate app sync`.
+type appSyncOptions struct {
+	appTarget
+	prune    bool
+	revision string
+	wait     bool
+	timeout  time.Duration
 }
 
 func newAppSyncCmd() *cobra.Command {
@@ -79,8 +124,7 @@ does not exist or already has an operation in progress.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.namespace, "namespace", engine.DefaultNamespace, "namespace of the Application")
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)")
+	o.addFlags(f)
 	f.BoolVar(&o.prune, "prune", false, "delete resources the Application no longer renders")
 	f.StringVar(&o.revision, "revision", "", "sync this Git revision instead of the target revision")
 	f.BoolVar(&o.wait, "wait", false, "wait until the sync finished and print its result")
@@ -88,7 +132,6 @@ does not exist or already has an operation in progress.`,
 	return cmd
 }
 
-// runAppSync requests the sync and, with --wait, waits for its result.
 // newAppClient loads the kubeconfig (a usage error when it cannot) and
 // builds a client that knows Applications.
 func newAppClient(path string) (client.Client, kubeconfig, error) {
@@ -107,6 +150,7 @@ func newAppClient(path string) (client.Client, kubeconfig, error) {
 	return c, kc, nil
 }
 
+// runAppSync requests the sync and, with --wait, waits for its result.
 func runAppSync(cmd *cobra.Command, o appSyncOptions) error {
 	if o.wait && o.timeout <= 0 {
 		return usageError(fmt.Errorf("invalid --timeout %s: must be positive", o.timeout))
@@ -117,7 +161,7 @@ func runAppSync(cmd *cobra.Command, o appSyncOptions) error {
 	}
 	user := requester(kc)
 	ctx := cmd.Context()
-	key := types.NamespacedName{Namespace: o.namespace, Name: o.name}
+	key := o.key()
 	if err := requestSync(ctx, c, key, o, user); err != nil {
 		return err
 	}
@@ -131,12 +175,9 @@ func runAppSync(cmd *cobra.Command, o appSyncOptions) error {
 // requestSync sets operation.sync on the Application with a merge patch
 // guarded by its resourceVersion.
 func requestSync(ctx context.Context, c client.Client, key types.NamespacedName, o appSyncOptions, user string) error {
-	var app v1alpha1.Application
-	if err := c.Get(ctx, key, &app); err != nil {
-		if apierrors.IsNotFound(err) {
-			return usageError(fmt.Errorf("application %s not found in namespace %s", key.Name, key.Namespace))
-		}
-		return fmt.Errorf("get application %s: %w", key.Name, err)
+	app, err := readApp(ctx, c, key)
+	if err != nil {
+		return err
 	}
 	if app.Operation != nil {
 		return usageError(fmt.Errorf("application %s already has an operation in progress", key.Name))
@@ -157,21 +198,8 @@ func requestSync(ctx context.Context, c client.Client, key types.NamespacedName,
 			sync["revision"] = o.revision
 		}
 	}
-	patch := map[string]any{
-		"metadata":  map[string]any{"resourceVersion": app.ResourceVersion},
-		"operation": map[string]any{"sync": sync, "initiatedBy": map[string]any{"username": user}},
-	}
-	data, err := json.Marshal(patch)
-	if err != nil {
-		return fmt.Errorf("encode sync request: %w", err)
-	}
-	if err := c.Patch(ctx, &app, client.RawPatch(types.MergePatchType, data)); err != nil {
-		if apierrors.IsConflict(err) {
-			return fmt.Errorf("request sync of %s: the application changed meanwhile, try again: %w", key.Name, err)
-		}
-		return fmt.Errorf("request sync of %s: %w", key.Name, err)
-	}
-	return nil
+	patch := map[string]any{"operation": map[string]any{"sync": sync, "initiatedBy": map[string]any{"username": user}}}
+	return mergePatch(ctx, c, app, patch, "request sync of")
 }
 
 // waitForSync polls until the requested operation is gone (the controller

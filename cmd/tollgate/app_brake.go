@@ -12,65 +12,15 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
 )
 
 // The emergency brake of a GitOps runbook: turn automation off (app set),
 // see what was deployed (app history), roll back to it (app rollback), fix
 // Git, turn automation on again.
-
-// appTarget are the flags every app subcommand has.
-type appTarget struct {
-	name       string
-	namespace  string
-	kubeconfig string
-}
-
-func (o *appTarget) addFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.namespace, "namespace", engine.DefaultNamespace, "namespace of the Application")
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)")
-}
-
-func (o *appTarget) key() types.NamespacedName {
-	return types.NamespacedName{Namespace: o.namespace, Name: o.name}
-}
-
-// readApp reads the Application key, typed; a missing one is a usage
-// error.
-func readApp(ctx context.Context, c client.Client, key types.NamespacedName) (*v1alpha1.Application, error) {
-	var app v1alpha1.Application
-	if err := c.Get(ctx, key, &app); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, usageError(fmt.Errorf("application %s not found in namespace %s", key.Name, key.Namespace))
-		}
-		return nil, fmt.Errorf("get application %s: %w", key.Name, err)
-	}
-	return &app, nil
-}
-
-// mergePatch applies patch (a JSON merge patch, guarded by the
-// Application's resourceVersion) to app.
-func mergePatch(ctx context.Context, c client.Client, app *v1alpha1.Application, patch map[string]any, verb string) error {
-	patch["metadata"] = map[string]any{"resourceVersion": app.ResourceVersion}
-	data, err := json.Marshal(patch)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", verb, err)
-	}
-	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, data)); err != nil {
-		if apierrors.IsConflict(err) {
-			return fmt.Errorf("%s %s: the application changed meanwhile, try again: %w", verb, app.Name, err)
-		}
-		return fmt.Errorf("%s %s: %w", verb, app.Name, err)
-	}
-	return nil
-}
 
 // appSetOptions are the flags of `tollgate app set`.
 type appSetOptions struct {

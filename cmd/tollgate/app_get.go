@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
 )
 
 // Output formats of `tollgate app get`.
@@ -36,10 +35,8 @@ const appFieldFormat = "%-20s%s\n"
 
 // appGetOptions are the flags of `tollgate app get`.
 type appGetOptions struct {
-	name       string
-	namespace  string
-	kubeconfig string
-	output     string
+	appTarget
+	output string
 }
 
 func newAppGetCmd() *cobra.Command {
@@ -68,8 +65,7 @@ cannot be read.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.namespace, "namespace", engine.DefaultNamespace, "namespace of the Application")
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)")
+	o.addFlags(f)
 	f.StringVarP(&o.output, "output", "o", appGetFormatText, "output format: text, yaml or json")
 	return cmd
 }
@@ -83,7 +79,7 @@ func runAppGet(cmd *cobra.Command, o appGetOptions) error {
 	if err != nil {
 		return err
 	}
-	app, err := getApp(cmd.Context(), c, types.NamespacedName{Namespace: o.namespace, Name: o.name})
+	app, err := getApp(cmd.Context(), c, o.key())
 	if err != nil {
 		return err
 	}
