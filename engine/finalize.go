@@ -117,10 +117,7 @@ func (r *Reconciler) deletable(ctx context.Context, cl *cluster, app *v1alpha1.A
 	if err != nil {
 		return nil, fmt.Errorf("list resources to delete: %w", err)
 	}
-	var appOpts []string
-	if sp := app.Spec.SyncPolicy; sp != nil {
-		appOpts = sp.SyncOptions
-	}
+	appOpts := appSyncOptions(app)
 	var out []*unstructured.Unstructured
 	for _, o := range owned {
 		if !keptOnDelete(o, app, appOpts) {
@@ -148,10 +145,7 @@ func unconfirmed(remaining []*unstructured.Unstructured, app *v1alpha1.Applicati
 	if app.DeletionTimestamp != nil && app.IsDeletionConfirmed(app.DeletionTimestamp.Time) {
 		return ""
 	}
-	var appOpts []string
-	if sp := app.Spec.SyncPolicy; sp != nil {
-		appOpts = sp.SyncOptions
-	}
+	appOpts := appSyncOptions(app)
 	var names []string
 	for _, o := range remaining {
 		if opts, err := plan.SyncOptionsFor(o, appOpts...); err == nil && opts.DeleteConfirm {

@@ -145,20 +145,7 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 	}
 
 	req := r.syncDue(app, tg.op, cmp, state)
-	if st := app.Status.OperationState; req != nil && req.user && st != nil && st.Phase == v1alpha1.OperationTerminating {
-		// tollgate app terminate-op (or argocd app terminate-op) on an
-		// operation waiting for a retry or a sync window: it ends here.
-		st.Phase, st.Message, st.FinishedAt = v1alpha1.OperationFailed, "Operation terminated", &p.now
-		p.ranOp = tg.op.DeepCopy()
-		req = nil
-	}
-	if req != nil && req.user {
-		if wait := retryWait(app.Status.OperationState, &req.op, r.opts.Now()); wait > 0 {
-			p.requeueAfter = wait
-			req = nil
-		}
-	}
-	if req != nil && !r.windowsAllow(p, tg, req) {
+	if req != nil && !r.mayRunNow(p, tg, req) {
 		req = nil
 	}
 	if req == nil {
@@ -173,6 +160,26 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 	}
 	r.recordComparison(p, after, state, tg.sources)
 	return syncErr
+}
+
+// mayRunNow reports whether the sync req runs in this pass. A requested
+// operation asked to terminate (tollgate or argocd app terminate-op) ends
+// here, one waiting for its next retry waits, and the AppProject's sync
+// windows may hold any sync back.
+func (r *Reconciler) mayRunNow(p *pass, tg *target, req *syncRequest) bool {
+	st := p.app.Status.OperationState
+	if req.user && terminating(p.app) {
+		st.Phase, st.Message, st.FinishedAt = v1alpha1.OperationFailed, "Operation terminated", &p.now
+		p.ranOp = tg.op.DeepCopy()
+		return false
+	}
+	if req.user {
+		if wait := retryWait(st, &req.op, r.opts.Now()); wait > 0 {
+			p.requeueAfter = wait
+			return false
+		}
+	}
+	return r.windowsAllow(p, tg, req)
 }
 
 // blockedByWindow starts the messages of a sync the project's sync windows

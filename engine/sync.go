@@ -38,14 +38,10 @@ type syncRequest struct {
 // desired one and either the revision is not the one last synced, or
 // selfHeal is on; it never retries a revision whose automated sync failed
 // (selfHeal corrects drift of a revision that synced), and never syncs an
-// empty desired state without
-// allowEmpty. Objects tracked by another Application do not count as
-// differences: they are never applied.
+// empty desired state without allowEmpty. Objects tracked by another
+// Application do not count as differences: they are never applied.
 func (r *Reconciler) syncDue(app *v1alpha1.Application, op *v1alpha1.Operation, cmp *comparison, state *desired) *syncRequest {
-	syncOptions := []string(nil)
-	if app.Spec.SyncPolicy != nil {
-		syncOptions = app.Spec.SyncPolicy.SyncOptions
-	}
+	syncOptions := appSyncOptions(app)
 	if op != nil {
 		s := op.Sync
 		req := &syncRequest{op: *op.DeepCopy(), user: true, prune: s.Prune, dryRun: s.DryRun, syncOptions: syncOptions, resources: s.Resources}
@@ -90,6 +86,14 @@ func (r *Reconciler) syncDue(app *v1alpha1.Application, op *v1alpha1.Operation, 
 		op2.Sync.Revisions = state.revisions
 	}
 	return &syncRequest{op: op2, prune: auto.Prune, syncOptions: syncOptions}
+}
+
+// appSyncOptions are the Application's spec.syncPolicy.syncOptions.
+func appSyncOptions(app *v1alpha1.Application) []string {
+	if sp := app.Spec.SyncPolicy; sp != nil {
+		return sp.SyncOptions
+	}
+	return nil
 }
 
 // lastSynced returns the revisions of the last successful sync.

@@ -77,8 +77,7 @@ func hookOf(obj *unstructured.Unstructured) hookInfo {
 	if v, ok := ann[AnnotationHook]; ok {
 		var info hookInfo
 		for _, t := range splitCSV(v) {
-			switch p := Phase(t); p {
-			case PhasePreSync, PhaseSync, PhasePostSync, PhaseSyncFail, PhasePreDelete, PhasePostDelete:
+			if p := Phase(t); knownPhase(p) {
 				info.phases = appendPhase(info.phases, p)
 			}
 		}
@@ -99,23 +98,36 @@ func hookOf(obj *unstructured.Unstructured) hookInfo {
 	return info
 }
 
-// UnknownHookValues lists the values of obj's hook and hook-delete-policy
-// annotations (Argo CD's and Helm's) that Argo CD does not know and that
-// are therefore ignored, as "annotation: value", for a warning.
+// knownPhase reports whether p is a phase Argo CD's hook annotation names.
+func knownPhase(p Phase) bool {
+	_, ok := phaseOrder[p]
+	return ok
+}
+
+// knownPolicy reports whether p is a delete policy of Argo CD's
+// hook-delete-policy annotation.
+func knownPolicy(p HookDeletePolicy) bool {
+	switch p {
+	case HookSucceeded, HookFailed, BeforeHookCreation, HookNever:
+		return true
+	}
+	return false
+}
+
+// UnknownHookValues lists the values of obj's Argo CD hook and
+// hook-delete-policy annotations that Argo CD does not know and that are
+// therefore ignored, as "annotation: value", for a warning. (Helm hook
+// types Argo CD does not run, such as test, are ordinary and not listed.)
 func UnknownHookValues(obj *unstructured.Unstructured) []string {
 	ann := obj.GetAnnotations()
 	var out []string
 	for _, t := range splitCSV(ann[AnnotationHook]) {
-		switch Phase(t) {
-		case PhasePreSync, PhaseSync, PhasePostSync, PhaseSyncFail, PhasePreDelete, PhasePostDelete, hookSkip:
-		default:
+		if !knownPhase(Phase(t)) && t != hookSkip {
 			out = append(out, AnnotationHook+": "+t)
 		}
 	}
 	for _, t := range splitCSV(ann[AnnotationHookDeletePolicy]) {
-		switch HookDeletePolicy(t) {
-		case HookSucceeded, HookFailed, BeforeHookCreation, HookNever:
-		default:
+		if !knownPolicy(HookDeletePolicy(t)) {
 			out = append(out, AnnotationHookDeletePolicy+": "+t)
 		}
 	}
@@ -136,8 +148,7 @@ func deletePoliciesOf(obj *unstructured.Unstructured) []HookDeletePolicy {
 	ann := obj.GetAnnotations()
 	var out []HookDeletePolicy
 	for _, t := range splitCSV(ann[AnnotationHookDeletePolicy]) {
-		switch p := HookDeletePolicy(t); p {
-		case HookSucceeded, HookFailed, BeforeHookCreation, HookNever:
+		if p := HookDeletePolicy(t); knownPolicy(p) {
 			out = appendPolicy(out, p)
 		}
 	}
