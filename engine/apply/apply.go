@@ -270,20 +270,21 @@ func (a *Applier) check(ctx context.Context, wave plan.Wave, items []*item, opts
 		if err := a.probeUnvalidated(ctx, it); err != nil {
 			return err
 		}
-		dry := it.obj.DeepCopy()
-		err := a.patch(ctx, dry, patchOptions{force: it.force, dryRun: true, validate: it.task.SyncOptions.Validate})
+		err := a.dryRun(ctx, it, opts.App)
 		if err == nil {
 			continue
 		}
-		var status apierrors.APIStatus
-		if !errors.As(err, &status) {
+		if !rejected(err) {
 			return fmt.Errorf("dry run %s: %w", it.ref, err)
 		}
 		if apierrors.IsNotFound(err) && namespaces[it.ref.Namespace] {
 			it.skipDryRun = true // its namespace is created earlier in this wave
 			continue
 		}
-		it.fail("dry run: %s%s", err.Error(), conflictHint(err, it.force))
+		if it.mode().recreates() && (apierrors.IsInvalid(err) || apierrors.IsConflict(err)) {
+			continue // what Force=true deletes and re-creates the object for
+		}
+		it.fail("dry run: %s%s", err.Error(), rejectHint(err, it))
 	}
 	return nil
 }
@@ -300,7 +301,7 @@ func (a *Applier) decideOwnership(it *item, app string) {
 		}
 	}
 	if replaces := it.task.SyncOptions.Replace || it.task.SyncOptions.Force; replaces && it.live != nil {
-		if msg := notOursMessage(it.live, app, "Replace=true and Force=true replace or force only an object that carries this application's tracking id"); msg != "" {
+		if msg := notOursMessage(it.live, app, replaceRule); msg != "" {
 			it.fail("%s", msg)
 			return
 		}
@@ -314,17 +315,6 @@ func (a *Applier) decideOwnership(it *item, app string) {
 		}
 		it.force = app != "" && plan.OwnedBy(it.live, app)
 	}
-	if it.task.SyncOptions.Replace || it.task.SyncOptions.Force {
-		it.force = true
-		it.notes = append(it.notes, "Replace/Force: applied server-side taking ownership of every field")
-	}
-}
-
-func conflictHint(err error, force bool) string {
-	if apierrors.IsConflict(err) && !force {
-		return " (the live object is not tracked by this application, so fields another manager owns are not taken over)"
-	}
-	return ""
 }
 
 // applyItem applies one item of app and records its result. It returns an
@@ -337,7 +327,7 @@ func (a *Applier) applyItem(ctx context.Context, it *item, app string) error {
 	}
 	if it.task.Hook && it.live != nil && it.task.HasDeletePolicy(plan.BeforeHookCreation) {
 		log.V(1).Info("Deleting hook before creation", "object", it.ref.String())
-		if err := a.deleteHookLive(ctx, it.live, app); err != nil {
+		if _, err := a.deleteLive(ctx, it.live, app, hookRule); err != nil {
 			it.fail("delete existing hook (BeforeHookCreation): %v", err)
 			return nil
 		}
@@ -352,22 +342,9 @@ func (a *Applier) applyItem(ctx context.Context, it *item, app string) error {
 	if err := a.probeUnvalidated(ctx, it); err != nil {
 		return err
 	}
-	applied := it.obj.DeepCopy()
-	err := a.patch(ctx, applied, patchOptions{force: it.force, validate: it.task.SyncOptions.Validate})
-	if err != nil {
-		var status apierrors.APIStatus
-		if !errors.As(err, &status) {
-			return fmt.Errorf("apply %s: %w", it.ref, err)
-		}
-		it.fail("apply: %s%s", err.Error(), conflictHint(err, it.force))
-		return nil
-	}
-	verb := "configured"
-	switch {
-	case it.live == nil:
-		verb = "created"
-	case it.live.GetResourceVersion() == applied.GetResourceVersion():
-		verb = "unchanged"
+	applied, verb, err := a.write(ctx, it, app)
+	if err != nil || applied == nil {
+		return err
 	}
 	log.V(1).Info("Applied", "object", it.ref.String(), "result", verb)
 	it.res.Status = ResultSynced

@@ -16,6 +16,18 @@
 // itself; otherwise the hook fails its wave before anything of the wave is
 // written.
 //
+// The sync options Replace=true and Force=true write an existing object as
+// Argo CD does (see modeOf), and only an object of the Application, judged
+// the same way: Replace=true replaces it with a PUT of the whole manifest
+// (kubectl replace); Force=true with it deletes it, waits until it is gone
+// and creates it (kubectl replace --force); Force=true alone deletes and
+// re-creates it when the API server rejects the apply, an immutable field
+// changed (kubectl apply --force). A CustomResourceDefinition or a
+// Namespace is never deleted for them. A PUT is made under the same field
+// manager, and the fields it records under that manager's Update entry are
+// moved to its Apply entry, so the next server-side apply owns and prunes
+// them as usual; a re-created object is created by server-side apply.
+//
 // Diff compares by server-side dry run, so that defaults and admission
 // mutations do not show as drift, after removing the paths the
 // Application's ignoreDifferences name (JSON pointers, jq path expressions,

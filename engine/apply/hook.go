@@ -18,10 +18,15 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/plan"
 )
 
-// hookDeleteAttempts bounds how often the live object in a hook's place is
-// read and judged again when it changed between the read and the delete (a
-// running Job's status, for one).
-const hookDeleteAttempts = 3
+// deleteAttempts bounds how often a live object to delete (in a hook's
+// place, or re-created by Force=true) is read and judged again when it
+// changed between the read and the delete (a running Job's status, for
+// one).
+const deleteAttempts = 3
+
+// hookRule ends the message of a hook whose predecessor is not its
+// Application's.
+const hookRule = "a hook deletes, replaces or forces only an object that carries this application's tracking id"
 
 // takeoverMessage says why a hook of app must not touch live, the object
 // already in its place, or returns "" when live carries app's tracking id
@@ -30,7 +35,7 @@ const hookDeleteAttempts = 3
 // Application: a hook named like an object of another Application, or of a
 // person, would otherwise take it over.
 func takeoverMessage(live *unstructured.Unstructured, app string) string {
-	return notOursMessage(live, app, "a hook deletes, replaces or forces only an object that carries this application's tracking id")
+	return notOursMessage(live, app, hookRule)
 }
 
 // notOursMessage says why app must not delete, replace or force live, the
@@ -63,17 +68,19 @@ func slashRef(obj *unstructured.Unstructured) string {
 	return obj.GetKind() + "/" + obj.GetName()
 }
 
-// deleteHookLive deletes live, the object in a hook's place
-// (BeforeHookCreation), and waits until it is gone, up to
-// Options.WaitTimeout. It deletes only what app owns: the delete carries
+// deleteLive deletes live, the object in the place of one of app's (a
+// hook's with BeforeHookCreation, one that Force=true re-creates), and waits
+// until it is gone, up to Options.WaitTimeout. It deletes only what app
+// owns, judged by notOursMessage with rule: the delete carries
 // preconditions on the UID and resourceVersion that were judged, and an
 // object that changed in between is read and judged again. An object that
-// takes the place while the old one goes is judged too.
-func (a *Applier) deleteHookLive(ctx context.Context, live *unstructured.Unstructured, app string) error {
+// takes the place while the old one goes is judged too. It returns the
+// object as it was deleted; nil when it was gone already.
+func (a *Applier) deleteLive(ctx context.Context, live *unstructured.Unstructured, app, rule string) (*unstructured.Unstructured, error) {
 	ref := RefOf(live)
 	for attempt := 1; ; attempt++ {
-		if msg := takeoverMessage(live, app); msg != "" {
-			return errors.New(msg)
+		if msg := notOursMessage(live, app, rule); msg != "" {
+			return nil, errors.New(msg)
 		}
 		uid, rv := live.GetUID(), live.GetResourceVersion()
 		err := a.client.Delete(ctx, live,
@@ -82,15 +89,15 @@ func (a *Applier) deleteHookLive(ctx context.Context, live *unstructured.Unstruc
 		if err == nil || apierrors.IsNotFound(err) {
 			break
 		}
-		if !apierrors.IsConflict(err) || attempt == hookDeleteAttempts {
-			return err
+		if !apierrors.IsConflict(err) || attempt == deleteAttempts {
+			return nil, err
 		}
 		f, err := a.get(ctx, ref)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if f.obj == nil {
-			return nil
+			return nil, nil
 		}
 		live = f.obj
 	}
@@ -105,14 +112,14 @@ func (a *Applier) deleteHookLive(ctx context.Context, live *unstructured.Unstruc
 		return f.obj == nil || f.obj.GetUID() != uid, nil
 	})
 	if err != nil {
-		return fmt.Errorf("wait for deletion of %s: %w", ref, err)
+		return live, fmt.Errorf("wait for deletion of %s: %w", ref, err)
 	}
 	if next != nil {
-		if msg := takeoverMessage(next, app); msg != "" {
-			return errors.New(msg)
+		if msg := notOursMessage(next, app, rule); msg != "" {
+			return live, errors.New(msg)
 		}
 	}
-	return nil
+	return live, nil
 }
 
 // waitForKind waits until the API server serves gvk: its CRD was applied

@@ -150,9 +150,8 @@ func TestDecideOwnershipHooks(t *testing.T) {
 			want: outcome{Status: ResultSyncFailed},
 		},
 		{
-			name: "Force=true with nothing in its place",
+			name: "Force=true with nothing in its place is created",
 			task: plan.Task{SyncOptions: plan.SyncOptions{Force: true}},
-			want: outcome{Force: true},
 		},
 	}
 	for _, tc := range tests {

@@ -27,8 +27,8 @@ type SyncOptions struct {
 	// Validate is false with Validate=false: the API server drops unknown
 	// fields instead of rejecting the object (fieldValidation=Ignore).
 	Validate bool
-	// ServerSideApply is recorded for compatibility; tollgate always applies
-	// server-side.
+	// ServerSideApply is recorded for compatibility (tollgate always applies
+	// server-side); with it, Force=true alone never deletes, as in Argo CD.
 	ServerSideApply bool
 	// Prune is false with Prune=false: the object is never pruned.
 	Prune bool
@@ -42,12 +42,15 @@ type SyncOptions struct {
 	DeleteConfirm bool
 	// PruneLast prunes the object after every other prune.
 	PruneLast bool
-	// Replace is Replace=true. tollgate does not replace objects: it applies
-	// them server-side taking ownership of every field (force), and says so
-	// in the result message.
+	// Replace is Replace=true: an existing object is replaced with a PUT of
+	// the whole manifest (kubectl replace) instead of applied; with Force,
+	// it is deleted and created anew (kubectl replace --force). A
+	// CustomResourceDefinition or a Namespace is replaced in place only.
 	Replace bool
-	// Force is Force=true (delete and re-create on immutable changes in Argo
-	// CD); recorded, and treated like Replace.
+	// Force is Force=true. Without Replace, an object whose apply the API
+	// server rejects as invalid (an immutable field changed) or conflicting
+	// is deleted and created anew (kubectl apply --force), unless
+	// ServerSideApply=true is set, as in Argo CD.
 	Force bool
 	// ApplyOutOfSyncOnly applies only objects whose diff is OutOfSync.
 	ApplyOutOfSyncOnly bool
