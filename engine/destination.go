@@ -59,8 +59,11 @@ type cluster struct {
 	// uncached holds the kinds (schema.GroupVersionKind) whose metadata
 	// informer did not sync; comparisons involving them are always full.
 	uncached sync.Map
-	apply    *apply.Applier
-	stop     context.CancelFunc
+	// watched holds the kinds (schema.GroupKind) whose informer reports
+	// live changes to the reconciler (watchLive).
+	watched sync.Map
+	apply   *apply.Applier
+	stop    context.CancelFunc
 }
 
 // clusterConfig is the "config" key of an Argo CD cluster Secret. Only the
@@ -254,17 +257,23 @@ func newClusterClients(ctx context.Context, cfg *rest.Config, scheme *runtime.Sc
 	return &cluster{config: cfg, client: c, mapper: mapper, discovery: memory.NewMemCacheClient(dc), meta: mc, stop: cancel}, nil
 }
 
-// keepResourceVersion trims an object of the metadata cache to its name,
-// namespace and resourceVersion before it is stored: fingerprint reads
-// nothing else, and the cache holds every object of each kind in the
-// cluster, whose labels, annotations and owner references would otherwise
-// be most of its memory. Anything other than metadata (a deletion
-// tombstone) is left as it is.
+// keepResourceVersion trims an object of the metadata cache to what the
+// engine reads: its name, namespace and resourceVersion (fingerprint), and
+// its generation and tracking annotation (watchLive tells drift by them).
+// The cache holds every object of each kind in the cluster, whose labels,
+// other annotations and owner references would otherwise be most of its
+// memory. Anything other than metadata (a deletion tombstone) is left as
+// it is.
 func keepResourceVersion(in any) (any, error) {
 	md, ok := in.(*metav1.PartialObjectMetadata)
 	if !ok {
 		return in, nil
 	}
-	md.ObjectMeta = metav1.ObjectMeta{Name: md.Name, Namespace: md.Namespace, ResourceVersion: md.ResourceVersion}
+	var annotations map[string]string
+	if id, ok := md.Annotations[v1alpha1.AnnotationKeyTrackingID]; ok {
+		annotations = map[string]string{v1alpha1.AnnotationKeyTrackingID: id}
+	}
+	md.ObjectMeta = metav1.ObjectMeta{Name: md.Name, Namespace: md.Namespace, ResourceVersion: md.ResourceVersion,
+		Generation: md.Generation, Annotations: annotations}
 	return md, nil
 }

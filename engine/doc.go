@@ -50,10 +50,16 @@
 // selfHeal, drift at the synced revision only shows as OutOfSync. It never
 // retries an automated sync that failed at the same revision, selfHeal or
 // not (as Argo CD), and never syncs an empty desired state without
-// allowEmpty. Pruning
-// never happens after a failed wave, in a partial sync, or when the desired
-// state is empty and allowEmpty is false; a render error stops the
-// reconcile before any of this.
+// allowEmpty. A self-heal (selfHeal, at the synced revision) is Argo CD's
+// selective sync of the resources out of sync, without hooks or a history
+// entry, and waits for Argo CD's self-heal backoff (2s, ×3, at most 5m)
+// after the previous one. Changes of tracked live objects (metadata
+// informers per kind; a generation, tracking or deletion change) request a
+// comparison within a second, so drift is healed without waiting for the
+// resync. Pruning never happens after a failed wave, in a partial sync
+// beyond the selected objects, or when the desired state is empty and
+// allowEmpty is false; a render error stops the reconcile before any of
+// this.
 //
 // Errors (repository unreachable, revision not found, render error, API
 // rejection) set ComparisonError or SyncError with the message, keep the

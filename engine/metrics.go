@@ -26,6 +26,9 @@ type Metrics struct {
 	renders    *prometheus.CounterVec
 	compares   *prometheus.CounterVec
 	webhooks   *prometheus.CounterVec
+	// liveChanges counts changes of tracked live objects that requested a
+	// comparison.
+	liveChanges prometheus.Counter
 }
 
 // NewMetrics returns unregistered collectors:
@@ -37,6 +40,8 @@ type Metrics struct {
 //   - tollgate_engine_renders_total{cache} (hit, miss)
 //   - tollgate_engine_compares_total{mode} (full, reused)
 //   - tollgate_engine_webhook_requests_total{result}
+//   - tollgate_engine_live_changes_total: changes of tracked live objects
+//     that requested a comparison (self-heal from watches)
 func NewMetrics() *Metrics {
 	return &Metrics{
 		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -64,12 +69,16 @@ func NewMetrics() *Metrics {
 			Name: "tollgate_engine_webhook_requests_total",
 			Help: "Git push webhook requests, by result (refreshed, ignored, unauthorized, invalid, error).",
 		}, []string{"result"}),
+		liveChanges: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tollgate_engine_live_changes_total",
+			Help: "Changes of live objects tracked by an Application (spec, tracking or deletion) that requested its comparison.",
+		}),
 	}
 }
 
 // Collectors returns the collectors, for registration.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.syncs, m.duration, m.applyCalls, m.renders, m.compares, m.webhooks}
+	return []prometheus.Collector{m.syncs, m.duration, m.applyCalls, m.renders, m.compares, m.webhooks, m.liveChanges}
 }
 
 // Register registers every collector with reg.

@@ -14,7 +14,6 @@ const (
 	DefaultResync       = 3 * time.Minute
 	DefaultJitter       = 0.1
 	DefaultFieldManager = "tollgate"
-	DefaultWaveTimeout  = 5 * time.Minute
 	// DefaultReconcileTimeout bounds one reconcile, a sync included.
 	DefaultReconcileTimeout = time.Hour
 	DefaultCompareMaxAge    = time.Hour
@@ -38,8 +37,11 @@ type Options struct {
 	Jitter float64
 	// FieldManager owns the fields the engine applies.
 	FieldManager string
-	// WaveTimeout bounds the wait for one wave to become healthy.
-	WaveTimeout time.Duration
+	// SyncTimeout bounds one operation from its start (retries included),
+	// as Argo CD's --sync-timeout: passed, the operation is terminated.
+	// Zero means no bound (Argo CD's default); ReconcileTimeout still
+	// bounds one reconcile.
+	SyncTimeout time.Duration
 	// ReconcileTimeout bounds one reconcile of one Application: fetch,
 	// render, gate, comparison and a sync's waves. Passed, the reconcile
 	// stops, records why and is retried with backoff.
@@ -80,7 +82,6 @@ func DefaultOptions() Options {
 		Resync:                  DefaultResync,
 		Jitter:                  DefaultJitter,
 		FieldManager:            DefaultFieldManager,
-		WaveTimeout:             DefaultWaveTimeout,
 		ReconcileTimeout:        DefaultReconcileTimeout,
 		CompareMaxAge:           DefaultCompareMaxAge,
 		MaxConcurrentReconciles: DefaultConcurrency,
@@ -111,8 +112,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.FieldManager == "" {
 		o.FieldManager = d.FieldManager
 	}
-	if o.WaveTimeout <= 0 {
-		o.WaveTimeout = d.WaveTimeout
+	if o.SyncTimeout < 0 {
+		return o, fmt.Errorf("validate options: sync timeout %s is negative", o.SyncTimeout)
 	}
 	if o.ReconcileTimeout <= 0 {
 		o.ReconcileTimeout = d.ReconcileTimeout

@@ -144,7 +144,11 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 		}
 	}
 
-	req := r.syncDue(app, tg.op, cmp, state)
+	req, healAfter := r.syncDue(app, tg.op, cmp, state)
+	if healAfter > 0 {
+		p.requeueAfter = healAfter
+		ctrl.LoggerFrom(ctx).V(1).Info("Self-heal waits for its backoff", "after", healAfter)
+	}
 	if req != nil && !r.mayRunNow(p, tg, req) {
 		req = nil
 	}
@@ -504,6 +508,7 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 func (r *Reconciler) compareAndRemember(ctx context.Context, p *pass, cl *cluster, state *desired) (*comparison, error) {
 	refs := fingerprintRefs(state.nonHooks(), p.app.Status.Resources)
 	fp, fpErr := fingerprint(ctx, cl, refs)
+	r.watchLive(ctx, cl, refs)
 	cmp, err := r.compare(ctx, cl, p.app, state.objects, p.instance)
 	if err != nil {
 		r.forget(p.key)

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -89,6 +90,9 @@ type Reconciler struct {
 	// revisions) of the spec and project judgeBeforeFetch last allowed, so
 	// an idle resync does not judge the same spec again.
 	allowed map[types.NamespacedName]string
+	// changes carries the Applications whose tracked live objects changed
+	// (watchLive) to the controller's queue.
+	changes chan event.TypedGenericEvent[*metav1.PartialObjectMetadata]
 }
 
 // New returns a Reconciler. It does not start anything; call
@@ -121,6 +125,7 @@ func New(deps Dependencies, opts Options) (*Reconciler, error) {
 		metrics: deps.Metrics, opts: opts,
 		memos:   map[types.NamespacedName]*memo{},
 		allowed: map[types.NamespacedName]string{},
+		changes: make(chan event.TypedGenericEvent[*metav1.PartialObjectMetadata], liveChangesBuffer),
 	}
 	r.clusters = newClusters(deps.Config, r.newCluster)
 	return r, nil
@@ -134,7 +139,6 @@ func (r *Reconciler) newCluster(ctx context.Context, cfg *rest.Config) (*cluster
 	}
 	a, err := apply.New(c.client, apply.Options{
 		FieldManager: r.opts.FieldManager,
-		WaitTimeout:  r.opts.WaveTimeout,
 		Health:       assessHealth,
 		Discovery:    c.discovery,
 	})
@@ -197,6 +201,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) 
 		For(&v1alpha1.Application{}, builder.WithPredicates(inNamespace, applicationChanged())).
 		Watches(&v1alpha1.AppProject{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfProject),
 			builder.WithPredicates(inNamespace, projectChanged())).
+		WatchesRawSource(r.liveChanges()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles}).
 		Complete(r)
 	if err != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,7 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
@@ -39,8 +43,9 @@ type syncRequest struct {
 // selfHeal is on; it never retries a revision whose automated sync failed
 // (selfHeal corrects drift of a revision that synced), and never syncs an
 // empty desired state without allowEmpty. Objects tracked by another
-// Application do not count as differences: they are never applied.
-func (r *Reconciler) syncDue(app *v1alpha1.Application, op *v1alpha1.Operation, cmp *comparison, state *desired) *syncRequest {
+// Application do not count as differences: they are never applied. A
+// self-heal that is due later, after its backoff, returns the wait.
+func (r *Reconciler) syncDue(app *v1alpha1.Application, op *v1alpha1.Operation, cmp *comparison, state *desired) (*syncRequest, time.Duration) {
 	syncOptions := appSyncOptions(app)
 	if op != nil {
 		s := op.Sync
@@ -49,20 +54,20 @@ func (r *Reconciler) syncDue(app *v1alpha1.Application, op *v1alpha1.Operation, 
 			req.syncOptions = s.SyncOptions
 		}
 		req.noHooks = s.SyncStrategy != nil && s.SyncStrategy.Apply != nil && s.SyncStrategy.Hook == nil
-		return req
+		return req, 0
 	}
 	var auto *v1alpha1.SyncPolicyAutomated
 	if app.Spec.SyncPolicy != nil {
 		auto = app.Spec.SyncPolicy.Automated
 	}
 	if !auto.IsEnabled() || cmp.status == v1alpha1.SyncStatusCodeSynced {
-		return nil
+		return nil, 0
 	}
 	if !cmp.drift && (len(cmp.owned) == 0 || !auto.Prune) {
-		return nil
+		return nil, 0
 	}
 	if len(state.nonHooks()) == 0 && !auto.AllowEmpty {
-		return nil
+		return nil, 0
 	}
 	st := app.Status.OperationState
 	if st != nil && st.Operation.InitiatedBy.Automated && st.Phase.Completed() && !st.Phase.Successful() &&
@@ -70,22 +75,83 @@ func (r *Reconciler) syncDue(app *v1alpha1.Application, op *v1alpha1.Operation, 
 		// This revision already failed, selfHeal or not (Argo CD's
 		// alreadyAttemptedSync): a new commit or a manual sync is needed;
 		// the SyncError condition of the failure stays.
-		return nil
+		return nil, 0
 	}
-	if sameRevisions(lastSynced(app), state.revisions) && !auto.SelfHeal {
-		return nil // drift at the synced revision only shows as OutOfSync
+	var healed int64
+	if sameRevisions(lastSynced(app), state.revisions) {
+		if !auto.SelfHeal {
+			return nil, 0 // drift at the synced revision only shows as OutOfSync
+		}
+		now := r.opts.Now()
+		healed = selfHealAttempts(st, now)
+		if wait := selfHealWait(st, healed, now); wait > 0 {
+			return nil, wait
+		}
+		healed++
 	}
 	op2 := v1alpha1.Operation{
-		Sync:        &v1alpha1.SyncOperation{Prune: auto.Prune, SyncOptions: syncOptions},
+		Sync:        &v1alpha1.SyncOperation{Prune: auto.Prune, SyncOptions: syncOptions, SelfHealAttemptsCount: healed},
 		InitiatedBy: v1alpha1.OperationInitiator{Automated: true},
 		Retry:       automatedRetry(app),
+	}
+	if healed > 0 {
+		// As Argo CD: a self-heal syncs only what is out of sync (a
+		// selective sync: no hooks, no history entry).
+		op2.Sync.Resources = outOfSyncResources(cmp)
 	}
 	if len(state.revisions) == 1 {
 		op2.Sync.Revision = state.revisions[0]
 	} else {
 		op2.Sync.Revisions = state.revisions
 	}
-	return &syncRequest{op: op2, prune: auto.Prune, syncOptions: syncOptions}
+	return &syncRequest{op: op2, prune: auto.Prune, syncOptions: syncOptions, resources: op2.Sync.Resources}, 0
+}
+
+// outOfSyncResources names the resources of cmp that are not Synced, as a
+// self-heal's selective sync does (group, kind and name).
+func outOfSyncResources(cmp *comparison) []v1alpha1.SyncOperationResource {
+	var out []v1alpha1.SyncOperationResource
+	for _, rs := range cmp.resources {
+		if rs.Status != v1alpha1.SyncStatusCodeSynced {
+			out = append(out, v1alpha1.SyncOperationResource{Group: rs.Group, Kind: rs.Kind, Name: rs.Name})
+		}
+	}
+	return out
+}
+
+// Argo CD's self-heal backoff (--self-heal-backoff-timeout-seconds,
+// -factor, -cap-seconds and -cooldown-seconds at their defaults): the n-th
+// self-heal in a row of one revision waits 2s×3^(n-2) after the previous
+// operation finished, at most 5 minutes (the first runs at once); a count
+// whose last operation finished longer than the cooldown ago starts again.
+const (
+	selfHealBackoff    = 2 * time.Second
+	selfHealFactor     = 3
+	selfHealBackoffCap = 5 * time.Minute
+	selfHealCooldown   = 330 * time.Second
+)
+
+// selfHealAttempts is the number of self-heals in a row recorded by the
+// last operation st, when it was an automated one that finished within
+// the cooldown; else 0.
+func selfHealAttempts(st *v1alpha1.OperationState, now time.Time) int64 {
+	if st == nil || st.Operation.Sync == nil || !st.Operation.InitiatedBy.Automated || st.FinishedAt == nil ||
+		now.Sub(st.FinishedAt.Time) > selfHealCooldown {
+		return 0
+	}
+	return st.Operation.Sync.SelfHealAttemptsCount
+}
+
+// selfHealWait is how long the self-heal after n in a row still waits.
+func selfHealWait(st *v1alpha1.OperationState, n int64, now time.Time) time.Duration {
+	if n == 0 || st == nil || st.FinishedAt == nil {
+		return 0
+	}
+	delay := selfHealBackoff
+	for i := int64(1); i < n && delay < selfHealBackoffCap; i++ {
+		delay *= selfHealFactor
+	}
+	return st.FinishedAt.Add(min(delay, selfHealBackoffCap)).Sub(now)
 }
 
 // appSyncOptions are the Application's spec.syncPolicy.syncOptions.
@@ -134,9 +200,10 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, cl *cluster, req *syncRe
 	if req.user {
 		p.ranOp = app.Operation.DeepCopy()
 	}
-	// A retry of the same operation keeps its count (and first start).
+	// The same operation, resumed (a retry, or after waiting for a sync
+	// window or a pruning confirmation), keeps its retry count and start.
 	var retries int64
-	if prev := app.Status.OperationState; prev != nil && prev.Phase == v1alpha1.OperationRunning && prev.RetryCount > 0 && equalOperations(&prev.Operation, &req.op) {
+	if prev := app.Status.OperationState; prev != nil && prev.Phase == v1alpha1.OperationRunning && equalOperations(&prev.Operation, &req.op) {
 		retries, started = prev.RetryCount, prev.StartedAt
 	}
 	app.Status.OperationState = &v1alpha1.OperationState{
@@ -148,7 +215,10 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, cl *cluster, req *syncRe
 	} else {
 		p.orig = app.DeepCopy()
 	}
-	results, runErr := r.runSync(ctx, p, cl, req, state, cmp)
+	opCtx, stop := r.operationContext(ctx, p.key, started.Time)
+	results, runErr := r.runSync(opCtx, p, cl, req, state, cmp)
+	terminated := context.Cause(opCtx)
+	stop()
 	finished := metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second))
 	st := app.Status.OperationState
 	st.FinishedAt = &finished
@@ -161,6 +231,26 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, cl *cluster, req *syncRe
 		if srcs := app.Sources(); len(srcs) > 0 {
 			st.SyncResult.Source = srcs[0]
 		}
+	}
+	if runErr != nil && errors.Is(terminated, apply.ErrTerminated) {
+		// As Argo CD: a terminated operation fails and is not retried;
+		// its running hooks were deleted.
+		st.Phase, st.Message = v1alpha1.OperationFailed, "Operation terminated"
+		if msg := terminated.Error(); msg != apply.ErrTerminated.Error() {
+			st.Message += strings.TrimPrefix(msg, apply.ErrTerminated.Error())
+		}
+		p.conds.set(v1alpha1.ApplicationConditionSyncError, st.Message)
+		p.events = append(p.events, pendingEvent{corev1.EventTypeWarning, "OperationTerminated", st.Message})
+		r.metrics.syncs.WithLabelValues(SyncResultFailed).Inc()
+		return nil
+	}
+	if confirm := (*apply.ConfirmationError)(nil); errors.As(runErr, &confirm) && !req.dryRun {
+		// As Argo CD: the operation stays Running until the deletion is
+		// approved (tollgate app confirm-deletion), which reconciles.
+		st.Phase, st.Message, st.FinishedAt = v1alpha1.OperationRunning, confirm.Error(), nil
+		p.ranOp = nil
+		app.Operation = req.op.DeepCopy()
+		return nil
 	}
 	if runErr != nil {
 		st.Phase, st.Message = v1alpha1.OperationFailed, "sync failed: "+runErr.Error()
@@ -188,9 +278,12 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, cl *cluster, req *syncRe
 	}
 	st.Phase = v1alpha1.OperationSucceeded
 	st.Message = fmt.Sprintf("successfully synced (%d resources)", countApplied(results))
-	if req.dryRun {
+	switch {
+	case req.dryRun:
 		st.Message = fmt.Sprintf("dry run: %d resources would be applied; nothing was changed", len(results))
-	} else {
+	case len(req.resources) == 0:
+		// As Argo CD: a selective sync is not recorded in the history
+		// (it cannot be rolled back to).
 		r.appendHistory(app, req, state, started, finished)
 	}
 	p.conds.clear(v1alpha1.ApplicationConditionSyncError)
@@ -198,6 +291,47 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, cl *cluster, req *syncRe
 	r.metrics.syncs.WithLabelValues(SyncResultSucceeded).Inc()
 	log.Info("Synced", "revisions", state.revisions, "resources", len(results))
 	return nil
+}
+
+// terminatePoll is how often a running operation looks whether it was
+// asked to terminate.
+const terminatePoll = time.Second
+
+// operationContext returns the context one operation runs in. It ends, with
+// a cause wrapping apply.ErrTerminated, when the operation is asked to
+// terminate (tollgate or argocd app terminate-op turn the cached
+// Application's operation phase to Terminating) or has run for
+// Options.SyncTimeout since started. stop releases it.
+func (r *Reconciler) operationContext(ctx context.Context, key types.NamespacedName, started time.Time) (opCtx context.Context, stop func()) {
+	opCtx, cancel := context.WithCancelCause(ctx)
+	var timer *time.Timer
+	if d := r.opts.SyncTimeout; d > 0 {
+		timer = time.AfterFunc(max(started.Add(d).Sub(r.opts.Now()), 0), func() {
+			cancel(fmt.Errorf("%w: it ran longer than the sync timeout (%s)", apply.ErrTerminated, d))
+		})
+	}
+	go func() {
+		tick := time.NewTicker(terminatePoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-opCtx.Done():
+				return
+			case <-tick.C:
+			}
+			var app v1alpha1.Application
+			if err := r.client.Get(opCtx, key, &app, client.UnsafeDisableDeepCopy); err == nil && terminating(&app) {
+				cancel(apply.ErrTerminated)
+				return
+			}
+		}
+	}()
+	return opCtx, func() {
+		if timer != nil {
+			timer.Stop()
+		}
+		cancel(nil)
+	}
 }
 
 // runSync applies the plan and prunes. Failures of objects are in the
@@ -273,21 +407,24 @@ func (r *Reconciler) prune(ctx context.Context, p *pass, cl *cluster, req *syncR
 	if sp := p.app.Spec.SyncPolicy; sp != nil && sp.Automated != nil {
 		allowEmpty = sp.Automated.AllowEmpty
 	}
+	owned := cmp.owned
+	if len(req.resources) > 0 {
+		// A selective sync prunes only the selected objects, as Argo CD.
+		owned = slices.DeleteFunc(slices.Clone(owned), func(o *unstructured.Unstructured) bool { return !selected(o, req.resources) })
+	}
 	reason := ""
 	switch {
-	case len(cmp.owned) == 0:
+	case len(owned) == 0:
 		return nil, nil
 	case !req.prune:
 		reason = "pruning is disabled for this sync"
-	case len(req.resources) > 0:
-		reason = "partial sync: nothing is pruned"
 	case len(state.nonHooks()) == 0 && !allowEmpty:
 		reason = "the desired state is empty and allowEmpty is false: nothing is pruned"
 	}
 	if reason != "" {
 		var out []v1alpha1.ResourceResult
 		for _, rs := range p.app.Status.Resources {
-			if rs.RequiresPruning {
+			if rs.RequiresPruning && (len(req.resources) == 0 || selectedStatus(rs, req.resources)) {
 				out = append(out, v1alpha1.ResourceResult{Group: rs.Group, Version: rs.Version, Kind: rs.Kind, Namespace: rs.Namespace, Name: rs.Name,
 					Status: v1alpha1.ResultCodePruneSkipped, Message: reason, SyncPhase: v1alpha1.SyncPhaseSync})
 			}
@@ -300,7 +437,10 @@ func (r *Reconciler) prune(ctx context.Context, p *pass, cl *cluster, req *syncR
 	}
 	// Every desired object counts as wanted, including those shared with
 	// another Application: they are not ours to delete.
-	results, err := cl.apply.Prune(ctx, cmp.owned, state.objects, apply.PruneOptions{App: p.instance, PropagationPolicy: opts.PrunePropagationPolicy, AppSyncOptions: req.syncOptions})
+	results, err := cl.apply.Prune(ctx, owned, state.objects, apply.PruneOptions{
+		App: p.instance, PropagationPolicy: opts.PrunePropagationPolicy, AppSyncOptions: req.syncOptions,
+		Confirmed: p.app.IsDeletionConfirmed(p.app.Status.OperationState.StartedAt.Time),
+	})
 	out := make([]v1alpha1.ResourceResult, 0, len(results))
 	for _, res := range results {
 		res.Phase = plan.PhaseSync
@@ -319,6 +459,16 @@ func selected(obj *unstructured.Unstructured, resources []v1alpha1.SyncOperation
 		}
 	}
 	return false
+}
+
+// selectedStatus reports whether rs is one of the resources of a partial
+// sync.
+func selectedStatus(rs v1alpha1.ResourceStatus, resources []v1alpha1.SyncOperationResource) bool {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: rs.Group, Version: rs.Version, Kind: rs.Kind})
+	obj.SetNamespace(rs.Namespace)
+	obj.SetName(rs.Name)
+	return selected(obj, resources)
 }
 
 // resourceResult converts an apply result to Argo CD's.

@@ -27,6 +27,18 @@ func TestSyncDue(t *testing.T) {
 		st.Phase = v1alpha1.OperationFailed
 		return st
 	}
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	// healedAt is a successful self-heal, the n-th in a row, that
+	// finished ago.
+	healedAt := func(n int64, ago time.Duration) *v1alpha1.OperationState {
+		st := succeededAt(synced, true)
+		st.Operation.Sync = &v1alpha1.SyncOperation{SelfHealAttemptsCount: n}
+		st.FinishedAt = &metav1.Time{Time: now.Add(-ago)}
+		return st
+	}
+	selfHeal := func(n int64) *v1alpha1.Operation {
+		return &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: synced, SelfHealAttemptsCount: n}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}, Retry: v1alpha1.RetryStrategy{Limit: 5}}
+	}
 	outOfSync := &comparison{status: v1alpha1.SyncStatusCodeOutOfSync, drift: true}
 	tests := []struct {
 		name    string
@@ -36,8 +48,10 @@ func TestSyncDue(t *testing.T) {
 		cmp     *comparison
 		rev     string
 		empty   bool
-		// want is the request's operation, nil for no sync.
+		// want is the request's operation, nil for no sync; wait the
+		// self-heal backoff left.
 		want *v1alpha1.Operation
+		wait time.Duration
 	}{
 		{
 			name: "requested operation always runs",
@@ -58,8 +72,16 @@ func TestSyncDue(t *testing.T) {
 		{
 			name: "drift at the synced revision with selfHeal",
 			auto: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}, opState: succeededAt(synced, false), cmp: outOfSync, rev: synced,
-			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: synced}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}, Retry: v1alpha1.RetryStrategy{Limit: 5}},
+			want: selfHeal(1),
 		},
+		// Argo CD's self-heal backoff: 2s after the first self-heal, 6s
+		// after the second, ... at most 5 minutes; reset after the
+		// cooldown.
+		{name: "second self-heal waits 2s", auto: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}, opState: healedAt(1, time.Second), cmp: outOfSync, rev: synced, wait: time.Second},
+		{name: "second self-heal after 2s", auto: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}, opState: healedAt(1, 2*time.Second), cmp: outOfSync, rev: synced, want: selfHeal(2)},
+		{name: "third self-heal waits 6s", auto: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}, opState: healedAt(2, 2*time.Second), cmp: outOfSync, rev: synced, wait: 4 * time.Second},
+		{name: "backoff is capped at 5m", auto: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}, opState: healedAt(40, 4*time.Minute), cmp: outOfSync, rev: synced, wait: time.Minute},
+		{name: "count starts again after the cooldown", auto: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}, opState: healedAt(40, 6*time.Minute), cmp: outOfSync, rev: synced, want: selfHeal(1)},
 		{name: "failed revision is not retried", auto: &v1alpha1.SyncPolicyAutomated{}, opState: failedAt(next), cmp: outOfSync, rev: next},
 		// As Argo CD: selfHeal corrects drift of a revision that synced; a
 		// revision that failed waits for a new commit or a manual sync.
@@ -96,7 +118,11 @@ func TestSyncDue(t *testing.T) {
 			if !tc.empty {
 				state.objects = append(state.objects, obj)
 			}
-			got := (&Reconciler{}).syncDue(app, tc.op, tc.cmp, state)
+			r := &Reconciler{opts: Options{Now: func() time.Time { return now }}}
+			got, wait := r.syncDue(app, tc.op, tc.cmp, state)
+			if wait != tc.wait {
+				t.Errorf("self-heal waits %s, want %s", wait, tc.wait)
+			}
 			var gotOp *v1alpha1.Operation
 			if got != nil {
 				gotOp = &got.op

@@ -128,6 +128,11 @@ type SyncOperation struct {
 	// Revisions are the revisions of a multi-source sync, one per source.
 	// +optional
 	Revisions []string `json:"revisions,omitempty"`
+	// SelfHealAttemptsCount counts the automated syncs in a row that
+	// corrected drift at the same revision; the next one waits for the
+	// self-heal backoff of this count.
+	// +optional
+	SelfHealAttemptsCount int64 `json:"autoHealAttemptsCount,omitempty"`
 }
 
 // SyncOperationResource names one resource of a partial sync.

@@ -137,6 +137,7 @@ func TestControllerRepoServerAndAppSyncUsageErrors(t *testing.T) {
 		{[]string{"controller", "--fetch-timeout", "-1s"}, "invalid --fetch-timeout -1s: must be positive"},
 		{[]string{"controller", "--max-fetch-bytes", "0"}, `invalid --max-fetch-bytes "0": want a positive quantity such as 1Gi`},
 		{[]string{"controller", "--reconcile-timeout", "0s"}, "invalid --reconcile-timeout 0s: must be positive"},
+		{[]string{"controller", "--sync-timeout", "-1s"}, "invalid --sync-timeout -1s: must not be negative"},
 		{[]string{"controller", "--parallelism", "-1"}, "invalid --parallelism -1: must not be negative"},
 		{[]string{"repo-server"}, "--cert-dir is required: the repo-server serves only HTTPS"},
 		{[]string{"repo-server", "--cert-dir", "/nonexistent"}, "--cert-dir /nonexistent"},

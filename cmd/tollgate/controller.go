@@ -52,6 +52,7 @@ type controllerOptions struct {
 	concurrency int
 	// reconcileTimeout bounds one reconcile of one Application.
 	reconcileTimeout time.Duration
+	syncTimeout      time.Duration
 	metricsAddr      string
 	healthAddr       string
 	pprofAddr        string
@@ -134,6 +135,7 @@ holding a Lease in $POD_NAMESPACE (else in --namespace).`,
 	f.DurationVar(&o.resync, "resync", o.resync, "how often every Application is compared again (±10% jitter)")
 	f.IntVar(&o.concurrency, "concurrency", o.concurrency, "Applications reconciled in parallel")
 	f.DurationVar(&o.reconcileTimeout, "reconcile-timeout", o.reconcileTimeout, "deadline of one reconcile of one Application (fetch, render, comparison and sync); passed, it is retried with backoff")
+	f.DurationVar(&o.syncTimeout, "sync-timeout", 0, "terminate an operation that has run this long since it started, retries included, as Argo CD's --sync-timeout (0: never)")
 	f.StringVar(&o.metricsAddr, "metrics-addr", o.metricsAddr, "address of the Prometheus metrics endpoint (0 disables it)")
 	f.StringVar(&o.healthAddr, "health-addr", o.healthAddr, "address of /healthz and /readyz (0 disables them)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", o.pprofAddr, "address of the Go profiling endpoints /debug/pprof/ (0 disables them)")
@@ -162,6 +164,9 @@ func runController(ctx context.Context, o controllerOptions) error {
 	}
 	if o.reconcileTimeout <= 0 {
 		return usageError(fmt.Errorf("invalid --reconcile-timeout %s: must be positive", o.reconcileTimeout))
+	}
+	if o.syncTimeout < 0 {
+		return usageError(fmt.Errorf("invalid --sync-timeout %s: must not be negative", o.syncTimeout))
 	}
 	if _, _, err := o.repoOptions.check(); err != nil {
 		return err
@@ -202,7 +207,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 	}
 	eopts := engine.DefaultOptions()
 	eopts.Namespace, eopts.Resync, eopts.MaxConcurrentReconciles = o.namespace, o.resync, o.concurrency
-	eopts.ReconcileTimeout = o.reconcileTimeout
+	eopts.ReconcileTimeout, eopts.SyncTimeout = o.reconcileTimeout, o.syncTimeout
 	eopts.WebhookSecret = o.webhookSecret
 	eopts.ImplicitDefaultProject = cfg.ImplicitDefaultProject
 	r, err := engine.New(engine.Dependencies{

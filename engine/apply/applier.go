@@ -38,7 +38,10 @@ type Options struct {
 	// FieldManager is the server-side apply field manager; default
 	// DefaultFieldManager. Keep it stable: ownership of fields follows it.
 	FieldManager string
-	// WaitTimeout bounds the wait for one wave to become healthy; default 5m.
+	// WaitTimeout bounds the wait for one wave to become healthy, for a
+	// hook's predecessor to be deleted and for a new kind to be served;
+	// zero means no bound but ctx's (Argo CD has none: an operation ends
+	// at --sync-timeout or when terminated).
 	WaitTimeout time.Duration
 	// PollInterval is the pause between health checks; default 2s.
 	PollInterval time.Duration
@@ -62,7 +65,6 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		FieldManager:  DefaultFieldManager,
-		WaitTimeout:   5 * time.Minute,
 		PollInterval:  2 * time.Second,
 		DiscoveryTTL:  5 * time.Minute,
 		ListThreshold: 4,
@@ -74,9 +76,6 @@ func (o Options) withDefaults() Options {
 	d := DefaultOptions()
 	if o.FieldManager == "" {
 		o.FieldManager = d.FieldManager
-	}
-	if o.WaitTimeout <= 0 {
-		o.WaitTimeout = d.WaitTimeout
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = d.PollInterval

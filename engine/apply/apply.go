@@ -117,7 +117,8 @@ func (it *item) fail(format string, args ...any) {
 // fails the wave before anything is applied. It then applies the objects in
 // order (deleting hooks with BeforeHookCreation first), stopping at the
 // first failure, and waits until every object is healthy and every hook
-// completed, or one is Degraded or failed, or Options.WaitTimeout passed.
+// completed, or one is Degraded or failed, or Options.WaitTimeout passed
+// or ctx ended (the results of the applied objects are returned then too).
 // Hooks are deleted afterwards according to their delete policies.
 //
 // A failed wave returns its results and a *WaveError; other errors mean the
@@ -154,6 +155,9 @@ func (a *Applier) ApplyWave(ctx context.Context, wave plan.Wave, opts WaveOption
 	}
 	log.V(1).Info("Applied wave, waiting for health", "objects", len(items))
 	if err := a.wait(ctx, items); err != nil {
+		for _, it := range reached(items) {
+			wr.Results = append(wr.Results, it.res)
+		}
 		return wr, fmt.Errorf("apply wave %s/%d: %w", wave.Phase, wave.Wave, err)
 	}
 	a.finishHooks(ctx, items)

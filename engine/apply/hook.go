@@ -103,7 +103,9 @@ func (a *Applier) deleteLive(ctx context.Context, live *unstructured.Unstructure
 	}
 	uid := live.GetUID()
 	var next *unstructured.Unstructured
-	err := wait.PollUntilContextTimeout(ctx, a.shortPoll(), a.opts.WaitTimeout, true, func(ctx context.Context) (bool, error) {
+	waitCtx, cancel := a.bounded(ctx)
+	defer cancel()
+	err := wait.PollUntilContextCancel(waitCtx, a.shortPoll(), true, func(ctx context.Context) (bool, error) {
 		f, err := a.get(ctx, ref)
 		if err != nil {
 			return false, err
@@ -125,7 +127,9 @@ func (a *Applier) deleteLive(ctx context.Context, live *unstructured.Unstructure
 // waitForKind waits until the API server serves gvk: its CRD was applied
 // earlier in the same wave and is being established.
 func (a *Applier) waitForKind(ctx context.Context, gvk schema.GroupVersionKind) error {
-	err := wait.PollUntilContextTimeout(ctx, a.shortPoll(), a.opts.WaitTimeout, true, func(context.Context) (bool, error) {
+	waitCtx, cancel := a.bounded(ctx)
+	defer cancel()
+	err := wait.PollUntilContextCancel(waitCtx, a.shortPoll(), true, func(context.Context) (bool, error) {
 		_, err := a.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
 		if meta.IsNoMatchError(err) {
 			return false, nil
@@ -163,6 +167,14 @@ func (a *Applier) finishHooks(ctx context.Context, items []*item) {
 		log.V(1).Info("Deleted hook", "object", it.ref.String(), "hookPhase", it.res.HookPhase)
 		it.res.Message += "; hook deleted"
 	}
+}
+
+// bounded returns ctx bounded by Options.WaitTimeout, when set.
+func (a *Applier) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if a.opts.WaitTimeout > 0 {
+		return context.WithTimeout(ctx, a.opts.WaitTimeout)
+	}
+	return context.WithCancel(ctx)
 }
 
 // shortPoll is the interval for waits that end quickly (deletion, CRD

@@ -33,6 +33,29 @@ type PruneOptions struct {
 	// argocd.argoproj.io/sync-options annotation overrides them, as in
 	// Argo CD.
 	AppSyncOptions []string
+	// Confirmed is the approval of Prune=confirm objects (Argo CD's
+	// argocd.argoproj.io/deletion-approved on the Application, set after
+	// the operation started). Without it, a Prune that has such an object
+	// to delete deletes nothing and returns a *ConfirmationError.
+	Confirmed bool
+}
+
+// ConfirmationError is returned by Prune when objects marked Prune=confirm
+// are to be deleted and the deletion is not confirmed: nothing was
+// pruned.
+type ConfirmationError struct {
+	// Refs are the objects waiting for confirmation.
+	Refs []Ref
+}
+
+// Error says, as Argo CD's operation message does, what waits.
+func (e *ConfirmationError) Error() string {
+	first := e.Refs[0]
+	msg := "waiting for pruning confirmation of " + first.Group + "/" + first.Kind + "/" + first.Name
+	if n := len(e.Refs) - 1; n > 0 {
+		msg += fmt.Sprintf(" and %d more resources", n)
+	}
+	return msg
 }
 
 // pruneCandidate is one object to delete.
@@ -47,9 +70,9 @@ type pruneCandidate struct {
 // Application's tracking id, from ListOwned) that are not in desired. It
 // deletes in reverse order of application: PruneLast=true objects last, then
 // higher waves first and, within a wave, kinds in reverse apply order. It
-// skips (PruneSkipped) objects with Prune=false, Delete=false or
-// Prune=confirm, and objects whose tracking id names another Application or
-// another object. Hooks are never pruned. Each object is read again just
+// skips (PruneSkipped) objects with Prune=false or Delete=false, and objects
+// whose tracking id names another Application or another object; objects
+// with Prune=confirm hold the whole pruning until PruneOptions.Confirmed. Hooks are never pruned. Each object is read again just
 // before deletion, re-checked, and deleted with a precondition on its UID
 // and resourceVersion, so an object that changed in between is left alone
 // (SyncFailed). Per-object failures are results; the error is non-nil when
@@ -68,18 +91,26 @@ func (a *Applier) Prune(ctx context.Context, owned, desired []*unstructured.Unst
 	}
 	var results []ResourceResult
 	var candidates []pruneCandidate
+	var unconfirmed []Ref
 	for _, obj := range owned {
 		ref := RefOf(obj)
 		if want[ref.key()] || plan.IsHook(obj) {
 			continue
 		}
-		if reason := pruneSkipReason(obj, opts.App, opts.AppSyncOptions); reason != "" {
+		if reason := pruneSkipReason(obj, opts.App, opts.AppSyncOptions, true); reason != "" {
 			results = append(results, ResourceResult{Ref: ref, Status: ResultPruneSkipped, Message: reason})
 			continue
 		}
 		wave, _ := plan.WaveOf(obj) // a bad wave only changes the order
 		o, _ := plan.SyncOptionsFor(obj, opts.AppSyncOptions...)
+		if o.PruneConfirm && !opts.Confirmed {
+			unconfirmed = append(unconfirmed, ref)
+		}
 		candidates = append(candidates, pruneCandidate{obj: obj, ref: ref, wave: wave, pruneLast: o.PruneLast})
+	}
+	if len(unconfirmed) > 0 {
+		// As Argo CD: the pruning waits, whole, for the confirmation.
+		return results, &ConfirmationError{Refs: unconfirmed}
 	}
 	slices.SortStableFunc(candidates, comparePrune)
 	var failed []string
@@ -117,8 +148,8 @@ func comparePrune(x, y pruneCandidate) int {
 }
 
 // pruneSkipReason says why obj must not be pruned by app, whose sync
-// options are appOpts, or "".
-func pruneSkipReason(obj *unstructured.Unstructured, app string, appOpts []string) string {
+// options are appOpts, or "". Prune=confirm is a reason unless confirmed.
+func pruneSkipReason(obj *unstructured.Unstructured, app string, appOpts []string, confirmed bool) string {
 	id, err := plan.TrackingOf(obj)
 	switch {
 	case errors.Is(err, plan.ErrNotTracked):
@@ -138,7 +169,7 @@ func pruneSkipReason(obj *unstructured.Unstructured, app string, appOpts []strin
 		return "Prune=false"
 	case !o.Delete:
 		return "Delete=false"
-	case o.PruneConfirm:
+	case o.PruneConfirm && !confirmed:
 		return "Prune=confirm: needs confirmation"
 	}
 	return ""
@@ -163,7 +194,7 @@ func (a *Applier) pruneOne(ctx context.Context, c pruneCandidate, opts PruneOpti
 		res.Status, res.Message = ResultPruned, "being deleted"
 		return res, nil
 	}
-	if reason := pruneSkipReason(f.obj, opts.App, opts.AppSyncOptions); reason != "" {
+	if reason := pruneSkipReason(f.obj, opts.App, opts.AppSyncOptions, opts.Confirmed); reason != "" {
 		res.Status, res.Message = ResultPruneSkipped, reason
 		return res, nil
 	}

@@ -2,12 +2,16 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // verdict is what one health check concludes.
@@ -37,6 +41,12 @@ func judge(hook bool, status string) verdict {
 	return verdictDone
 }
 
+// ErrTerminated is the cause (context.Cause) with which the caller cancels
+// an operation that is terminated (tollgate app terminate-op, the sync
+// timeout); it may be wrapped. Hooks still running then are deleted, as
+// Argo CD does, and the objects still pending are failed.
+var ErrTerminated = errors.New("operation terminated")
+
 // wait polls the applied items until each is done, one failed, or
 // Options.WaitTimeout passed. Outcomes are recorded on the items; it returns
 // an error only when the API server could not be reached or ctx ended.
@@ -48,7 +58,7 @@ func (a *Applier) wait(ctx context.Context, items []*item) error {
 			pending = append(pending, it)
 		}
 	}
-	waitCtx, cancel := context.WithTimeout(ctx, a.opts.WaitTimeout)
+	waitCtx, cancel := a.bounded(ctx)
 	defer cancel()
 	start := a.opts.Now()
 	for {
@@ -62,7 +72,7 @@ func (a *Applier) wait(ctx context.Context, items []*item) error {
 				a.timedOut(pending, a.opts.Now().Sub(start))
 				return nil
 			}
-			return fmt.Errorf("wait for health: %w", err)
+			return a.stopped(ctx, pending, fmt.Errorf("wait for health: %w", err))
 		}
 		next := pending[:0]
 		failed := false
@@ -81,13 +91,44 @@ func (a *Applier) wait(ctx context.Context, items []*item) error {
 		log.V(1).Info("Waiting for health", "pending", len(pending), "first", pending[0].ref.String())
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("wait for health: %w", ctx.Err())
+			return a.stopped(ctx, pending, fmt.Errorf("wait for health: %w", context.Cause(ctx)))
 		case <-waitCtx.Done():
 			a.timedOut(pending, a.opts.Now().Sub(start))
 			return nil
 		case <-time.After(a.opts.PollInterval):
 		}
 	}
+}
+
+// terminateTimeout bounds the deletion of running hooks once an operation
+// is terminated (its context has ended).
+const terminateTimeout = 30 * time.Second
+
+// stopped handles a wait whose ctx ended with err. When the operation was
+// terminated (cause ErrTerminated), the pending items fail with the cause
+// and pending hooks are deleted, as Argo CD's Terminate does; otherwise
+// they are left for the next attempt.
+func (a *Applier) stopped(ctx context.Context, pending []*item, err error) error {
+	cause := context.Cause(ctx)
+	if !errors.Is(cause, ErrTerminated) {
+		return err
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), terminateTimeout)
+	defer cancel()
+	for _, it := range pending {
+		it.fail("%v", cause)
+		if !it.task.Hook || it.obj == nil {
+			continue
+		}
+		uid := it.obj.GetUID()
+		derr := a.client.Delete(dctx, it.obj, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid})
+		if derr != nil && !apierrors.IsNotFound(derr) {
+			it.res.Message += fmt.Sprintf("; delete running hook: %v", derr)
+			continue
+		}
+		it.res.Message += "; running hook deleted"
+	}
+	return err
 }
 
 // assess records the health of one item and returns the verdict.

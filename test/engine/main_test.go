@@ -52,6 +52,10 @@ const webhookSecret = "push-s3cret"
 // resync is short so that drift and outages show within a test's timeout.
 const resync = 2 * time.Second
 
+// strictResync is the strict engine's resync: long, so that what it does
+// within a test was asked for by an event (TestSelfHealFromWatches).
+const strictResync = 10 * time.Minute
+
 var (
 	env *envtest.Env
 	// applies counts the engine's server-side apply requests (dry runs
@@ -185,7 +189,10 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 		return nil, err
 	}
 	opts := engine.DefaultOptions()
-	opts.Namespace, opts.Resync, opts.WaveTimeout, opts.MaxConcurrentReconciles = ns, resync, 30*time.Second, 4
+	opts.Namespace, opts.Resync, opts.SyncTimeout, opts.MaxConcurrentReconciles = ns, resync, 90*time.Second, 4
+	if ns == strictNS {
+		opts.Resync = strictResync
+	}
 	opts.WebhookSecret = webhookSecret
 	metrics := engine.NewMetrics()
 	// Renders run in child processes under limits, as in the controller.
