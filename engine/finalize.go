@@ -47,18 +47,30 @@ func resourcesFinalizer(app *v1alpha1.Application) (string, metav1.DeletionPropa
 	return "", ""
 }
 
-// finalize handles a deleted Application. Without the resources finalizer
-// its resources are left alone. With it, the resources it tracks are
-// deleted in reverse wave order (higher waves first, each wave gone before
-// the next starts), except those marked Delete=false, and the finalizer is
-// removed once nothing is left. An Application whose destination is not a
-// known cluster has nothing the controller can delete: its finalizer is
-// removed.
+// finalize handles a deleted Application, one step per pass, each step
+// removing its finalizer (which reconciles again), in Argo CD's order:
+//
+//  1. PreDelete hooks (pre-delete finalizer): run and waited for; a failure
+//     stops the deletion (DeletionError) and is retried.
+//  2. The resources (resources finalizer): the objects it tracks are deleted
+//     in reverse wave order (higher waves first, each wave gone before the
+//     next starts), except what keptOnDelete keeps and the delete hooks;
+//     Delete=confirm objects wait for the approval.
+//  3. PostDelete hooks (post-delete finalizer), as PreDelete.
+//  4. The cleanup finalizers: delete hooks without a delete policy are
+//     deleted.
+//
+// Without any of these finalizers its resources are left alone. An
+// Application whose destination is not a known cluster has nothing the
+// controller can delete or run: its finalizers are removed.
 func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (reconcile.Result, error) {
 	key := client.ObjectKeyFromObject(app)
 	r.forget(key)
 	fin, policy := resourcesFinalizer(app)
-	if fin == "" {
+	ours := slices.DeleteFunc([]string{fin, v1alpha1.PreDeleteFinalizerName, v1alpha1.PostDeleteFinalizerName,
+		v1alpha1.PreDeleteCleanupFinalizerName, v1alpha1.PostDeleteCleanupFinalizerName},
+		func(f string) bool { return f == "" || !slices.Contains(app.Finalizers, f) })
+	if len(ours) == 0 {
 		return reconcile.Result{}, nil
 	}
 	log := ctrl.LoggerFrom(ctx)
@@ -68,13 +80,48 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (r
 	}
 	cl, err := r.clusters.resolve(ctx, app.Spec.Destination, secrets)
 	if errors.Is(err, errInvalidDestination) {
-		log.Info("Destination unknown, removing finalizer without deleting resources", "reason", err.Error())
-		return reconcile.Result{}, removeFinalizer(ctx, r.client, app, fin)
+		log.Info("Destination unknown, removing finalizers without deleting resources or running hooks", "reason", err.Error())
+		return reconcile.Result{}, removeFinalizer(ctx, r.client, app, ours...)
 	}
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, r.opts.ReconcileTimeout)
+	defer cancel()
 	instance := plan.AppInstanceName(app.Name, app.Namespace, r.opts.Namespace)
+	for _, h := range []struct {
+		finalizer string
+		phase     plan.Phase
+		after     bool
+	}{
+		{v1alpha1.PreDeleteFinalizerName, plan.PhasePreDelete, false},
+		{v1alpha1.PostDeleteFinalizerName, plan.PhasePostDelete, true},
+	} {
+		if !slices.Contains(app.Finalizers, h.finalizer) || (h.after && fin != "") {
+			continue
+		}
+		log.Info("Running delete hooks", "phase", h.phase)
+		if err := r.runDeleteHooks(ctx, app, cl, h.phase); err != nil {
+			what := strings.ToLower(string(h.phase[:len(h.phase)-len("Delete")])) + "-delete"
+			return reconcile.Result{}, r.deletionFailed(ctx, app, fmt.Sprintf("error executing %s hooks: %v", what, err), err)
+		}
+		return reconcile.Result{}, removeFinalizer(ctx, r.client, app, h.finalizer)
+	}
+	if fin != "" {
+		return r.deleteResources(ctx, cl, app, instance, fin, policy)
+	}
+	if err := r.cleanupDeleteHooks(ctx, cl, instance); err != nil {
+		return reconcile.Result{}, err
+	}
+	log.Info("Delete hooks cleaned up, removing finalizers")
+	return reconcile.Result{}, removeFinalizer(ctx, r.client, app, v1alpha1.PreDeleteCleanupFinalizerName, v1alpha1.PostDeleteCleanupFinalizerName)
+}
+
+// deleteResources is the cascade step of finalize: it deletes one wave of
+// what instance tracks, or removes the resources finalizer fin when nothing
+// is left.
+func (r *Reconciler) deleteResources(ctx context.Context, cl *cluster, app *v1alpha1.Application, instance, fin string, policy metav1.DeletionPropagation) (reconcile.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
 	// The kinds recorded in the status first; a full search over every
 	// listable kind before the finalizer goes.
 	var kinds []schema.GroupVersionKind
@@ -120,7 +167,7 @@ func (r *Reconciler) deletable(ctx context.Context, cl *cluster, app *v1alpha1.A
 	appOpts := appSyncOptions(app)
 	var out []*unstructured.Unstructured
 	for _, o := range owned {
-		if !keptOnDelete(o, app, appOpts) {
+		if !keptOnDelete(o, app, appOpts) && !plan.IsDeleteHook(o) {
 			out = append(out, o)
 		}
 	}
@@ -209,16 +256,16 @@ func deleteWave(ctx context.Context, c client.Client, objs []*unstructured.Unstr
 	return errors.Join(errs...)
 }
 
-// removeFinalizer removes fin from app with a merge patch guarded by the
+// removeFinalizer removes fins from app with a merge patch guarded by the
 // resourceVersion, so a finalizer added meanwhile is not lost.
-func removeFinalizer(ctx context.Context, c client.Client, app *v1alpha1.Application, fin string) error {
+func removeFinalizer(ctx context.Context, c client.Client, app *v1alpha1.Application, fins ...string) error {
 	orig := app.DeepCopy()
-	app.Finalizers = slices.DeleteFunc(slices.Clone(app.Finalizers), func(f string) bool { return f == fin })
+	app.Finalizers = slices.DeleteFunc(slices.Clone(app.Finalizers), func(f string) bool { return slices.Contains(fins, f) })
 	if err := c.Patch(ctx, app, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("remove finalizer %s: %w", fin, err)
+		return fmt.Errorf("remove finalizer %s: %w", strings.Join(fins, ", "), err)
 	}
 	return nil
 }

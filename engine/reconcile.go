@@ -135,6 +135,9 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 	}
 	p.conds.clear(v1alpha1.ApplicationConditionComparisonError)
 	r.recordComparison(p, cmp, state, tg.sources)
+	if state.unbuilt == nil {
+		deleteHookFinalizers(app, state.objects)
+	}
 	if cmp.status != v1alpha1.SyncStatusCodeSynced {
 		// A sync may be due: it needs the objects (a reused comparison
 		// did not build them).

@@ -105,6 +105,10 @@ const (
 	ApplicationConditionOrphanedResourceWarning = "OrphanedResourceWarning"
 	ApplicationConditionRepeatedResourceWarning = "RepeatedResourceWarning"
 	ApplicationConditionExcludedResourceWarning = "ExcludedResourceWarning"
+	// ApplicationConditionDeletionError says why the deletion of an
+	// Application is stuck (a PreDelete or PostDelete hook failed or was
+	// refused).
+	ApplicationConditionDeletionError = "DeletionError"
 	// ApplicationConditionUnknownHookWarning (tollgate's) names hook types
 	// and hook delete policies Argo CD does not know; like Argo CD, the
 	// engine ignores them (an object left with no known hook type is
@@ -118,6 +122,18 @@ const (
 // ResourcesFinalizerName is the finalizer that makes deleting an Application
 // delete (cascade) its resources first.
 const ResourcesFinalizerName = "resources-finalizer.argocd.argoproj.io"
+
+// Finalizers of Applications with delete hooks, as Argo CD names them: the
+// controller adds PreDeleteFinalizerName and PostDeleteFinalizerName while
+// the desired state has PreDelete or PostDelete hooks, runs the hooks when
+// the Application is deleted, and removes the hooks it ran (the cleanup
+// finalizers) last.
+const (
+	PreDeleteFinalizerName         = "pre-delete-finalizer.argocd.argoproj.io"
+	PostDeleteFinalizerName        = "post-delete-finalizer.argocd.argoproj.io"
+	PreDeleteCleanupFinalizerName  = PreDeleteFinalizerName + "/cleanup"
+	PostDeleteCleanupFinalizerName = PostDeleteFinalizerName + "/cleanup"
+)
 
 // Annotations and labels Argo CD reads on Applications and on the resources
 // they manage.

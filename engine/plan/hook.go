@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -167,6 +168,27 @@ func deletePoliciesOf(obj *unstructured.Unstructured) []HookDeletePolicy {
 // a sync. Skipped objects and crd-install "hooks" are not hooks.
 func IsHook(obj *unstructured.Unstructured) bool {
 	return hookOf(obj).hook
+}
+
+// HasPhase reports whether obj is a hook that runs in phase p.
+func HasPhase(obj *unstructured.Unstructured, p Phase) bool {
+	info := hookOf(obj)
+	return info.hook && slices.Contains(info.phases, p)
+}
+
+// IsDeleteHook reports whether obj is a PreDelete or PostDelete hook: it
+// runs when its Application is deleted, and a cascade deletion leaves it
+// to the hook cleanup.
+func IsDeleteHook(obj *unstructured.Unstructured) bool {
+	return HasPhase(obj, PhasePreDelete) || HasPhase(obj, PhasePostDelete)
+}
+
+// HasDeletePolicyAnnotation reports whether obj names its delete policy
+// (Argo CD's or Helm's annotation); without one, a delete hook is removed
+// by the cleanup after the Application's deletion, as Argo CD does.
+func HasDeletePolicyAnnotation(obj *unstructured.Unstructured) bool {
+	ann := obj.GetAnnotations()
+	return len(splitCSV(ann[AnnotationHookDeletePolicy])) > 0 || len(splitCSV(ann[AnnotationHelmHookDeletePolicy])) > 0
 }
 
 // splitCSV splits a comma-separated annotation value, trimming spaces and
