@@ -34,6 +34,40 @@ type ResourceDiff struct {
 // OutOfSync and Missing, not an error. Only failures to reach the API server
 // are returned as errors; per-object rejections are in ResourceDiff.Error.
 func (a *Applier) Diff(ctx context.Context, desired []*unstructured.Unstructured, ignore []IgnoreDifference) ([]ResourceDiff, error) {
+	return a.diff(ctx, desired, ignore, nil)
+}
+
+// DetailedDiff is a ResourceDiff with the two sides as they were compared,
+// for showing them (gitops-engine's diff.DiffResult).
+type DetailedDiff struct {
+	ResourceDiff
+	// NormalizedLive is the live object without status, server-maintained
+	// metadata and ignored paths; nil when it does not exist.
+	NormalizedLive map[string]any
+	// PredictedLive is the server-side dry-run apply of the desired object,
+	// normalized in the same way; when there is no live object to apply
+	// to, the desired object itself without status. Nil when the dry run
+	// was rejected (Error).
+	PredictedLive map[string]any
+}
+
+// DiffDetailed is Diff with both sides of each comparison. Secret data is
+// not hidden: the caller must not show it as it is.
+func (a *Applier) DiffDetailed(ctx context.Context, desired []*unstructured.Unstructured, ignore []IgnoreDifference) ([]DetailedDiff, error) {
+	sides := make([]DetailedDiff, len(desired))
+	diffs, err := a.diff(ctx, desired, ignore, sides)
+	if err != nil {
+		return nil, err
+	}
+	for i := range diffs {
+		sides[i].ResourceDiff = diffs[i]
+	}
+	return sides, nil
+}
+
+// diff is Diff; when sides is not nil (one per desired object), it also
+// keeps the normalized sides there.
+func (a *Applier) diff(ctx context.Context, desired []*unstructured.Unstructured, ignore []IgnoreDifference, sides []DetailedDiff) ([]ResourceDiff, error) {
 	rules, err := compileIgnore(ignore)
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
@@ -49,6 +83,10 @@ func (a *Applier) Diff(ctx context.Context, desired []*unstructured.Unstructured
 	out := make([]ResourceDiff, len(desired))
 	for i, d := range desired {
 		rd := ResourceDiff{Ref: refs[i], Live: live[i].obj, Status: StatusOutOfSync}
+		var sd *DetailedDiff
+		if sides != nil {
+			sd = &sides[i]
+		}
 		switch {
 		case live[i].unknownKind:
 			rd.Missing = true
@@ -57,17 +95,21 @@ func (a *Applier) Diff(ctx context.Context, desired []*unstructured.Unstructured
 			rd.Missing = true
 			rd.Diff = "missing from the cluster"
 		default:
-			if err := a.compare(ctx, d, live[i].obj, rules, &rd); err != nil {
+			if err := a.compare(ctx, d, live[i].obj, rules, &rd, sd); err != nil {
 				return nil, fmt.Errorf("diff %s: %w", refs[i], err)
 			}
+		}
+		if rd.Missing && sd != nil {
+			sd.PredictedLive = Normalized(d)
 		}
 		out[i] = rd
 	}
 	return out, nil
 }
 
-// compare dry-runs desired and fills rd from the normalized comparison.
-func (a *Applier) compare(ctx context.Context, desired, live *unstructured.Unstructured, rules []ignoreRule, rd *ResourceDiff) error {
+// compare dry-runs desired and fills rd from the normalized comparison, and
+// sd, when not nil, with the normalized sides.
+func (a *Applier) compare(ctx context.Context, desired, live *unstructured.Unstructured, rules []ignoreRule, rd *ResourceDiff, sd *DetailedDiff) error {
 	dry := desired.DeepCopy()
 	err := a.patch(ctx, dry, patchOptions{force: true, dryRun: true, validate: false})
 	if isUnknownFieldError(err) {
@@ -87,8 +129,12 @@ func (a *Applier) compare(ctx context.Context, desired, live *unstructured.Unstr
 		}
 		return err
 	}
-	changes, err := normalizedChanges(ctx, live, dry, rules)
-	if err != nil {
+	l, w := normalize(ctx, live, dry, rules)
+	if sd != nil {
+		sd.NormalizedLive, sd.PredictedLive = l, w
+	}
+	changes := changesBetween(l, w)
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if len(changes) == 0 {
@@ -99,18 +145,38 @@ func (a *Applier) compare(ctx context.Context, desired, live *unstructured.Unstr
 	return nil
 }
 
-// normalizedChanges compares live with want (a dry-run result) after
-// removing server noise and ignored paths from both.
-func normalizedChanges(ctx context.Context, live, want *unstructured.Unstructured, rules []ignoreRule) ([]change, error) {
-	l := live.DeepCopy().Object
-	w := want.DeepCopy().Object
+// normalize returns copies of live and want (a dry-run result) without
+// server noise and ignored paths, as they are compared.
+func normalize(ctx context.Context, live, want *unstructured.Unstructured, rules []ignoreRule) (l, w map[string]any) {
+	l = live.DeepCopy().Object
+	w = want.DeepCopy().Object
 	removePaths(l, ignoredPaths(ctx, rules, l, live))
 	removePaths(w, ignoredPaths(ctx, rules, w, live))
 	stripNoise(l)
 	stripNoise(w)
+	return l, w
+}
+
+// Normalized returns a copy of obj without status and server-maintained
+// metadata, as Diff compares objects (without ignore rules).
+func Normalized(obj *unstructured.Unstructured) map[string]any {
+	o := obj.DeepCopy().Object
+	stripNoise(o)
+	return o
+}
+
+// normalizedChanges compares live with want (a dry-run result) after
+// removing server noise and ignored paths from both.
+func normalizedChanges(ctx context.Context, live, want *unstructured.Unstructured, rules []ignoreRule) ([]change, error) {
+	l, w := normalize(ctx, live, want, rules)
+	return changesBetween(l, w), ctx.Err()
+}
+
+// changesBetween returns the paths where the normalized l and w differ.
+func changesBetween(l, w map[string]any) []change {
 	var changes []change
 	diffValues(l, w, nil, &changes)
-	return changes, ctx.Err()
+	return changes
 }
 
 func isSecret(obj *unstructured.Unstructured) bool {
