@@ -14,6 +14,7 @@ import (
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/engine/plan"
+	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // comparison is the outcome of comparing the desired objects of an
@@ -97,7 +98,7 @@ func (r *Reconciler) compare(ctx context.Context, cl *cluster, app *v1alpha1.App
 			Namespace: d.Ref.Namespace, Name: d.Ref.Name,
 			Status: v1alpha1.SyncStatusCode(d.Status), SyncWave: int64(wave), Health: &health,
 		}
-		if owner := otherOwner(d.Live, instance); owner != "" {
+		if owner := otherOwner(d.Live, instance, r.opts.TrackingMethod); owner != "" {
 			c.shared[refKey(d.Ref)] = fmt.Sprintf("%s is part of application %s and is not applied by this one", d.Ref, owner)
 		} else if rs.Status != v1alpha1.SyncStatusCodeSynced {
 			c.drift = true
@@ -136,17 +137,14 @@ func (r *Reconciler) compare(ctx context.Context, cl *cluster, app *v1alpha1.App
 	return c, nil
 }
 
-// otherOwner returns the application instance that tracks live, when it is
-// not instance and the tracking id describes live itself; else "".
-func otherOwner(live *unstructured.Unstructured, instance string) string {
-	if live == nil {
+// otherOwner returns the application instance that tracks live under
+// method (plan.OwnerOf), when it is not instance; else "".
+func otherOwner(live *unstructured.Unstructured, instance string, method policies.TrackingMethod) string {
+	if live == nil || plan.OwnedBy(live, instance, method) {
 		return ""
 	}
-	id, err := plan.TrackingOf(live)
-	if err != nil || id.App == instance || !plan.Describes(id, live) {
-		return ""
-	}
-	return id.App
+	owner, _ := plan.OwnerOf(live, method)
+	return owner
 }
 
 // kindsOf returns the kinds to look for owned objects in: those of the

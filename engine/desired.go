@@ -14,10 +14,10 @@ import (
 // desiredObjects turns rendered objects into what is applied: namespaced
 // objects without a namespace get the destination namespace,
 // cluster-scoped objects lose one they should not have, and every object
-// carries the Application's tracking annotation. Scope comes from the
+// carries the Application's tracking metadata for method. Scope comes from the
 // destination's REST mapper, or, for kinds it does not serve yet, from the
 // CustomResourceDefinitions among the objects and the built-in table.
-func desiredObjects(objs []map[string]any, namespace, instance string, mapper meta.RESTMapper) ([]*unstructured.Unstructured, error) {
+func desiredObjects(objs []map[string]any, namespace, instance string, method policies.TrackingMethod, mapper meta.RESTMapper) ([]*unstructured.Unstructured, error) {
 	var crds []map[string]any
 	for _, o := range objs {
 		if u := (&unstructured.Unstructured{Object: o}); u.GroupVersionKind().GroupKind() == (schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}) {
@@ -49,7 +49,7 @@ func desiredObjects(objs []map[string]any, namespace, instance string, mapper me
 			return nil, fmt.Errorf("%s: namespaced object without a namespace, and the application has no destination namespace", plan.Describe(u))
 		}
 		if !plan.IsHook(u) || u.GetName() != "" {
-			plan.SetTracking(u, instance)
+			plan.SetTracking(u, instance, method)
 		}
 		out = append(out, u)
 	}

@@ -259,7 +259,8 @@ func newClusterClients(ctx context.Context, cfg *rest.Config, scheme *runtime.Sc
 
 // keepResourceVersion trims an object of the metadata cache to what the
 // engine reads: its name, namespace and resourceVersion (fingerprint), and
-// its generation and tracking annotation (watchLive tells drift by them).
+// its generation, tracking annotation and instance label (watchLive tells
+// drift by them).
 // The cache holds every object of each kind in the cluster, whose labels,
 // other annotations and owner references would otherwise be most of its
 // memory. Anything other than metadata (a deletion tombstone) is left as
@@ -273,7 +274,11 @@ func keepResourceVersion(in any) (any, error) {
 	if id, ok := md.Annotations[v1alpha1.AnnotationKeyTrackingID]; ok {
 		annotations = map[string]string{v1alpha1.AnnotationKeyTrackingID: id}
 	}
+	var labels map[string]string
+	if v, ok := md.Labels[v1alpha1.LabelKeyAppInstance]; ok {
+		labels = map[string]string{v1alpha1.LabelKeyAppInstance: v}
+	}
 	md.ObjectMeta = metav1.ObjectMeta{Name: md.Name, Namespace: md.Namespace, ResourceVersion: md.ResourceVersion,
-		Generation: md.Generation, Annotations: annotations}
+		Generation: md.Generation, Annotations: annotations, Labels: labels}
 	return md, nil
 }

@@ -84,7 +84,7 @@ func TestDesiredObjects(t *testing.T) {
 			"spec": map[string]any{"group": "example.com", "scope": "Cluster", "names": map[string]any{"kind": "Widget"}}},
 		{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w", "namespace": "junk"}},
 	}
-	got, err := desiredObjects(objs, "dest", "app", mapper)
+	got, err := desiredObjects(objs, "dest", "app", "", mapper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,11 +103,11 @@ func TestDesiredObjects(t *testing.T) {
 		t.Errorf("tracking ids (-want +got):\n%s", diff)
 	}
 
-	_, err = desiredObjects([]map[string]any{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}}, "", "app", mapper)
+	_, err = desiredObjects([]map[string]any{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}}, "", "app", "", mapper)
 	if err == nil || !strings.Contains(err.Error(), "ConfigMap a: namespaced object without a namespace") {
 		t.Errorf("without a destination namespace: error = %v", err)
 	}
-	_, err = desiredObjects([]map[string]any{{"kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}}, "dest", "app", mapper)
+	_, err = desiredObjects([]map[string]any{{"kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}}, "dest", "app", "", mapper)
 	if err == nil || !strings.Contains(err.Error(), "rendered object 1 (a): apiVersion and kind must be set") {
 		t.Errorf("without apiVersion: error = %v", err)
 	}
@@ -118,7 +118,7 @@ func TestFingerprintRefsAndCovers(t *testing.T) {
 		{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "a"},
 		{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "ns", Name: "old", RequiresPruning: true},
 	}
-	desiredObjs, err := desiredObjects([]map[string]any{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a", "namespace": "ns"}}}, "ns", "app", meta.NewDefaultRESTMapper(nil))
+	desiredObjs, err := desiredObjects([]map[string]any{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a", "namespace": "ns"}}}, "ns", "app", "", meta.NewDefaultRESTMapper(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

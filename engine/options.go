@@ -37,6 +37,14 @@ type Options struct {
 	Jitter float64
 	// FieldManager owns the fields the engine applies.
 	FieldManager string
+	// TrackingMethod is how applied objects are marked as an
+	// Application's and recognised as its own, Argo CD's
+	// application.resourceTrackingMethod: annotation (the default, as in
+	// Argo CD 3), label or annotation+label. With label or
+	// annotation+label, objects that carry only an Application's instance
+	// label (as an Argo CD with label tracking left them) are its own, and
+	// the next sync gives them this method's metadata.
+	TrackingMethod policies.TrackingMethod
 	// SyncTimeout bounds one operation from its start (retries included),
 	// as Argo CD's --sync-timeout: passed, the operation is terminated.
 	// Zero means no bound (Argo CD's default); ReconcileTimeout still
@@ -82,6 +90,7 @@ func DefaultOptions() Options {
 		Resync:                  DefaultResync,
 		Jitter:                  DefaultJitter,
 		FieldManager:            DefaultFieldManager,
+		TrackingMethod:          policies.TrackingAnnotation,
 		ReconcileTimeout:        DefaultReconcileTimeout,
 		CompareMaxAge:           DefaultCompareMaxAge,
 		MaxConcurrentReconciles: DefaultConcurrency,
@@ -111,6 +120,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.FieldManager == "" {
 		o.FieldManager = d.FieldManager
+	}
+	if o.TrackingMethod == "" {
+		o.TrackingMethod = d.TrackingMethod
+	}
+	if !o.TrackingMethod.Valid() {
+		return o, fmt.Errorf("validate options: invalid tracking method %q (want annotation, label or annotation+label)", o.TrackingMethod)
 	}
 	if o.SyncTimeout < 0 {
 		return o, fmt.Errorf("validate options: sync timeout %s is negative", o.SyncTimeout)

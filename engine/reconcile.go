@@ -25,6 +25,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/plan"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // pass is the state of one reconcile of one Application. The Application is
@@ -325,7 +326,9 @@ type unbuiltObjects struct {
 	rendered            []json.RawMessage
 	load                func(context.Context) ([]json.RawMessage, error)
 	namespace, instance string
-	mapper              meta.RESTMapper
+	// tracking is the engine's tracking method; empty means annotation.
+	tracking policies.TrackingMethod
+	mapper   meta.RESTMapper
 }
 
 // build decodes the rendered objects and makes them final, once.
@@ -359,7 +362,7 @@ func (d *desired) build(ctx context.Context) error {
 			decoded = append(decoded, o)
 		}
 	}
-	objs, err := desiredObjects(decoded, u.namespace, u.instance, u.mapper)
+	objs, err := desiredObjects(decoded, u.namespace, u.instance, u.tracking, u.mapper)
 	if err != nil {
 		return err
 	}
@@ -400,7 +403,7 @@ func (r *Reconciler) desiredState(ctx context.Context, p *pass, tg *target) (*de
 	}
 	d := &desired{
 		sourceTypes: resp.SourceTypes, renderKey: resp.Key, revisions: resp.Revisions,
-		unbuilt: &unbuiltObjects{rendered: resp.Objects, namespace: p.app.Spec.Destination.Namespace, instance: p.instance, mapper: tg.cluster.mapper},
+		unbuilt: &unbuiltObjects{rendered: resp.Objects, namespace: p.app.Spec.Destination.Namespace, instance: p.instance, tracking: r.opts.TrackingMethod, mapper: tg.cluster.mapper},
 	}
 	if resp.Unchanged {
 		d.unbuilt.load = r.loadObjects(req, resp)

@@ -139,6 +139,7 @@ func (r *Reconciler) newCluster(ctx context.Context, cfg *rest.Config) (*cluster
 	}
 	a, err := apply.New(c.client, apply.Options{
 		FieldManager: r.opts.FieldManager,
+		Tracking:     r.opts.TrackingMethod,
 		Health:       assessHealth,
 		Discovery:    c.discovery,
 	})

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/plan"
 )
 
 // liveChangeDelay is how long after a change of a tracked live object its
@@ -92,7 +93,8 @@ func (r *Reconciler) watchKind(ctx context.Context, cl *cluster, gvk schema.Grou
 // liveChange reports whether an update of a live object may be drift: its
 // spec changed (a new generation), it has no generation (ConfigMaps,
 // Secrets, RBAC: every write is a change of content), or its tracking
-// changed. Status-only writes (a Deployment rolling out) are not.
+// (annotation or instance label) changed. Status-only writes (a Deployment
+// rolling out) are not.
 func liveChange(old, obj any) bool {
 	o, ok1 := old.(*metav1.PartialObjectMetadata)
 	n, ok2 := obj.(*metav1.PartialObjectMetadata)
@@ -103,18 +105,23 @@ func liveChange(old, obj any) bool {
 		return false // a relist
 	}
 	return n.Generation == 0 || o.Generation != n.Generation ||
-		o.Annotations[v1alpha1.AnnotationKeyTrackingID] != n.Annotations[v1alpha1.AnnotationKeyTrackingID]
+		o.Annotations[v1alpha1.AnnotationKeyTrackingID] != n.Annotations[v1alpha1.AnnotationKeyTrackingID] ||
+		o.Labels[v1alpha1.LabelKeyAppInstance] != n.Labels[v1alpha1.LabelKeyAppInstance]
 }
 
 // liveChanged requests a comparison of the Application tracking obj, if
-// any.
+// any: the one its tracking annotation names or, when it has none and the
+// tracking method reads labels, its instance label names.
 func (r *Reconciler) liveChanged(obj any) {
 	md, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
 		return
 	}
-	id := md.Annotations[v1alpha1.AnnotationKeyTrackingID]
+	id, tracked := md.Annotations[v1alpha1.AnnotationKeyTrackingID]
 	instance, _, ok := strings.Cut(id, ":")
+	if !tracked && plan.ReadsLabel(r.opts.TrackingMethod) {
+		instance, ok = md.Labels[v1alpha1.LabelKeyAppInstance], true
+	}
 	if !ok || instance == "" {
 		return
 	}

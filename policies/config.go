@@ -66,9 +66,42 @@ type Config struct {
 	// project-not-found. Only callers that know the project set from a
 	// cluster read it (BuildInputs' InputOptions).
 	ImplicitDefaultProject bool `json:"implicitDefaultProject,omitempty"`
+	// TrackingMethod is how objects are tied to the Application that
+	// manages them, Argo CD's application.resourceTrackingMethod. The
+	// webhook reads it to find an object's Application (default
+	// annotation+label there); the engine marks what it applies with it and
+	// recognises its objects by it (default annotation, as in Argo CD 3).
+	TrackingMethod TrackingMethod `json:"trackingMethod,omitempty"`
 
 	// source is the file the configuration was loaded from, for errors.
 	source string
+}
+
+// TrackingMethod says how the Application that manages an object is
+// recorded on it, with the names of Argo CD's
+// application.resourceTrackingMethod.
+type TrackingMethod string
+
+// Tracking methods.
+const (
+	// TrackingAnnotation is the argocd.argoproj.io/tracking-id annotation,
+	// "<app>:<group>/<kind>:<namespace>/<name>".
+	TrackingAnnotation TrackingMethod = "annotation"
+	// TrackingLabel is the app.kubernetes.io/instance label, "<app>".
+	TrackingLabel TrackingMethod = "label"
+	// TrackingAnnotationAndLabel is both; the annotation is the one read
+	// when present.
+	TrackingAnnotationAndLabel TrackingMethod = "annotation+label"
+)
+
+// Valid reports whether m is a tracking method, or empty (the reader's
+// default).
+func (m TrackingMethod) Valid() bool {
+	switch m {
+	case "", TrackingAnnotation, TrackingLabel, TrackingAnnotationAndLabel:
+		return true
+	}
+	return false
 }
 
 // RuleSeverities maps rule ids to severities. When decoded from JSON or YAML
@@ -168,6 +201,9 @@ func (c Config) Validate() error {
 		if err := x.validate(); err != nil {
 			return fmt.Errorf("exemptions[%d]: %w", i, err)
 		}
+	}
+	if !c.TrackingMethod.Valid() {
+		return fmt.Errorf("trackingMethod: invalid tracking method %q (want annotation, label or annotation+label)", c.TrackingMethod)
 	}
 	return nil
 }

@@ -92,6 +92,16 @@ exemptAnnotation: example.com/skip-policies
 			wantErr: `argocdNamespace: invalid namespace name "Argo_CD"`,
 		},
 		{
+			name: "tracking method, shared by the webhook and the engine",
+			yaml: "trackingMethod: annotation+label\n",
+			want: Config{TrackingMethod: TrackingAnnotationAndLabel},
+		},
+		{
+			name:    "invalid tracking method",
+			yaml:    "trackingMethod: owner\n",
+			wantErr: `trackingMethod: invalid tracking method "owner" (want annotation, label or annotation+label)`,
+		},
+		{
 			name:    "invalid annotation",
 			yaml:    "exemptAnnotation: \"not valid/\"\n",
 			wantErr: `exemptAnnotation: invalid annotation name`,

@@ -24,19 +24,19 @@ const (
 	ModeAudit Mode = "audit"
 )
 
-// TrackingMethod says how the owning Application of an object is found, with
-// the names Argo CD's application.resourceTrackingMethod uses.
-type TrackingMethod string
+// TrackingMethod says how the owning Application of an object is found. It
+// is the policy configuration's trackingMethod, which the engine reads too.
+type TrackingMethod = policies.TrackingMethod
 
-// Tracking methods.
+// Tracking methods, as the webhook reads them.
 const (
 	// TrackingAnnotation reads only the TrackingIDAnnotation.
-	TrackingAnnotation TrackingMethod = "annotation"
+	TrackingAnnotation = policies.TrackingAnnotation
 	// TrackingLabel reads only the InstanceLabel.
-	TrackingLabel TrackingMethod = "label"
+	TrackingLabel = policies.TrackingLabel
 	// TrackingAnnotationAndLabel reads the annotation and, when it is absent
 	// or does not describe the object, the label.
-	TrackingAnnotationAndLabel TrackingMethod = "annotation+label"
+	TrackingAnnotationAndLabel = policies.TrackingAnnotationAndLabel
 )
 
 // Argo CD's resource tracking metadata.
@@ -57,7 +57,7 @@ const maxConfigBytes = 1 << 20
 
 // Config is the webhook's configuration file. It embeds the policy
 // configuration shared with the CLI and the engine (argocdNamespace, rules,
-// exemptAnnotation):
+// exemptAnnotation, trackingMethod):
 //
 //	argocdNamespace: argocd
 //	mode: enforce
@@ -85,9 +85,6 @@ type Config struct {
 	// ExemptGroups are groups whose members' requests are allowed without
 	// judging.
 	ExemptGroups []string `json:"exemptGroups"`
-	// TrackingMethod says how the owning Application of an object is found;
-	// default annotation+label.
-	TrackingMethod TrackingMethod `json:"trackingMethod,omitempty"`
 	// SyncUsers are the users that apply Applications' manifests (the sync
 	// engines). An object tracked by an Application and written by anyone
 	// else is judged against that Application's project without the
@@ -166,7 +163,9 @@ func DefaultConfig() Config {
 		ExemptNamespaces: DefaultExemptNamespaces(),
 		ExemptUsers:      DefaultExemptUsers(),
 		ExemptGroups:     DefaultExemptGroups(),
-		TrackingMethod:   TrackingAnnotationAndLabel,
+		// The engine's default is annotation; reading the label too
+		// finds the owners of objects a label-tracking Argo CD left.
+		Config: policies.Config{TrackingMethod: TrackingAnnotationAndLabel},
 	}
 }
 
@@ -184,11 +183,6 @@ func (c Config) Validate() error {
 	case "", ModeEnforce, ModeAudit:
 	default:
 		errs = append(errs, fmt.Errorf("mode: invalid mode %q (want enforce or audit)", c.Mode))
-	}
-	switch c.TrackingMethod {
-	case "", TrackingAnnotation, TrackingLabel, TrackingAnnotationAndLabel:
-	default:
-		errs = append(errs, fmt.Errorf("trackingMethod: invalid tracking method %q (want annotation, label or annotation+label)", c.TrackingMethod))
 	}
 	for i, ns := range c.ExemptNamespaces {
 		if !namespacePattern.MatchString(ns) {

@@ -60,6 +60,8 @@ type controllerOptions struct {
 	webhookSecret    string
 	leaderElect      bool
 	configFile       string
+	// trackingMethod overrides the trackingMethod of configFile.
+	trackingMethod string
 	// repoOptions configure the in-process repository service, used
 	// without repoServers.
 	repoOptions
@@ -146,7 +148,8 @@ holding a Lease in $POD_NAMESPACE (else in --namespace).`,
 	f.StringVar(&o.repoServerSecret, "repo-server-tls-secret", o.repoServerSecret, "Secret in $POD_NAMESPACE (else --namespace) holding the repo-servers' CA and serving certificate, which the controller keeps and trusts (with --repo-server)")
 	f.StringVar(&o.repoServerService, "repo-server-service", o.repoServerService, "Service the repo-servers' certificate is issued for (with --repo-server)")
 	addRepoFlags(f, &o.repoOptions)
-	f.StringVar(&o.configFile, "config", "", "policy configuration `FILE` (severities, exemptions, protected namespaces, implicitDefaultProject)")
+	f.StringVar(&o.configFile, "config", "", "policy configuration `FILE` (severities, exemptions, protected namespaces, implicitDefaultProject, trackingMethod)")
+	f.StringVar(&o.trackingMethod, "tracking-method", "", "how applied objects are marked and recognised as an Application's: annotation, label or annotation+label (default: trackingMethod of --config, else annotation)")
 	return cmd
 }
 
@@ -187,6 +190,12 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if cfg.TollgateNamespace == "" {
 		cfg.TollgateNamespace = os.Getenv("POD_NAMESPACE")
 	}
+	if o.trackingMethod != "" {
+		cfg.TrackingMethod = policies.TrackingMethod(o.trackingMethod)
+		if !cfg.TrackingMethod.Valid() {
+			return usageError(fmt.Errorf("invalid --tracking-method %q: want annotation, label or annotation+label", o.trackingMethod))
+		}
+	}
 	popts := policies.DefaultOptions()
 	popts.Config = cfg
 	evaluator, err := policies.New(ctx, popts)
@@ -210,6 +219,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 	eopts.ReconcileTimeout, eopts.SyncTimeout = o.reconcileTimeout, o.syncTimeout
 	eopts.WebhookSecret = o.webhookSecret
 	eopts.ImplicitDefaultProject = cfg.ImplicitDefaultProject
+	eopts.TrackingMethod = cfg.TrackingMethod
 	r, err := engine.New(engine.Dependencies{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Scheme: mgr.GetScheme(),
 		Evaluator: evaluator, Manifests: manifests, Recorder: mgr.GetEventRecorder(engine.ControllerName), Metrics: metrics,

@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // DefaultFieldManager is the server-side apply field manager of tollgate.
@@ -45,6 +47,10 @@ type Options struct {
 	WaitTimeout time.Duration
 	// PollInterval is the pause between health checks; default 2s.
 	PollInterval time.Duration
+	// Tracking is how objects are marked as an Application's and
+	// recognised as its own (plan.SetTracking, plan.OwnedBy); default
+	// annotation.
+	Tracking policies.TrackingMethod
 	// Health is required by ApplyWave and Run.
 	Health HealthFunc
 	// Discovery lists the resource types for ListOwned when no types are
@@ -76,6 +82,9 @@ func (o Options) withDefaults() Options {
 	d := DefaultOptions()
 	if o.FieldManager == "" {
 		o.FieldManager = d.FieldManager
+	}
+	if o.Tracking == "" {
+		o.Tracking = policies.TrackingAnnotation
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = d.PollInterval

@@ -17,10 +17,16 @@ import (
 // WaveOptions configure ApplyWave and Run for one sync of one Application.
 type WaveOptions struct {
 	// App is the application instance name (plan.AppInstanceName). Objects
-	// get its tracking annotation, and only objects already tracked by it
-	// are applied with force. Leave it empty only for objects no
-	// Application owns.
+	// get its tracking metadata (Options.Tracking), and only objects already
+	// tracked by it are applied with force. Leave it empty only for objects
+	// no Application owns.
 	App string
+	// MigrationManager is the field manager whose fields move to tollgate's
+	// before an object is applied (ClientSideApplyMigration, see
+	// migrateFields): the Application's
+	// argocd.argoproj.io/client-side-apply-migration-manager annotation;
+	// default DefaultMigrationManager.
+	MigrationManager string
 	// SyncID names hooks that only have metadata.generateName:
 	// `<generateName><syncID>-<phase>`. Default: the Unix time of the
 	// Applier's clock.
@@ -146,7 +152,7 @@ func (a *Applier) ApplyWave(ctx context.Context, wave plan.Wave, opts WaveOption
 		return a.waveFailed(wr, failed, failed)
 	}
 	for _, it := range items {
-		if err := a.applyItem(ctx, it, opts.App); err != nil {
+		if err := a.applyItem(ctx, it, opts); err != nil {
 			return wr, fmt.Errorf("apply wave %s/%d: %w", wave.Phase, wave.Wave, err)
 		}
 		if it.res.Status == ResultSyncFailed {
@@ -203,7 +209,7 @@ func reached(items []*item) []*item {
 }
 
 // prepare copies each task's object, names generateName hooks and sets the
-// tracking annotation.
+// tracking metadata.
 func (a *Applier) prepare(wave plan.Wave, opts WaveOptions) []*item {
 	syncID := opts.SyncID
 	if syncID == "" {
@@ -216,7 +222,7 @@ func (a *Applier) prepare(wave plan.Wave, opts WaveOptions) []*item {
 			obj.SetName(obj.GetGenerateName() + strings.ToLower(syncID+"-"+string(t.Phase)))
 		}
 		if opts.App != "" {
-			plan.SetTracking(obj, opts.App)
+			plan.SetTracking(obj, opts.App, a.opts.Tracking)
 		}
 		ref := RefOf(obj)
 		items = append(items, &item{
@@ -299,31 +305,31 @@ func (a *Applier) check(ctx context.Context, wave plan.Wave, items []*item, opts
 // it would take over another Application's or a person's object.
 func (a *Applier) decideOwnership(it *item, app string) {
 	if it.task.Hook && it.live != nil {
-		if msg := takeoverMessage(it.live, app); msg != "" {
+		if msg := takeoverMessage(it.live, app, a.opts.Tracking); msg != "" {
 			it.fail("%s", msg)
 			return
 		}
 	}
 	if replaces := it.task.SyncOptions.Replace || it.task.SyncOptions.Force; replaces && it.live != nil {
-		if msg := notOursMessage(it.live, app, replaceRule); msg != "" {
+		if msg := notOursMessage(it.live, app, a.opts.Tracking, replaceRule); msg != "" {
 			it.fail("%s", msg)
 			return
 		}
 	}
 	if it.live != nil {
-		id, err := plan.TrackingOf(it.live)
-		tracked := err == nil
-		if tracked && app != "" && id.App != app && it.task.SyncOptions.FailOnSharedResource {
-			it.fail("already tracked by application %q (FailOnSharedResource=true)", id.App)
+		it.force = plan.OwnedBy(it.live, app, a.opts.Tracking)
+		owner, _ := plan.OwnerOf(it.live, a.opts.Tracking)
+		if owner != "" && app != "" && !it.force && it.task.SyncOptions.FailOnSharedResource {
+			it.fail("already tracked by application %q (FailOnSharedResource=true)", owner)
 			return
 		}
-		it.force = app != "" && plan.OwnedBy(it.live, app)
 	}
 }
 
-// applyItem applies one item of app and records its result. It returns an
-// error only when the API server could not be reached.
-func (a *Applier) applyItem(ctx context.Context, it *item, app string) error {
+// applyItem applies one item of opts.App and records its result. It returns
+// an error only when the API server could not be reached.
+func (a *Applier) applyItem(ctx context.Context, it *item, opts WaveOptions) error {
+	app := opts.App
 	log := logr.FromContextOrDiscard(ctx)
 	if it.skipApply {
 		it.res.Status, it.res.Message = ResultSynced, "in sync, not applied (ApplyOutOfSyncOnly=true)"
@@ -344,6 +350,9 @@ func (a *Applier) applyItem(ctx context.Context, it *item, app string) error {
 		}
 	}
 	if err := a.probeUnvalidated(ctx, it); err != nil {
+		return err
+	}
+	if err := a.migrateFields(ctx, it, opts); err != nil {
 		return err
 	}
 	applied, verb, err := a.write(ctx, it, app)

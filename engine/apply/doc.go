@@ -5,12 +5,17 @@
 // dependency between steps in the sense of the package map).
 //
 // Everything is applied with server-side apply under one stable field
-// manager ("tollgate"). Ownership follows the tracking annotation
-// (plan.TrackingAnnotation): an object that carries this Application's
-// tracking id is ours and is applied with force, taking back fields someone
-// edited by hand; an object that exists but is not ours is applied without
-// force, so a field another manager set to another value is a conflict and
-// an error, never a silent takeover. A hook goes further: the object in its
+// manager ("tollgate"). Ownership follows the tracking metadata of
+// Options.Tracking (plan.OwnedBy): an object that carries this
+// Application's tracking id (or, with label tracking and no tracking
+// annotation, its instance label) is ours and is applied with force, taking
+// back fields someone edited by hand; an object that exists but is not ours
+// is applied without force, so a field another manager set to another value
+// is a conflict and an error, never a silent takeover. Before an existing
+// object is applied, the fields a client-side kubectl apply owns (and, on
+// our objects, those Argo CD's controller owns) move to tollgate's manager
+// (ClientSideApplyMigration, see migrateFields), so that a field Git no
+// longer has is removed rather than left to a manager nobody runs. A hook goes further: the object in its
 // place is deleted (BeforeHookCreation, HookSucceeded, HookFailed), replaced
 // or force-applied only when it carries the Application's tracking id for
 // itself; otherwise the hook fails its wave before anything of the wave is

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/engine/plan"
+	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // deleteAttempts bounds how often a live object to delete (in a hook's
@@ -34,21 +35,25 @@ const hookRule = "a hook deletes, replaces or forces only an object that carries
 // HookFailed), replaces or force-applies only an object of its own
 // Application: a hook named like an object of another Application, or of a
 // person, would otherwise take it over.
-func takeoverMessage(live *unstructured.Unstructured, app string) string {
-	return notOursMessage(live, app, hookRule)
+func takeoverMessage(live *unstructured.Unstructured, app string, method policies.TrackingMethod) string {
+	return notOursMessage(live, app, method, hookRule)
 }
 
 // notOursMessage says why app must not delete, replace or force live, the
-// object in the place of one of its own, ending with rule; "" when live
-// carries app's tracking id for itself.
-func notOursMessage(live *unstructured.Unstructured, app, rule string) string {
-	if app != "" && plan.OwnedBy(live, app) {
+// object in the place of one of its own, ending with rule; "" when live is
+// tracked by app under method (plan.OwnedBy).
+func notOursMessage(live *unstructured.Unstructured, app string, method policies.TrackingMethod, rule string) string {
+	if plan.OwnedBy(live, app, method) {
 		return ""
 	}
 	ref := slashRef(live)
 	raw, tracked := live.GetAnnotations()[plan.TrackingAnnotation]
 	id, err := plan.TrackingOf(live)
-	switch {
+	switch owner, byLabel := plan.OwnerOf(live, method); {
+	case byLabel:
+		return fmt.Sprintf("%s exists and is tracked by application %q (label %s); %s", ref, owner, plan.InstanceLabel, rule)
+	case !tracked && plan.ReadsLabel(method):
+		return fmt.Sprintf("%s exists and is not tracked by any application (no %s annotation or %s label); %s", ref, plan.TrackingAnnotation, plan.InstanceLabel, rule)
 	case !tracked:
 		return fmt.Sprintf("%s exists and is not tracked by any application (no %s annotation); %s", ref, plan.TrackingAnnotation, rule)
 	case err != nil:
@@ -79,7 +84,7 @@ func slashRef(obj *unstructured.Unstructured) string {
 func (a *Applier) deleteLive(ctx context.Context, live *unstructured.Unstructured, app, rule string) (*unstructured.Unstructured, error) {
 	ref := RefOf(live)
 	for attempt := 1; ; attempt++ {
-		if msg := notOursMessage(live, app, rule); msg != "" {
+		if msg := notOursMessage(live, app, a.opts.Tracking, rule); msg != "" {
 			return nil, errors.New(msg)
 		}
 		uid, rv := live.GetUID(), live.GetResourceVersion()
@@ -117,7 +122,7 @@ func (a *Applier) deleteLive(ctx context.Context, live *unstructured.Unstructure
 		return live, fmt.Errorf("wait for deletion of %s: %w", ref, err)
 	}
 	if next != nil {
-		if msg := notOursMessage(next, app, rule); msg != "" {
+		if msg := notOursMessage(next, app, a.opts.Tracking, rule); msg != "" {
 			return live, errors.New(msg)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tollgate-dev/tollgate/engine/plan"
+	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // liveJob is a live Job shop/migrate carrying the tracking annotation id
@@ -25,12 +26,19 @@ func liveJob(id string) *unstructured.Unstructured {
 
 const takeoverRule = "a hook deletes, replaces or forces only an object that carries this application's tracking id"
 
+// labelled returns live with the instance label app.
+func labelled(live *unstructured.Unstructured, app string) *unstructured.Unstructured {
+	live.SetLabels(map[string]string{plan.InstanceLabel: app})
+	return live
+}
+
 func TestTakeoverMessage(t *testing.T) {
 	tests := []struct {
-		name string
-		live *unstructured.Unstructured
-		app  string
-		want string
+		name   string
+		live   *unstructured.Unstructured
+		app    string
+		method policies.TrackingMethod
+		want   string
 	}{
 		{
 			name: "ours",
@@ -67,10 +75,37 @@ func TestTakeoverMessage(t *testing.T) {
 			app:  "",
 			want: `Job/shop/migrate exists and is tracked by application "shop" (tracking id shop:batch/Job:shop/migrate); ` + takeoverRule,
 		},
+		{
+			name:   "ours by label",
+			live:   labelled(liveJob(""), "shop"),
+			app:    "shop",
+			method: policies.TrackingLabel,
+		},
+		{
+			name:   "our label is no ownership with annotation tracking",
+			live:   labelled(liveJob(""), "shop"),
+			app:    "shop",
+			method: policies.TrackingAnnotation,
+			want:   "Job/shop/migrate exists and is not tracked by any application (no argocd.argoproj.io/tracking-id annotation); " + takeoverRule,
+		},
+		{
+			name:   "another application's by label",
+			live:   labelled(liveJob(""), "billing"),
+			app:    "shop",
+			method: policies.TrackingAnnotationAndLabel,
+			want:   `Job/shop/migrate exists and is tracked by application "billing" (label app.kubernetes.io/instance); ` + takeoverRule,
+		},
+		{
+			name:   "untracked, label methods",
+			live:   liveJob(""),
+			app:    "shop",
+			method: policies.TrackingLabel,
+			want:   "Job/shop/migrate exists and is not tracked by any application (no argocd.argoproj.io/tracking-id annotation or app.kubernetes.io/instance label); " + takeoverRule,
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, takeoverMessage(tc.live, tc.app)); diff != "" {
+			if diff := cmp.Diff(tc.want, takeoverMessage(tc.live, tc.app, tc.method)); diff != "" {
 				t.Errorf("takeoverMessage (-want +got):\n%s", diff)
 			}
 		})

@@ -40,7 +40,9 @@ var skippedResources = map[schema.GroupResource]bool{
 // every listable resource type is discovered (cached for
 // Options.DiscoveryTTL) and listed. Kinds the API server no longer serves
 // are skipped. Objects whose tracking id names another object (copied by
-// hand) are not returned.
+// hand) are not returned. With a tracking method that reads labels, objects
+// without a tracking annotation that carry app's instance label are
+// returned too (plan.OwnedBy).
 func (a *Applier) ListOwned(ctx context.Context, app string, gvks []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
 	if app == "" {
 		return nil, errors.New("list owned: application is empty")
@@ -93,14 +95,14 @@ func (a *Applier) listKind(ctx context.Context, app string, gvk schema.GroupVers
 		for i := range list.Items {
 			md := &list.Items[i].ObjectMeta
 			v, ok := md.Annotations[plan.TrackingAnnotation]
-			if !ok || !strings.HasPrefix(v, app+":") {
-				continue
+			if !strings.HasPrefix(v, app+":") && (ok || md.Labels[plan.InstanceLabel] == "") {
+				continue // cheap test before the conversion
 			}
 			u, err := metadataObject(gvk, md)
 			if err != nil {
 				return nil, err
 			}
-			if plan.OwnedBy(u, app) {
+			if plan.OwnedBy(u, app, a.opts.Tracking) {
 				out = append(out, u)
 			}
 		}

@@ -15,12 +15,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/engine/plan"
+	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // PruneOptions configure Prune.
 type PruneOptions struct {
-	// App is the application instance name; required. Only objects whose
-	// tracking id names App (and describes the object itself) are deleted.
+	// App is the application instance name; required. Only objects
+	// tracked by App (plan.OwnedBy with Options.Tracking) are deleted.
 	App string
 	// PropagationPolicy is the Application's PrunePropagationPolicy;
 	// default foreground.
@@ -97,7 +98,7 @@ func (a *Applier) Prune(ctx context.Context, owned, desired []*unstructured.Unst
 		if want[ref.key()] || plan.IsHook(obj) {
 			continue
 		}
-		if reason := pruneSkipReason(obj, opts.App, opts.AppSyncOptions, true); reason != "" {
+		if reason := pruneSkipReason(obj, opts.App, a.opts.Tracking, opts.AppSyncOptions, true); reason != "" {
 			results = append(results, ResourceResult{Ref: ref, Status: ResultPruneSkipped, Message: reason})
 			continue
 		}
@@ -147,11 +148,16 @@ func comparePrune(x, y pruneCandidate) int {
 	)
 }
 
-// pruneSkipReason says why obj must not be pruned by app, whose sync
-// options are appOpts, or "". Prune=confirm is a reason unless confirmed.
-func pruneSkipReason(obj *unstructured.Unstructured, app string, appOpts []string, confirmed bool) string {
+// pruneSkipReason says why obj must not be pruned by app, which tracks
+// with method and whose sync options are appOpts, or "". Prune=confirm is a
+// reason unless confirmed.
+func pruneSkipReason(obj *unstructured.Unstructured, app string, method policies.TrackingMethod, appOpts []string, confirmed bool) string {
 	id, err := plan.TrackingOf(obj)
-	switch {
+	switch owner, byLabel := plan.OwnerOf(obj, method); {
+	case byLabel && !plan.OwnedBy(obj, app, method):
+		return fmt.Sprintf("tracked by application %q (label %s)", owner, plan.InstanceLabel)
+	case byLabel:
+		// ours by the instance label
 	case errors.Is(err, plan.ErrNotTracked):
 		return "not tracked by this application"
 	case err != nil:
@@ -194,7 +200,7 @@ func (a *Applier) pruneOne(ctx context.Context, c pruneCandidate, opts PruneOpti
 		res.Status, res.Message = ResultPruned, "being deleted"
 		return res, nil
 	}
-	if reason := pruneSkipReason(f.obj, opts.App, opts.AppSyncOptions, opts.Confirmed); reason != "" {
+	if reason := pruneSkipReason(f.obj, opts.App, a.opts.Tracking, opts.AppSyncOptions, opts.Confirmed); reason != "" {
 		res.Status, res.Message = ResultPruneSkipped, reason
 		return res, nil
 	}

@@ -9,9 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/util/csaupgrade"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -214,7 +212,7 @@ func (a *Applier) replace(ctx context.Context, obj *unstructured.Unstructured, a
 			created = true
 			return a.patch(ctx, obj, patchOptions{dryRun: dryRun, validate: validate})
 		}
-		if msg := notOursMessage(f.obj, app, replaceRule); msg != "" {
+		if msg := notOursMessage(f.obj, app, a.opts.Tracking, replaceRule); msg != "" {
 			return &notOursError{msg: msg}
 		}
 		put := &unstructured.Unstructured{Object: applyBody(obj)}
@@ -247,30 +245,11 @@ func fieldValidation(validate bool) client.FieldValidation {
 // field dropped from the manifest would stay. The Update entry of
 // managedFields is merged into the Apply entry as kubectl does when an
 // object moves from client-side to server-side apply
-// (k8s.io/client-go/util/csaupgrade), with obj's resourceVersion as a
-// precondition, read again on a conflict. obj is updated.
+// (k8s.io/client-go/util/csaupgrade; see moveFields), with obj's
+// resourceVersion as a precondition, read again on a conflict. obj is
+// updated.
 func (a *Applier) ownAsApplied(ctx context.Context, obj *unstructured.Unstructured) error {
-	fm := a.opts.FieldManager
-	uid := obj.GetUID()
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		patch, err := csaupgrade.UpgradeManagedFieldsPatch(obj, sets.New(fm), fm)
-		if err != nil || patch == nil {
-			return err
-		}
-		err = a.client.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(fm))
-		if !apierrors.IsConflict(err) {
-			return err
-		}
-		f, gerr := a.get(ctx, RefOf(obj))
-		switch {
-		case gerr != nil:
-			return gerr
-		case f.obj == nil || f.obj.GetUID() != uid:
-			return nil // gone: nothing left to own
-		}
-		obj.Object = f.obj.Object
-		return err
-	})
+	return a.moveFields(ctx, obj, sets.New(a.opts.FieldManager), nil)
 }
 
 // recreate deletes it's live object, waits until it is gone and creates obj

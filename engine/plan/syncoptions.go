@@ -66,6 +66,12 @@ type SyncOptions struct {
 	// known to the API server without a dry run (its CRD comes in the same
 	// sync).
 	SkipDryRunOnMissingResource bool
+	// ClientSideApplyMigration is false with ClientSideApplyMigration=false:
+	// the fields a client-side kubectl apply (or the Application's
+	// argocd.argoproj.io/client-side-apply-migration-manager) owns are not
+	// moved to tollgate's field manager before an apply, so fields dropped
+	// from Git that they own stay. On by default, as in Argo CD.
+	ClientSideApplyMigration bool
 	// Unknown lists the options this package does not know, as given. They
 	// are ignored, as Argo CD ignores them.
 	Unknown []string
@@ -74,10 +80,11 @@ type SyncOptions struct {
 // DefaultSyncOptions returns the options in effect when none are given.
 func DefaultSyncOptions() SyncOptions {
 	return SyncOptions{
-		Validate:               true,
-		Prune:                  true,
-		Delete:                 true,
-		PrunePropagationPolicy: PropagationForeground,
+		Validate:                 true,
+		Prune:                    true,
+		Delete:                   true,
+		PrunePropagationPolicy:   PropagationForeground,
+		ClientSideApplyMigration: true,
 	}
 }
 
@@ -128,6 +135,7 @@ var boolOptions = map[string]func(*SyncOptions) *bool{
 	"FailOnSharedResource":        func(o *SyncOptions) *bool { return &o.FailOnSharedResource },
 	"RespectIgnoreDifferences":    func(o *SyncOptions) *bool { return &o.RespectIgnoreDifferences },
 	"SkipDryRunOnMissingResource": func(o *SyncOptions) *bool { return &o.SkipDryRunOnMissingResource },
+	"ClientSideApplyMigration":    func(o *SyncOptions) *bool { return &o.ClientSideApplyMigration },
 }
 
 func knownOption(key string) bool {

@@ -48,9 +48,13 @@ func TestParseSyncOptions(t *testing.T) {
 		opts: []string{"  CreateNamespace = true ", "", " "},
 		want: with(func(o *SyncOptions) { o.CreateNamespace = true }),
 	}, {
+		name: "client-side apply migration off",
+		opts: []string{"ClientSideApplyMigration=false"},
+		want: with(func(o *SyncOptions) { o.ClientSideApplyMigration = false }),
+	}, {
 		name: "unknown keys kept",
-		opts: []string{"ClientSideApplyMigration=false", "Foo=bar"},
-		want: with(func(o *SyncOptions) { o.Unknown = []string{"ClientSideApplyMigration=false", "Foo=bar"} }),
+		opts: []string{"ServerSideDiff=true", "Foo=bar"},
+		want: with(func(o *SyncOptions) { o.Unknown = []string{"ServerSideDiff=true", "Foo=bar"} }),
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

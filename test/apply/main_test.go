@@ -130,7 +130,7 @@ func build(t *testing.T, app string, objs []*unstructured.Unstructured, appOpts 
 	t.Helper()
 	for _, o := range objs {
 		if o.GetName() != "" {
-			plan.SetTracking(o, app)
+			plan.SetTracking(o, app, "")
 		}
 	}
 	waves, err := plan.Build(objs, appOpts...)

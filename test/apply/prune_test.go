@@ -96,7 +96,7 @@ func TestPrune(t *testing.T) {
 	owned = append(owned, get(t, "v1", "ConfigMap", ns, "billing"))
 	moved := get(t, "v1", "ConfigMap", ns, "old-1")
 	patched := moved.DeepCopy()
-	plan.SetTracking(patched, other)
+	plan.SetTracking(patched, other, "")
 	if err := env.Client.Patch(t.Context(), patched, client.MergeFrom(moved)); err != nil {
 		t.Fatal(err)
 	}

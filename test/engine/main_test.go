@@ -46,6 +46,12 @@ const argoNS = "argocd"
 // repository Secret says insecure.
 const strictNS = "argocd-strict"
 
+// trackingNS is the control-plane namespace of a third engine that tracks
+// with annotation+label (the others with the default, annotation), for the
+// adoption of objects an Argo CD with label tracking left
+// (TestTrackingAdoptsLabelTracked).
+const trackingNS = "argocd-tracking"
+
 // webhookSecret is the Git push webhook secret of the engine under test.
 const webhookSecret = "push-s3cret"
 
@@ -121,9 +127,14 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "start strict engine:", err)
 		return 1
 	}
+	trackingDone, err := startEngine(ctx, scheme, trackingNS, source.Options{AllowInsecure: true, FetchTimeout: fetchTimeout, MaxFetchBytes: maxFetchBytes})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start tracking engine:", err)
+		return 1
+	}
 	code := m.Run()
 	cancel()
-	for _, d := range []<-chan struct{}{done, strictDone} {
+	for _, d := range []<-chan struct{}{done, strictDone, trackingDone} {
 		select {
 		case <-d:
 		case <-time.After(30 * time.Second):
@@ -160,8 +171,8 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 		Cache:   engine.CacheOptions(ns),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Logger:  log,
-		// Two engines run in this process, each with a controller of the
-		// same name.
+		// Three engines run in this process, each with a controller of
+		// the same name.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
@@ -190,8 +201,11 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	}
 	opts := engine.DefaultOptions()
 	opts.Namespace, opts.Resync, opts.SyncTimeout, opts.MaxConcurrentReconciles = ns, resync, 90*time.Second, 4
-	if ns == strictNS {
+	switch ns {
+	case strictNS:
 		opts.Resync = strictResync
+	case trackingNS:
+		opts.TrackingMethod = policies.TrackingAnnotationAndLabel
 	}
 	opts.WebhookSecret = webhookSecret
 	metrics := engine.NewMetrics()
