@@ -128,7 +128,7 @@ func Diff(ctx context.Context, deps DiffDependencies, opts Options, app *v1alpha
 	}
 	instance := plan.AppInstanceName(app.Name, app.Namespace, r.opts.Namespace)
 	state := &desired{revisions: resp.Revisions, unbuilt: &unbuiltObjects{
-		rendered: resp.Objects, namespace: app.Spec.Destination.Namespace, instance: instance, mapper: cl.mapper,
+		rendered: resp.Objects, namespace: app.Spec.Destination.Namespace, instance: instance, tracking: r.opts.TrackingMethod, mapper: cl.mapper,
 	}}
 	if err := state.build(ctx); err != nil {
 		return nil, err
