@@ -61,7 +61,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// never modified (it shares its maps and slices with the cache); app
 	// is the one deep copy the pass changes.
 	var orig v1alpha1.Application
-	if err := r.client.Get(ctx, req.NamespacedName, &orig, client.UnsafeDisableDeepCopy); err != nil {
+	err := r.client.Get(ctx, req.NamespacedName, &orig, client.UnsafeDisableDeepCopy)
+	if err == nil && orig.Operation != nil {
+		// As Argo CD, an operation is acted on from the Application as the
+		// API server has it: the cache may not hold yet what the pass that
+		// ran the operation wrote, and the operation would run (or end)
+		// a second time.
+		orig = v1alpha1.Application{}
+		err = r.apiReader.Get(ctx, req.NamespacedName, &orig)
+	}
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(req.NamespacedName)
 			return reconcile.Result{}, nil
