@@ -335,16 +335,7 @@ func TestSyncWindows(t *testing.T) {
 func TestTerminateOperation(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, baseFiles())
-	f.editProject = func(p *v1alpha1.AppProject) {
-		p.Spec.SyncWindows = []v1alpha1.SyncWindow{{Kind: "deny", Schedule: "* * * * *", Duration: "1h", Applications: []string{"*"}}}
-	}
-	f.application(nil, func(a *v1alpha1.Application) {
-		a.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}}
-	})
-	app := f.waitApp("the operation waits for the window", func(a *v1alpha1.Application) bool {
-		st := a.Status.OperationState
-		return a.Operation != nil && st != nil && st.Phase == v1alpha1.OperationRunning
-	})
+	app := f.operationHeldByWindow()
 	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"operationState":{"phase":"Terminating"}}}`))
 	if err := env.Client.Patch(t.Context(), app, patch); err != nil {
 		t.Fatal(err)

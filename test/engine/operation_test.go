@@ -52,7 +52,11 @@ func (f *fixture) terminated(want string) {
 		st := a.Status.OperationState
 		return a.Operation == nil && st != nil && st.Phase == v1alpha1.OperationFailed && strings.HasPrefix(st.Message, want)
 	})
-	for _, r := range app.Status.OperationState.SyncResult.Resources {
+	res := app.Status.OperationState.SyncResult
+	if res == nil {
+		f.t.Fatalf("the terminated operation has no sync result: %s", describeApp(app))
+	}
+	for _, r := range res.Resources {
 		if r.Name == "migrate" && (r.HookPhase != v1alpha1.OperationFailed || !strings.Contains(r.Message, "running hook deleted")) {
 			f.t.Errorf("hook result %+v, want Failed and deleted", r)
 		}
@@ -63,6 +67,23 @@ func (f *fixture) terminated(want string) {
 	if img := f.deploymentImage("web"); img != "" {
 		f.t.Errorf("deployment web applied by a terminated operation")
 	}
+}
+
+// operationHeldByWindow creates the Application with a manual sync
+// operation that a deny window of its AppProject holds back, and waits
+// until the operation is Running, waiting.
+func (f *fixture) operationHeldByWindow() *v1alpha1.Application {
+	f.t.Helper()
+	f.editProject = func(p *v1alpha1.AppProject) {
+		p.Spec.SyncWindows = []v1alpha1.SyncWindow{{Kind: "deny", Schedule: "* * * * *", Duration: "1h", Applications: []string{"*"}}}
+	}
+	f.application(nil, func(a *v1alpha1.Application) {
+		a.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}}
+	})
+	return f.waitApp("the operation waits for the window", func(a *v1alpha1.Application) bool {
+		st := a.Status.OperationState
+		return a.Operation != nil && st != nil && st.Phase == v1alpha1.OperationRunning
+	})
 }
 
 // TestTerminateRunningOperation: tollgate app terminate-op (the phase
@@ -101,16 +122,7 @@ func TestSyncTimeout(t *testing.T) {
 	files := baseFiles()
 	files["manifests/migrate.yaml"] = endlessPreSync
 	f := newFixture(t, files)
-	f.editProject = func(p *v1alpha1.AppProject) {
-		p.Spec.SyncWindows = []v1alpha1.SyncWindow{{Kind: "deny", Schedule: "* * * * *", Duration: "1h", Applications: []string{"*"}}}
-	}
-	f.application(nil, func(a *v1alpha1.Application) {
-		a.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}}
-	})
-	app := f.waitApp("the operation waits for the window", func(a *v1alpha1.Application) bool {
-		st := a.Status.OperationState
-		return a.Operation != nil && st != nil && st.Phase == v1alpha1.OperationRunning
-	})
+	app := f.operationHeldByWindow()
 	now := time.Now().UTC()
 	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"status":{"operationState":{"retryCount":1,"startedAt":%q,"finishedAt":%q}}}`,
 		now.Add(-85*time.Second).Format(time.RFC3339), now.Add(-time.Hour).Format(time.RFC3339))))
