@@ -19,6 +19,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // appDiffOptions are the flags of `tollgate app diff`.
@@ -30,6 +31,8 @@ type appDiffOptions struct {
 	// local and localRoot: render the files of local, inside the
 	// repository checkout localRoot, instead of fetching from Git.
 	local, localRoot string
+	// trackingMethod is the controller's (--tracking-method).
+	trackingMethod string
 }
 
 func newAppDiffCmd() *cobra.Command {
@@ -80,6 +83,7 @@ or when its sources or the cluster cannot be read.`,
 	f.BoolVar(&o.exitCode, "exit-code", true, "exit with status 1 when something differs")
 	f.StringVar(&o.local, "local", "", "render the files of `DIR` instead of the source's path in Git")
 	f.StringVar(&o.localRoot, "local-repo-root", "", "with --local, the repository checkout `DIR` that --local is part of (default: --local)")
+	f.StringVar(&o.trackingMethod, "tracking-method", string(policies.TrackingAnnotation), "the controller's tracking method, which marks desired objects and finds those to prune: annotation, label or annotation+label")
 	addRepoFlags(f, &o.repoOptions)
 	return cmd
 }
@@ -94,6 +98,9 @@ func runAppDiff(cmd *cobra.Command, o appDiffOptions) error {
 	}
 	if o.localRoot != "" && o.local == "" {
 		return usageError(errors.New("--local-repo-root needs --local"))
+	}
+	if !policies.TrackingMethod(o.trackingMethod).Valid() {
+		return usageError(fmt.Errorf("invalid --tracking-method %q: want annotation, label or annotation+label", o.trackingMethod))
 	}
 	c, kc, err := newAppClient(o.kubeconfig)
 	if err != nil {
@@ -115,7 +122,7 @@ func runAppDiff(cmd *cobra.Command, o appDiffOptions) error {
 	}
 	defer cleanup()
 	opts := engine.DefaultOptions()
-	opts.Namespace = o.namespace
+	opts.Namespace, opts.TrackingMethod = o.namespace, policies.TrackingMethod(o.trackingMethod)
 	d, err := engine.Diff(ctx, engine.DiffDependencies{Client: c, Config: kc.rest, Scheme: scheme, Manifests: svc}, opts, app)
 	if err != nil {
 		return fmt.Errorf("diff application %s: %w", o.name, err)
