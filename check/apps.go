@@ -44,7 +44,7 @@ type appPlan struct {
 // is an error naming the field, and a source with a field tollgate does not
 // honour is the engine's *render.UnsupportedError: the engine refuses such
 // an Application rather than render it differently from Argo CD.
-func planApplication(obj map[string]any, repoURL, root string) (appPlan, error) {
+func planApplication(obj map[string]any, repoURL string, root repoRoot) (appPlan, error) {
 	app, err := decodeApplication(obj)
 	if err != nil {
 		return appPlan{}, err
@@ -63,7 +63,7 @@ func planApplication(obj map[string]any, repoURL, root string) (appPlan, error) 
 			delete(refs, ref)
 			delete(remoteRefs, ref)
 			if local(s.Source) {
-				refs[ref] = root
+				refs[ref] = root.given
 			} else {
 				remoteRefs[ref] = true
 			}
@@ -89,7 +89,7 @@ func planApplication(obj map[string]any, repoURL, root string) (appPlan, error) 
 			plan.Skipped = append(plan.Skipped, s.Field+": "+skip)
 			continue
 		}
-		opts, err := render.ApplicationOptions(app.Name, app.Spec.Destination.Namespace, s, refs)
+		opts, err := render.ApplicationOptions(render.AppInfo{Name: app.Name, Namespace: app.Spec.Destination.Namespace, Project: cmp.Or(app.Spec.Project, "default")}, s, root.revision, refs)
 		if err != nil {
 			return appPlan{}, err
 		}

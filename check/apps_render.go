@@ -92,7 +92,7 @@ func renderApplications(ctx context.Context, root repoRoot, repoURL string, foun
 				continue
 			}
 			seen[key] = true
-			plan, err := planApplication(a.doc.Object, repoURL, root.given)
+			plan, err := planApplication(a.doc.Object, repoURL, root)
 			job := appJob{app: a, name: name}
 			if err != nil {
 				return nil, c, nil, fmt.Errorf("%s: %w", job.where(), err)
@@ -181,7 +181,7 @@ func RenderApplication(ctx context.Context, app map[string]any, repoRoot, repoUR
 	if err != nil {
 		return nil, err
 	}
-	plan, err := planApplication(app, u, root.given)
+	plan, err := planApplication(app, u, root)
 	if err != nil {
 		return nil, err
 	}

@@ -235,11 +235,11 @@ func TestPlanApplication(t *testing.T) {
   source:
     repoURL: https://github.com/acme/config
     path: apps/web
+    plugin: {name: cmp}
     kustomize:
       patches: [{patch: "x"}]
-      replicas: [{name: web, count: 2}]
 `,
-			wantErr:         "spec.source.kustomize.replicas is not supported",
+			wantErr:         "spec.source.plugin is not supported: config management plugins are not run",
 			wantUnsupported: true,
 		},
 		{
@@ -323,7 +323,7 @@ func TestPlanApplication(t *testing.T) {
 			if tt.repoURL != "" {
 				repoURL = tt.repoURL
 			}
-			got, err := planApplication(decodeApp(t, head+tt.spec), source.NormalizeURL(repoURL), root)
+			got, err := planApplication(decodeApp(t, head+tt.spec), source.NormalizeURL(repoURL), repoRoot{given: root})
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)

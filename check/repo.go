@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	git "github.com/go-git/go-git/v5"
 	gitconfig "github.com/go-git/go-git/v5/config"
 
 	"github.com/tollgate-dev/tollgate/engine/source"
@@ -130,4 +131,18 @@ func gitDirFromFile(file string) (string, error) {
 		c = filepath.Join(gitDir, c)
 	}
 	return c, nil
+}
+
+// headRevision returns the commit checked out in the Git repository that
+// contains dir, or "" when there is none (or HEAD cannot be read).
+func headRevision(dir string) string {
+	r, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	if err != nil {
+		return ""
+	}
+	head, err := r.Head()
+	if err != nil {
+		return ""
+	}
+	return head.Hash().String()
 }

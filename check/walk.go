@@ -56,6 +56,9 @@ func (u unit) display(name string) string {
 // with symlinks resolved.
 type repoRoot struct {
 	given, real string
+	// revision is the commit checked out there, "" outside Git: Argo CD's
+	// ARGOCD_APP_REVISION when Applications are rendered.
+	revision string
 }
 
 // openRepoRoot checks that dir is a directory and resolves it.
@@ -75,7 +78,7 @@ func openRepoRoot(dir string) (repoRoot, error) {
 	if !fi.IsDir() {
 		return repoRoot{}, fmt.Errorf("open repository root %s: not a directory", dir)
 	}
-	return repoRoot{given: given, real: real}, nil
+	return repoRoot{given: given, real: real, revision: headRevision(real)}, nil
 }
 
 // relTo returns abs relative to base when it is base or inside it.

@@ -29,7 +29,7 @@ const (
 // old (none when not positive).
 func (r *Reconciler) manifestRequest(ctx context.Context, tg *target, listingMaxAge time.Duration) (*reposerver.Request, error) {
 	req := &reposerver.Request{
-		AppName: tg.app.Name, Namespace: tg.app.Spec.Destination.Namespace,
+		AppName: tg.app.Name, Namespace: tg.app.Spec.Destination.Namespace, Project: projectOf(tg.app),
 		MultipleSources: tg.app.Spec.HasMultipleSources(), ListingMaxAge: listingMaxAge, NoCache: tg.hard,
 	}
 	project := projectOf(tg.app)

@@ -177,10 +177,10 @@ spec:
   source:
     repoURL: https://example.com/r.git
     path: x
-    kustomize: {patches: [{target: {kind: Deployment}, patch: "- op: remove\n  path: /spec/replicas"}]}
+    kustomize: {version: v5.4.0}
 `},
 			args:    []string{"--repo-url", "https://example.com/r", "REPO"},
-			wantErr: []string{`app.yaml:1: Application "patched": spec.source.kustomize.patches is not supported`},
+			wantErr: []string{`app.yaml:1: Application "patched": spec.source.kustomize.version is not supported`},
 		},
 		{
 			name:    "repository URL that is not one",

@@ -136,7 +136,42 @@ spec:
     - name: c
       image: "nginx:{{ .Values.tag }}"
 `,
-		"values-latest.yaml": "tag: latest\n",
+		"values-latest.yaml":         "tag: latest\n",
+		"overlay/kustomization.yaml": "resources: [deploy.yaml]\n",
+		"overlay/deploy.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - name: web
+          image: nginx:1.27
+`,
+		"patched/app.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: patched
+  namespace: argocd
+spec:
+  project: default
+  source:
+    repoURL: https://example.com/tenant.git
+    path: overlay
+    kustomize:
+      patches:
+        - target: {kind: Deployment, name: web}
+          patch: |-
+            - op: replace
+              path: /spec/template/spec/containers/0/image
+              value: nginx:latest
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: web
+`,
 		"exempt-other.yaml": `apiVersion: v1
 kind: Pod
 metadata:
@@ -260,6 +295,17 @@ spec:
 			args:     []string{"--repo-root", repo, "--helm-values", filepath.Join(repo, "values-latest.yaml"), filepath.Join(repo, "chart/templates/pod.yaml")},
 			wantCode: exitDenied,
 			wantTags: []string{"DENY [no-latest-tag] chart/templates/pod.yaml"},
+		},
+		{
+			// The image comes from the Application's Kustomize patch.
+			name:     "Application kustomize patches are rendered",
+			args:     []string{"--repo-root", repo, "--repo-url", "https://example.com/tenant.git", filepath.Join(repo, "patched")},
+			wantCode: exitDenied,
+			wantTags: []string{
+				"DENY [no-latest-tag] overlay/deploy.yaml:1",
+				"WARN [default-project] patched/app.yaml:7",
+				"WARN [missing-resources-finalizer] patched/app.yaml:3",
+			},
 		},
 		{
 			name:     "unknown output format",

@@ -3,7 +3,11 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
+	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 )
@@ -57,58 +61,132 @@ func (e *UnsupportedError) Error() string {
 	return e.Field + " is not supported"
 }
 
-// ApplicationOptions turns one source of the Application named appName,
-// deployed to namespace, into render options: the one mapping the CLI, the
-// engine and the repo-server share. refs maps the ref names of the
-// Application's other sources to the roots of their checkouts (see
-// Options.Refs); a Helm value file naming a ref that is not there is an
-// error naming the field. A field tollgate does not honour is an
-// *UnsupportedError naming it.
-func ApplicationOptions(appName, namespace string, s AppSource, refs map[string]string) (Options, error) {
-	opts := Options{Namespace: namespace, AppName: appName, Refs: refs}
+// AppInfo is what a render takes from the Application besides its source.
+type AppInfo struct {
+	// Name is the Application's name, Helm's release name unless the
+	// source sets one.
+	Name string
+	// Namespace is the destination namespace.
+	Namespace string
+	// Project is the Application's AppProject (ARGOCD_APP_PROJECT_NAME).
+	Project string
+}
+
+// ApplicationOptions turns one source of the Application app, checked out
+// at revision ("" when unknown), into render options: the one mapping the
+// CLI, the engine and the repo-server share. Argo CD's build variables
+// (BuildEnv) are substituted where Argo CD substitutes them. refs maps the
+// ref names of the Application's other sources to the roots of their
+// checkouts (see Options.Refs); a Helm value file naming a ref that is not
+// there is an error naming the field. A field tollgate does not honour is
+// an *UnsupportedError naming it.
+func ApplicationOptions(app AppInfo, s AppSource, revision string, refs map[string]string) (Options, error) {
+	opts := Options{Namespace: app.Namespace, AppName: app.Name, Refs: refs}
 	src := s.Source
 	if err := unsupported(s.Field, src); err != nil {
 		return opts, err
+	}
+	env := BuildEnv{
+		AppName: app.Name, Namespace: app.Namespace, Project: app.Project, Revision: revision,
+		RepoURL: src.RepoURL, Path: src.Path, TargetRevision: src.TargetRevision,
 	}
 	if d := src.Directory; d != nil {
 		opts.Directory = &DirectoryOptions{Recurse: d.Recurse, Include: d.Include, Exclude: d.Exclude}
 	}
 	if k := src.Kustomize; k != nil {
-		opts.Kustomize = &KustomizeOptions{
-			Images: k.Images, NamePrefix: k.NamePrefix, NameSuffix: k.NameSuffix, Namespace: k.Namespace,
-			CommonLabels: k.CommonLabels, CommonAnnotations: k.CommonAnnotations,
+		ko, err := kustomizeOptions(s.Field+".kustomize", k, env)
+		if err != nil {
+			return opts, err
 		}
+		opts.Kustomize = ko
 	}
-	h := src.Helm
-	if h == nil {
-		return opts, nil
+	if h := src.Helm; h != nil {
+		ho, err := helmOptions(s.Field+".helm", h, env, refs)
+		if err != nil {
+			return opts, err
+		}
+		opts.Helm = ho
 	}
+	return opts, nil
+}
+
+// kustomizeOptions maps spec.source.kustomize (at field) the way Argo CD's
+// kustomize.Build feeds it to `kustomize edit`: images and common label
+// values always expanded, common annotation values only with
+// commonAnnotationsEnvsubst, replica counts as integers.
+func kustomizeOptions(field string, k *v1alpha1.ApplicationSourceKustomize, env BuildEnv) (*KustomizeOptions, error) {
+	if k.LabelIncludeTemplates && !k.LabelWithoutSelector {
+		// kustomize edit add label --include-templates refuses this too.
+		return nil, fmt.Errorf("%s.labelIncludeTemplates: needs labelWithoutSelector (kustomize: --without-selector flag must be specified for --include-templates to work)", field)
+	}
+	o := &KustomizeOptions{
+		NamePrefix: k.NamePrefix, NameSuffix: k.NameSuffix, Namespace: k.Namespace,
+		CommonLabels:      env.envsubstMap(k.CommonLabels),
+		CommonAnnotations: k.CommonAnnotations,
+		ForceCommonLabels: k.ForceCommonLabels, ForceCommonAnnotations: k.ForceCommonAnnotations,
+		LabelWithoutSelector: k.LabelWithoutSelector, LabelIncludeTemplates: k.LabelIncludeTemplates,
+		Components: k.Components, IgnoreMissingComponents: k.IgnoreMissingComponents,
+	}
+	if k.CommonAnnotationsEnvsubst {
+		o.CommonAnnotations = env.envsubstMap(k.CommonAnnotations)
+	}
+	for _, img := range k.Images {
+		o.Images = append(o.Images, env.Envsubst(img))
+	}
+	for i, r := range k.Replicas {
+		count := r.Count.IntValue()
+		if r.Count.Type == intstr.String {
+			n, err := strconv.Atoi(r.Count.StrVal)
+			if err != nil {
+				return nil, fmt.Errorf("%s.replicas[%d].count: expected integer value for count. Received: %s", field, i, r.Count.StrVal)
+			}
+			count = n
+		}
+		o.Replicas = append(o.Replicas, KustomizeReplica{Name: r.Name, Count: count})
+	}
+	for i, p := range k.Patches {
+		if p.Path == "" && p.Patch == "" {
+			return nil, fmt.Errorf("%s.patches[%d]: set path or patch", field, i)
+		}
+		kp := KustomizePatch{Path: p.Path, Patch: p.Patch, Options: p.Options}
+		if t := p.Target; t != nil {
+			kp.Target = &KustomizeTarget{
+				Group: t.Group, Version: t.Version, Kind: t.Kind, Name: t.Name, Namespace: t.Namespace,
+				LabelSelector: t.LabelSelector, AnnotationSelector: t.AnnotationSelector,
+			}
+		}
+		o.Patches = append(o.Patches, kp)
+	}
+	return o, nil
+}
+
+// helmOptions maps spec.source.helm (at field) as Argo CD's helmTemplate
+// does: parameter values and value file paths expanded.
+func helmOptions(field string, h *v1alpha1.ApplicationSourceHelm, env BuildEnv, refs map[string]string) (*HelmOptions, error) {
 	ho := &HelmOptions{
-		ValueFiles: h.ValueFiles, Values: h.Values, ReleaseName: h.ReleaseName,
+		Values: h.Values, ReleaseName: h.ReleaseName,
 		Namespace: h.Namespace, SkipCrds: h.SkipCrds, IgnoreMissingValueFiles: h.IgnoreMissingValueFiles,
 	}
 	for i, vf := range h.ValueFiles {
-		field := fmt.Sprintf("%s.helm.valueFiles[%d]", s.Field, i)
+		f := fmt.Sprintf("%s.valueFiles[%d]", field, i)
+		vf, err := env.valueFile(vf, refs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
 		if strings.Contains(vf, "://") {
-			return opts, &UnsupportedError{Field: field, Why: "remote value files (" + vf + ") are not fetched"}
+			return nil, &UnsupportedError{Field: f, Why: "remote value files (" + vf + ") are not fetched"}
 		}
-		if name, ok := strings.CutPrefix(vf, "$"); ok {
-			name, _, _ = strings.Cut(name, "/")
-			if _, found := refs[name]; !found {
-				return opts, fmt.Errorf("%s: no source of the application has ref %q", field, name)
-			}
-		}
+		ho.ValueFiles = append(ho.ValueFiles, vf)
 	}
 	if h.ValuesObject != nil && len(h.ValuesObject.Raw) > 0 && string(h.ValuesObject.Raw) != "null" {
 		if err := json.Unmarshal(h.ValuesObject.Raw, &ho.ValuesObject); err != nil {
-			return opts, fmt.Errorf("%s.helm.valuesObject: want an object: %w", s.Field, err)
+			return nil, fmt.Errorf("%s.valuesObject: want an object: %w", field, err)
 		}
 	}
 	for _, p := range h.Parameters {
-		ho.Parameters = append(ho.Parameters, HelmParameter{Name: p.Name, Value: p.Value, ForceString: p.ForceString})
+		ho.Parameters = append(ho.Parameters, HelmParameter{Name: p.Name, Value: env.Envsubst(p.Value), ForceString: p.ForceString})
 	}
-	opts.Helm = ho
-	return opts, nil
+	return ho, nil
 }
 
 // unsupported returns an *UnsupportedError for the first field of src that
@@ -125,18 +203,9 @@ func unsupported(field string, src v1alpha1.ApplicationSource) error {
 		add(d.Jsonnet != nil && len(d.Jsonnet.Raw) > 0 && string(d.Jsonnet.Raw) != "{}" && string(d.Jsonnet.Raw) != "null", "directory.jsonnet")
 	}
 	if k := src.Kustomize; k != nil {
-		add(len(k.Replicas) > 0, "kustomize.replicas")
-		add(len(k.Patches) > 0, "kustomize.patches")
-		add(len(k.Components) > 0, "kustomize.components")
-		add(k.ForceCommonLabels, "kustomize.forceCommonLabels")
-		add(k.ForceCommonAnnotations, "kustomize.forceCommonAnnotations")
+		// Argo CD selects a kustomize binary registered in argocd-cm
+		// (kustomize.path.<version>) and fails when there is none.
 		add(k.Version != "", "kustomize.version")
-		add(k.CommonAnnotationsEnvsubst, "kustomize.commonAnnotationsEnvsubst")
-		add(k.LabelWithoutSelector, "kustomize.labelWithoutSelector")
-		add(k.LabelIncludeTemplates, "kustomize.labelIncludeTemplates")
-		add(k.KubeVersion != "", "kustomize.kubeVersion")
-		add(len(k.APIVersions) > 0, "kustomize.apiVersions")
-		add(k.IgnoreMissingComponents, "kustomize.ignoreMissingComponents")
 	}
 	if h := src.Helm; h != nil {
 		add(len(h.FileParameters) > 0, "helm.fileParameters")
@@ -150,8 +219,24 @@ func unsupported(field string, src v1alpha1.ApplicationSource) error {
 		return nil
 	}
 	why := ""
-	if set[0] == "plugin" {
+	switch set[0] {
+	case "plugin":
 		why = "config management plugins are not run"
+	case "kustomize.version":
+		why = "tollgate builds with the kustomize library it embeds (sigs.k8s.io/kustomize/api " + moduleVersion("sigs.k8s.io/kustomize/api") + ")"
 	}
 	return &UnsupportedError{Field: field + "." + set[0], Why: why}
+}
+
+// moduleVersion returns the version of the module path linked into this
+// binary, or "unknown".
+func moduleVersion(path string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == path {
+				return m.Version
+			}
+		}
+	}
+	return "unknown"
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 )
@@ -53,8 +54,60 @@ func TestApplicationOptions(t *testing.T) {
 		{name: "plugin", src: v1alpha1.ApplicationSource{Plugin: &runtime.RawExtension{Raw: []byte(`{"name":"cmp"}`)}}, wantErr: "spec.source.plugin is not supported: config management plugins are not run"},
 		{name: "jsonnet", src: v1alpha1.ApplicationSource{Directory: &v1alpha1.ApplicationSourceDirectory{Jsonnet: &runtime.RawExtension{Raw: []byte(`{"tlas":[]}`)}}}, wantErr: "spec.source.directory.jsonnet is not supported"},
 		{name: "empty jsonnet", src: v1alpha1.ApplicationSource{Directory: &v1alpha1.ApplicationSourceDirectory{Jsonnet: &runtime.RawExtension{Raw: []byte(`{}`)}}}, want: Options{Namespace: "web", AppName: "guestbook", Refs: refs, Directory: &DirectoryOptions{}}},
-		{name: "kustomize patches", field: "spec.sources[1]", src: v1alpha1.ApplicationSource{Kustomize: &v1alpha1.ApplicationSourceKustomize{Patches: []v1alpha1.KustomizePatch{{Patch: "x"}}}}, wantErr: "spec.sources[1].kustomize.patches is not supported"},
-		{name: "kustomize forceCommonLabels", src: v1alpha1.ApplicationSource{Kustomize: &v1alpha1.ApplicationSourceKustomize{ForceCommonLabels: true}}, wantErr: "spec.source.kustomize.forceCommonLabels is not supported"},
+		{
+			name: "every kustomize option, build variables substituted as in Argo CD",
+			src: v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/shop.git", Path: "apps/web", TargetRevision: "main",
+				Kustomize: &v1alpha1.ApplicationSourceKustomize{
+					Images:                    []string{"web=web:${ARGOCD_APP_REVISION_SHORT}"},
+					CommonLabels:              map[string]string{"app": "$ARGOCD_APP_NAME", "cost": "$$5"},
+					CommonAnnotations:         map[string]string{"rev": "$ARGOCD_APP_REVISION"},
+					Replicas:                  []v1alpha1.KustomizeReplica{{Name: "web", Count: intstr.FromInt32(3)}, {Name: "db", Count: intstr.FromString("2")}},
+					Patches:                   []v1alpha1.KustomizePatch{{Patch: "p", Target: &v1alpha1.KustomizeSelector{Kind: "Deployment", LabelSelector: "a=b"}, Options: map[string]bool{"allowNameChange": true}}},
+					Components:                []string{"../c"},
+					IgnoreMissingComponents:   true,
+					ForceCommonLabels:         true,
+					ForceCommonAnnotations:    true,
+					LabelWithoutSelector:      true,
+					LabelIncludeTemplates:     true,
+					KubeVersion:               "1.33",
+					APIVersions:               []string{"v1"},
+					CommonAnnotationsEnvsubst: false,
+				}},
+			want: Options{
+				Namespace: "web", AppName: "guestbook", Refs: refs,
+				Kustomize: &KustomizeOptions{
+					Images:            []string{"web=web:0123456"},
+					CommonLabels:      map[string]string{"app": "guestbook", "cost": "$5"},
+					CommonAnnotations: map[string]string{"rev": "$ARGOCD_APP_REVISION"},
+					Replicas:          []KustomizeReplica{{Name: "web", Count: 3}, {Name: "db", Count: 2}},
+					Patches:           []KustomizePatch{{Patch: "p", Target: &KustomizeTarget{Kind: "Deployment", LabelSelector: "a=b"}, Options: map[string]bool{"allowNameChange": true}}},
+					Components:        []string{"../c"}, IgnoreMissingComponents: true,
+					ForceCommonLabels: true, ForceCommonAnnotations: true, LabelWithoutSelector: true, LabelIncludeTemplates: true,
+				},
+			},
+		},
+		{
+			name: "kustomize commonAnnotationsEnvsubst",
+			src: v1alpha1.ApplicationSource{Kustomize: &v1alpha1.ApplicationSourceKustomize{
+				CommonAnnotations: map[string]string{"p": "${ARGOCD_APP_PROJECT_NAME}/${ARGOCD_APP_NAMESPACE}/$UNKNOWN"}, CommonAnnotationsEnvsubst: true,
+			}},
+			want: Options{Namespace: "web", AppName: "guestbook", Refs: refs, Kustomize: &KustomizeOptions{CommonAnnotations: map[string]string{"p": "shop/web/"}}},
+		},
+		{
+			name: "helm parameters and value files substituted, ref prefixes kept",
+			src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{
+				ValueFiles: []string{"values-$ARGOCD_APP_NAME.yaml", "$values/envs/$ARGOCD_APP_NAMESPACE.yaml", "$ARGOCD_APP_NAMESPACE/x.yaml"},
+				Parameters: []v1alpha1.HelmParameter{{Name: "image.tag", Value: "${ARGOCD_APP_REVISION_SHORT_8}"}},
+			}},
+			want: Options{Namespace: "web", AppName: "guestbook", Refs: refs, Helm: &HelmOptions{
+				ValueFiles: []string{"values-guestbook.yaml", "$values/envs/web.yaml", "web/x.yaml"},
+				Parameters: []HelmParameter{{Name: "image.tag", Value: "01234567"}},
+			}},
+		},
+		{name: "kustomize version", src: v1alpha1.ApplicationSource{Kustomize: &v1alpha1.ApplicationSourceKustomize{Version: "v5.4.0"}}, wantErr: "spec.source.kustomize.version is not supported: tollgate builds with the kustomize library it embeds"},
+		{name: "kustomize replica count not a number", field: "spec.sources[1]", src: v1alpha1.ApplicationSource{Kustomize: &v1alpha1.ApplicationSourceKustomize{Replicas: []v1alpha1.KustomizeReplica{{Name: "web", Count: intstr.FromString("two")}}}}, wantErr: "spec.sources[1].kustomize.replicas[0].count: expected integer value for count. Received: two"},
+		{name: "kustomize includeTemplates without labelWithoutSelector", src: v1alpha1.ApplicationSource{Kustomize: &v1alpha1.ApplicationSourceKustomize{LabelIncludeTemplates: true}}, wantErr: "spec.source.kustomize.labelIncludeTemplates: needs labelWithoutSelector"},
+		{name: "kustomize empty patch", src: v1alpha1.ApplicationSource{Kustomize: &v1alpha1.ApplicationSourceKustomize{Patches: []v1alpha1.KustomizePatch{{}}}}, wantErr: "spec.source.kustomize.patches[0]: set path or patch"},
 		{name: "helm file parameters", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{FileParameters: []v1alpha1.HelmFileParameter{{Name: "a", Path: "b"}}}}, wantErr: "spec.source.helm.fileParameters is not supported"},
 		{name: "helm v2", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{Version: "v2"}}, wantErr: "spec.source.helm.version is not supported"},
 		{name: "helm kubeVersion", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{KubeVersion: "1.30"}}, wantErr: "spec.source.helm.kubeVersion is not supported"},
@@ -68,7 +121,7 @@ func TestApplicationOptions(t *testing.T) {
 			if field == "" {
 				field = "spec.source"
 			}
-			got, err := ApplicationOptions("guestbook", "web", AppSource{Field: field, Source: tc.src}, refs)
+			got, err := ApplicationOptions(AppInfo{Name: "guestbook", Namespace: "web", Project: "shop"}, AppSource{Field: field, Source: tc.src}, "0123456789abcdef", refs)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
@@ -86,10 +139,10 @@ func TestApplicationOptions(t *testing.T) {
 }
 
 func TestApplicationOptionsUnsupportedIsTyped(t *testing.T) {
-	_, err := ApplicationOptions("a", "b", AppSource{Field: "spec.source", Source: v1alpha1.ApplicationSource{Kustomize: &v1alpha1.ApplicationSourceKustomize{Components: []string{"c"}}}}, nil)
+	_, err := ApplicationOptions(AppInfo{Name: "a", Namespace: "b"}, AppSource{Field: "spec.source", Source: v1alpha1.ApplicationSource{Kustomize: &v1alpha1.ApplicationSourceKustomize{Version: "v5.4.0"}}}, "", nil)
 	var ue *UnsupportedError
-	if !errors.As(err, &ue) || ue.Field != "spec.source.kustomize.components" {
-		t.Fatalf("error = %#v, want an *UnsupportedError for spec.source.kustomize.components", err)
+	if !errors.As(err, &ue) || ue.Field != "spec.source.kustomize.version" {
+		t.Fatalf("error = %#v, want an *UnsupportedError for spec.source.kustomize.version", err)
 	}
 }
 

@@ -18,7 +18,11 @@ func (s source) kustomize(kustFile string) ([]Document, []Note, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", s.repo.rel(kustFile), err)
 	}
-	served, added, err := editKustomization(original, s.opts.Kustomize)
+	components, err := s.kustomizeComponents()
+	if err != nil {
+		return nil, nil, err
+	}
+	served, added, err := editKustomization(original, s.opts.Kustomize, components)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", s.repo.rel(kustFile), err)
 	}
@@ -76,6 +80,44 @@ func (s source) kustomize(kustFile string) ([]Document, []Note, error) {
 		notes = append(notes, ns...)
 	}
 	return docs, notes, nil
+}
+
+// kustomizeComponents resolves KustomizeOptions.Components like `kustomize
+// edit add component` run in the application directory: each path is a
+// glob relative to it, and one that matches nothing is an error, or is left
+// out with IgnoreMissingComponents (as is one that leaves the repository).
+// A remote component is kept as written; the build refuses it with
+// ErrRemoteReference.
+func (s source) kustomizeComponents() ([]string, error) {
+	o := s.opts.Kustomize
+	if o == nil {
+		return nil, nil
+	}
+	var out []string
+	for _, c := range o.Components {
+		if isRemote(c, func() bool { return false }) {
+			out = append(out, c)
+			continue
+		}
+		var found []string
+		if rel, err := s.repo.clean(joinRel(s.rel, c)); err == nil {
+			matches, err := filepath.Glob(filepath.Join(s.repo.root, filepath.FromSlash(rel)))
+			if err != nil {
+				return nil, fmt.Errorf("component %s: %w", c, err)
+			}
+			for _, m := range matches {
+				if real, err := filepath.EvalSymlinks(m); err == nil && s.repo.within(real) {
+					r, _ := filepath.Rel(s.dir, m)
+					found = append(found, filepath.ToSlash(r))
+				}
+			}
+		}
+		if len(found) == 0 && !o.IgnoreMissingComponents {
+			return nil, fmt.Errorf("component %s has no match in the repository", c)
+		}
+		out = append(out, found...)
+	}
+	return out, nil
 }
 
 // relativize removes the repository's location from kustomize messages,

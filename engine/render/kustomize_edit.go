@@ -2,10 +2,13 @@ package render
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -16,11 +19,12 @@ import (
 const originAnnotations = "originAnnotations"
 
 // editKustomization returns the kustomization data with the Argo CD
-// kustomize options applied, as `kustomize edit` would write them, and
-// buildMetadata asking for origin annotations. added reports whether the
-// origin annotations were added by us (and must be stripped from the
-// output) rather than asked for by the kustomization itself.
-func editKustomization(data []byte, o *KustomizeOptions) (out []byte, added bool, err error) {
+// kustomize options applied, as `kustomize edit` would write them, with
+// components the resolved Components, and buildMetadata asking for origin
+// annotations. added reports whether the origin annotations were added by
+// us (and must be stripped from the output) rather than asked for by the
+// kustomization itself.
+func editKustomization(data []byte, o *KustomizeOptions, components []string) (out []byte, added bool, err error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, false, fmt.Errorf("parse kustomization: %w", err)
@@ -36,8 +40,8 @@ func editKustomization(data []byte, o *KustomizeOptions) (out []byte, added bool
 		return nil, false, errors.New("parse kustomization: not a mapping")
 	}
 	if o != nil {
-		if err := applyKustomizeOptions(top, o); err != nil {
-			return nil, false, err
+		if err := applyKustomizeOptions(top, o, components); err != nil {
+			return nil, false, fmt.Errorf("edit kustomization: %w", err)
 		}
 	}
 	added = addBuildMetadata(top, originAnnotations)
@@ -54,10 +58,12 @@ func editKustomization(data []byte, o *KustomizeOptions) (out []byte, added bool
 }
 
 // applyKustomizeOptions edits the kustomization mapping like Argo CD's
-// sequence of `kustomize edit set nameprefix/namesuffix/image`,
-// `kustomize edit add label/annotation --force` and `kustomize edit set
-// namespace`.
-func applyKustomizeOptions(top *yaml.Node, o *KustomizeOptions) error {
+// kustomize.Build, in its order: `kustomize edit set nameprefix`,
+// `namesuffix`, `image`, `replicas`, `kustomize edit add label` and
+// `annotation` (--force, --without-selector, --include-templates as the
+// options say), `set namespace`, then patches appended to the file and
+// `kustomize edit add component`.
+func applyKustomizeOptions(top *yaml.Node, o *KustomizeOptions, components []string) error {
 	if o.NamePrefix != "" {
 		setField(top, "namePrefix", strNode(o.NamePrefix))
 	}
@@ -69,16 +75,26 @@ func applyKustomizeOptions(top *yaml.Node, o *KustomizeOptions) error {
 			return err
 		}
 	}
-	if err := addToMap(top, "commonLabels", o.CommonLabels); err != nil {
+	if err := setReplicas(top, o.Replicas); err != nil {
 		return err
 	}
-	if err := addToMap(top, "commonAnnotations", o.CommonAnnotations); err != nil {
+	if o.LabelWithoutSelector {
+		if err := addLabelsEntry(top, o.CommonLabels, o.LabelIncludeTemplates); err != nil {
+			return err
+		}
+	} else if err := addToMap(top, "commonLabels", "label", o.CommonLabels, o.ForceCommonLabels); err != nil {
+		return err
+	}
+	if err := addToMap(top, "commonAnnotations", "annotation", o.CommonAnnotations, o.ForceCommonAnnotations); err != nil {
 		return err
 	}
 	if o.Namespace != "" {
 		setField(top, "namespace", strNode(o.Namespace))
 	}
-	return nil
+	if err := appendPatches(top, o.Patches); err != nil {
+		return err
+	}
+	return addComponents(top, components)
 }
 
 func strNode(s string) *yaml.Node {
@@ -106,9 +122,10 @@ func field(m *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// addToMap merges kv into the string map at key, overwriting existing keys
-// (`kustomize edit add label --force`).
-func addToMap(top *yaml.Node, key string, kv map[string]string) error {
+// addToMap adds kv to the string map at key like `kustomize edit add
+// label` (what "label" or "annotation"): a key the map already has is an
+// error unless force, which overwrites it.
+func addToMap(top *yaml.Node, key, what string, kv map[string]string, force bool) error {
 	if len(kv) == 0 {
 		return nil
 	}
@@ -118,20 +135,136 @@ func addToMap(top *yaml.Node, key string, kv map[string]string) error {
 		setField(top, key, m)
 	}
 	if m.Kind != yaml.MappingNode {
-		return fmt.Errorf("edit kustomization: %s is not a mapping", key)
+		return fmt.Errorf("%s is not a mapping", key)
 	}
-	keys := make([]string, 0, len(kv))
-	for k := range kv {
+	for _, k := range sortedKeys(kv) {
 		if k == "" {
-			return fmt.Errorf("edit kustomization: %s: empty key", key)
+			return fmt.Errorf("%s: empty key", key)
 		}
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+		if field(m, k) != nil && !force {
+			return fmt.Errorf("%s %s already in kustomization file (set force%s to overwrite it)", what, k, map[string]string{"label": "CommonLabels", "annotation": "CommonAnnotations"}[what])
+		}
 		setField(m, k, strNode(kv[k]))
 	}
 	return nil
+}
+
+// addLabelsEntry appends one labels entry holding kv, which kustomize
+// applies to metadata only, and to pod templates too with includeTemplates:
+// `kustomize edit add label --without-selector [--include-templates]`.
+func addLabelsEntry(top *yaml.Node, kv map[string]string, includeTemplates bool) error {
+	if len(kv) == 0 {
+		return nil
+	}
+	pairs := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for _, k := range sortedKeys(kv) {
+		if k == "" {
+			return errors.New("labels: empty key")
+		}
+		setField(pairs, k, strNode(kv[k]))
+	}
+	entry := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	setField(entry, "pairs", pairs)
+	if includeTemplates {
+		setField(entry, "includeTemplates", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+	}
+	seq, err := sequence(top, "labels")
+	if err != nil {
+		return err
+	}
+	seq.Content = append(seq.Content, entry)
+	return nil
+}
+
+// setReplicas sets replicas like `kustomize edit set replicas`: an entry of
+// the same name is replaced, others are appended.
+func setReplicas(top *yaml.Node, replicas []KustomizeReplica) error {
+	if len(replicas) == 0 {
+		return nil
+	}
+	seq, err := sequence(top, "replicas")
+	if err != nil {
+		return err
+	}
+	for _, r := range replicas {
+		entry := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		setField(entry, "name", strNode(r.Name))
+		setField(entry, "count", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(r.Count)})
+		replaced := false
+		for i, item := range seq.Content {
+			if item = deref(item); item.Kind == yaml.MappingNode && scalarField(item, "name") == r.Name {
+				seq.Content[i], replaced = entry, true
+			}
+		}
+		if !replaced {
+			seq.Content = append(seq.Content, entry)
+		}
+	}
+	return nil
+}
+
+// appendPatches appends patches to the kustomization's patches list, as
+// Argo CD does by rewriting the file (kustomize edit has no command for it).
+func appendPatches(top *yaml.Node, patches []KustomizePatch) error {
+	if len(patches) == 0 {
+		return nil
+	}
+	seq, err := sequence(top, "patches")
+	if err != nil {
+		return err
+	}
+	for _, p := range patches {
+		data, err := json.Marshal(p)
+		if err != nil {
+			return fmt.Errorf("encode patch: %w", err)
+		}
+		var n yaml.Node
+		if err := yaml.Unmarshal(data, &n); err != nil {
+			return fmt.Errorf("encode patch: %w", err)
+		}
+		seq.Content = append(seq.Content, n.Content[0])
+	}
+	return nil
+}
+
+// addComponents appends components not already listed, like `kustomize
+// edit add component`.
+func addComponents(top *yaml.Node, components []string) error {
+	if len(components) == 0 {
+		return nil
+	}
+	seq, err := sequence(top, "components")
+	if err != nil {
+		return err
+	}
+	for _, c := range components {
+		if !slices.ContainsFunc(seq.Content, func(n *yaml.Node) bool { return deref(n).Value == c }) {
+			seq.Content = append(seq.Content, strNode(c))
+		}
+	}
+	return nil
+}
+
+// sequence returns the list at key, created when absent or null.
+func sequence(top *yaml.Node, key string) (*yaml.Node, error) {
+	seq := field(top, key)
+	if seq == nil || (seq.Kind == yaml.ScalarNode && seq.ShortTag() == "!!null") {
+		seq = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		setField(top, key, seq)
+	}
+	if seq.Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("%s is not a list", key)
+	}
+	return seq, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // addBuildMetadata adds opt to buildMetadata unless present, reporting
@@ -171,7 +304,7 @@ func setImages(top *yaml.Node, args []string) error {
 	for _, a := range args {
 		img, err := parseImageArg(a)
 		if err != nil {
-			return fmt.Errorf("edit kustomization: image %q: %w", a, err)
+			return fmt.Errorf("image %q: %w", a, err)
 		}
 		byName[img.Name] = img
 	}

@@ -95,6 +95,7 @@ func TestBuildKustomizeOptions(t *testing.T) {
 		NameSuffix:        "-v2",
 		Namespace:         "shop",
 		CommonLabels:      map[string]string{"team": "payments", "env": "staging"},
+		ForceCommonLabels: true,
 		CommonAnnotations: map[string]string{"owner": "payments@example.com", "enabled": "true"},
 	}}
 	res, err := Build(t.Context(), kustomizeRoot, "overlays/prod", opts, Limits{})
@@ -138,6 +139,95 @@ func TestBuildKustomizeOptions(t *testing.T) {
 	}
 	if string(before) != string(after) {
 		t.Errorf("Build changed %s:\n%s", kustFile, after)
+	}
+}
+
+// TestBuildKustomizeArgoOptions renders the options Argo CD adds to
+// kustomize edit's: replicas, patches (strategic merge and JSON 6902, with
+// targets), components (a missing one ignored), and labels that leave
+// selectors alone.
+func TestBuildKustomizeArgoOptions(t *testing.T) {
+	opts := Options{Kustomize: &KustomizeOptions{
+		Replicas: []KustomizeReplica{{Name: "web", Count: 5}},
+		Patches: []KustomizePatch{
+			{Patch: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n        - name: web\n          image: redis:latest\n"},
+			{Patch: "- op: replace\n  path: /spec/ports/0/port\n  value: 8080\n", Target: &KustomizeTarget{Kind: "Service", Name: "web"}},
+		},
+		Components:              []string{"../../components/debug", "../../components/missing"},
+		IgnoreMissingComponents: true,
+		CommonLabels:            map[string]string{"tier": "backend"},
+		LabelWithoutSelector:    true,
+		LabelIncludeTemplates:   true,
+	}}
+	res, err := Build(t.Context(), kustomizeRoot, "overlays/prod", opts, Limits{})
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	byKind := map[string]Document{}
+	for _, d := range res.Documents {
+		byKind[d.Object["kind"].(string)] = d
+	}
+	dep, svc := byKind["Deployment"].Object, byKind["Service"].Object
+	got := map[string]any{
+		"replicas":         fieldAt(dep, "spec.replicas"),
+		"image":            container(byKind["Deployment"])["image"],
+		"port":             fieldAt(svc, "spec.ports").([]any)[0].(map[string]any)["port"],
+		"debug annotation": fieldAt(dep, "metadata.annotations.debug"),
+		"label":            fieldAt(dep, "metadata.labels.tier"),
+		"template label":   fieldAt(dep, "spec.template.metadata.labels.tier"),
+		"selector":         fieldAt(dep, "spec.selector.matchLabels"),
+		"service selector": fieldAt(svc, "spec.selector"),
+	}
+	want := map[string]any{
+		"replicas":         int64(5),
+		"image":            "redis:latest",
+		"port":             int64(8080),
+		"debug annotation": "on",
+		"label":            "backend",
+		"template label":   "backend",
+		"selector":         map[string]any{"app": "web", "env": "prod"},
+		"service selector": map[string]any{"app": "web", "env": "prod"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rendered fields (-want +got):\n%s", diff)
+	}
+}
+
+// TestBuildKustomizeOptionErrors holds the errors kustomize edit (and so
+// Argo CD) gives.
+func TestBuildKustomizeOptionErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    KustomizeOptions
+		wantErr string
+	}{
+		{
+			name:    "label already in the kustomization without force",
+			opts:    KustomizeOptions{CommonLabels: map[string]string{"env": "staging"}},
+			wantErr: "edit kustomization: label env already in kustomization file (set forceCommonLabels to overwrite it)",
+		},
+		{
+			name:    "missing component",
+			opts:    KustomizeOptions{Components: []string{"../../components/missing"}},
+			wantErr: "component ../../components/missing has no match in the repository",
+		},
+		{
+			name:    "component outside the repository",
+			opts:    KustomizeOptions{Components: []string{"../../../../../../etc"}},
+			wantErr: "component ../../../../../../etc has no match in the repository",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Build(t.Context(), kustomizeRoot, "overlays/prod", Options{Kustomize: &tt.opts}, Limits{})
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+	patch := &KustomizeOptions{Patches: []KustomizePatch{{Patch: "x"}}}
+	if _, _, err := editKustomization([]byte("patches: {a: b}\n"), patch, nil); err == nil || err.Error() != "edit kustomization: patches is not a list" {
+		t.Errorf("error = %v, want %q", err, "edit kustomization: patches is not a list")
 	}
 }
 
@@ -263,7 +353,7 @@ func TestEditKustomizationImages(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, added, err := editKustomization([]byte(base), &KustomizeOptions{Images: tt.images})
+			out, added, err := editKustomization([]byte(base), &KustomizeOptions{Images: tt.images}, nil)
 			if tt.wantErr != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want prefix %q", err, tt.wantErr)
@@ -291,7 +381,7 @@ func TestEditKustomizationImages(t *testing.T) {
 }
 
 func TestEditKustomizationKeepsUserOriginAnnotations(t *testing.T) {
-	out, added, err := editKustomization([]byte("buildMetadata: [originAnnotations]\nresources: [a.yaml]\n"), nil)
+	out, added, err := editKustomization([]byte("buildMetadata: [originAnnotations]\nresources: [a.yaml]\n"), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

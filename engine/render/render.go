@@ -48,16 +48,61 @@ type DirectoryOptions struct {
 }
 
 // KustomizeOptions mirror spec.source.kustomize. They are applied the way
-// Argo CD applies them (`kustomize edit ...` on the kustomization), on an
-// in-memory copy: the repository is never written.
+// Argo CD applies them (`kustomize edit ...` on the application's
+// kustomization, in Argo CD's order), on an in-memory copy: the repository
+// is never written. Values arrive with Argo CD's build variables already
+// substituted (ApplicationOptions).
 type KustomizeOptions struct {
+	NamePrefix, NameSuffix string
 	// Images like `kustomize edit set image`: "name=newname:tag",
 	// "name=newname@digest", "name=newname", "name:tag", "name@digest".
-	Images                 []string
-	NamePrefix, NameSuffix string
-	Namespace              string
-	CommonLabels           map[string]string
-	CommonAnnotations      map[string]string
+	Images   []string
+	Replicas []KustomizeReplica
+	// CommonLabels go to commonLabels (selectors and templates too) or,
+	// with LabelWithoutSelector, to a new labels entry that leaves
+	// selectors alone and templates too unless LabelIncludeTemplates.
+	CommonLabels                                map[string]string
+	LabelWithoutSelector, LabelIncludeTemplates bool
+	CommonAnnotations                           map[string]string
+	// ForceCommonLabels and ForceCommonAnnotations overwrite keys the
+	// kustomization already sets; without them such a key is an error, as
+	// `kustomize edit add label` without --force.
+	ForceCommonLabels, ForceCommonAnnotations bool
+	Namespace                                 string
+	// Patches are appended to the kustomization's patches.
+	Patches []KustomizePatch
+	// Components are added like `kustomize edit add component`: paths
+	// relative to the application directory, globs expanded. With
+	// IgnoreMissingComponents, paths that do not exist in the repository
+	// are left out.
+	Components              []string
+	IgnoreMissingComponents bool
+}
+
+// KustomizeReplica sets the replicas of the workload called Name.
+type KustomizeReplica struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+// KustomizePatch is one entry of a kustomization's patches, written as
+// kustomize reads it.
+type KustomizePatch struct {
+	Path    string           `json:"path,omitempty"`
+	Patch   string           `json:"patch,omitempty"`
+	Target  *KustomizeTarget `json:"target,omitempty"`
+	Options map[string]bool  `json:"options,omitempty"`
+}
+
+// KustomizeTarget selects the resources a patch applies to.
+type KustomizeTarget struct {
+	Group              string `json:"group,omitempty"`
+	Version            string `json:"version,omitempty"`
+	Kind               string `json:"kind,omitempty"`
+	Name               string `json:"name,omitempty"`
+	Namespace          string `json:"namespace,omitempty"`
+	LabelSelector      string `json:"labelSelector,omitempty"`
+	AnnotationSelector string `json:"annotationSelector,omitempty"`
 }
 
 // HelmOptions mirror spec.source.helm.

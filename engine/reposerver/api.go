@@ -22,6 +22,9 @@ type Request struct {
 	// uses as release name and namespace unless the source sets them.
 	AppName   string `json:"appName"`
 	Namespace string `json:"namespace,omitempty"`
+	// Project is the Application's AppProject, for Argo CD's build
+	// variable ARGOCD_APP_PROJECT_NAME.
+	Project string `json:"project,omitempty"`
 	// Sources are the Application's sources at the revisions to render
 	// (an operation's revisions already in place).
 	Sources []Source `json:"sources"`

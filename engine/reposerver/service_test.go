@@ -161,7 +161,7 @@ func TestGenerate(t *testing.T) {
 func TestGenerateErrors(t *testing.T) {
 	f := newFixture(t)
 	patched := src(f.charts, "overlay")
-	patched.Source.Kustomize = &v1alpha1.ApplicationSourceKustomize{Patches: []v1alpha1.KustomizePatch{{Patch: "x"}}}
+	patched.Source.Kustomize = &v1alpha1.ApplicationSourceKustomize{Version: "v5.4.0"}
 	chart := Source{Source: v1alpha1.ApplicationSource{RepoURL: "https://charts.example.com", Chart: "web", TargetRevision: "1.0.0"}}
 	tests := []struct {
 		name     string
@@ -172,7 +172,7 @@ func TestGenerateErrors(t *testing.T) {
 		{name: "no sources", req: Request{}, wantCode: CodeInvalid, want: "spec.source or spec.sources must be set"},
 		{name: "no repoURL", req: Request{Sources: []Source{{}}}, wantCode: CodeInvalid, want: "spec.source.repoURL is empty"},
 		{name: "helm repository", req: Request{Sources: []Source{src(f.charts, "plain"), chart}, MultipleSources: true}, wantCode: CodeInvalid, want: `spec.sources[1].chart is not supported: Helm repository sources (chart "web" from https://charts.example.com)`},
-		{name: "unsupported field", req: Request{Sources: []Source{patched}}, wantCode: CodeInvalid, want: "spec.source.kustomize.patches is not supported"},
+		{name: "unsupported field", req: Request{Sources: []Source{patched}}, wantCode: CodeInvalid, want: "spec.source.kustomize.version is not supported"},
 		{name: "missing path", req: Request{Sources: []Source{src(f.charts, "nope")}}, wantCode: CodeInvalid, want: "spec.source ("},
 		{name: "missing revision", req: Request{Sources: []Source{{Source: v1alpha1.ApplicationSource{RepoURL: f.charts, TargetRevision: "v9"}}}}, wantCode: CodeInvalid, want: "v9"},
 		{name: "unreachable", req: Request{Sources: []Source{src("http://127.0.0.1:1/x.git", "")}}, wantCode: CodeUnreachable, want: "repository unreachable"},
