@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"runtime"
 	"strconv"
 	"sync"
@@ -96,10 +97,16 @@ func loadUnit(ctx context.Context, u unit, helmValues map[string]any, build buil
 		}
 	default:
 		var opts render.Options
-		if u.kind == unitHelm && helmValues != nil {
+		dir := u.rel
+		switch {
+		case u.kind == unitHelm && helmValues != nil:
 			opts.Helm = &render.HelmOptions{ValuesObject: helmValues}
+		case u.kind == unitJsonnet:
+			// The file alone, as its directory would render it.
+			dir = path.Dir(u.rel)
+			opts.Directory = &render.DirectoryOptions{Include: render.QuoteGlob(path.Base(u.rel))}
 		}
-		res, err := build(ctx, u.root, u.rel, opts, lim)
+		res, err := build(ctx, u.root, dir, opts, lim)
 		if err != nil {
 			if u.prefix != "" {
 				return l, fmt.Errorf("%s: %w", u.prefix, err)

@@ -17,9 +17,10 @@ type Renderer interface {
 // buildFunc renders one application source, with render.Build's signature.
 type buildFunc func(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error)
 
-// builder is how a check renders: Kustomize overlays and Helm charts with
-// o.Renderer (render.Build when nil); a plain directory, which is only
-// decoded (under the decoder's own limits), in process.
+// builder is how a check renders: Kustomize overlays, Helm charts and
+// directories with Jsonnet with o.Renderer (render.Build when nil); a plain
+// directory of manifests, which is only decoded (under the decoder's own
+// limits), in process.
 func (o Options) builder() buildFunc {
 	if o.Renderer == nil {
 		return render.Build
@@ -29,7 +30,7 @@ func (o Options) builder() buildFunc {
 		if err != nil {
 			return render.Result{}, err
 		}
-		if kind == render.KindDirectory {
+		if kind == render.KindDirectory && !render.HasJsonnet(root, dir, opts) {
 			return render.Build(ctx, root, dir, opts, lim)
 		}
 		return o.Renderer.Build(ctx, root, dir, opts, lim)

@@ -26,6 +26,9 @@ const (
 	unitKustomize
 	// unitHelm is a directory rendered with Helm.
 	unitHelm
+	// unitJsonnet is a .jsonnet file evaluated as a plain directory source
+	// evaluates it (no top-level arguments, external variables or libs).
+	unitJsonnet
 )
 
 // unit is one file or directory tollgate test loads on its own.
@@ -102,8 +105,9 @@ func relTo(base, abs string) (string, bool) {
 // becomes one kustomize unit and its files are not decoded on their own
 // (directories below it are still searched for kustomizations and charts);
 // a directory with a Chart.yaml becomes one Helm unit and is not descended
-// into; .yaml, .yml and .json files elsewhere become file units. A file
-// named explicitly is decoded whatever its extension. Paths inside the
+// into; .yaml, .yml and .json files elsewhere become file units, .jsonnet
+// files Jsonnet units. A file named explicitly is decoded whatever its
+// extension, but for .jsonnet. Paths inside the
 // repository root are named relative to it; other paths as given. Notes
 // report kustomize components, which are not rendered on their own.
 func discover(root repoRoot, paths []string, preferHelm bool) ([]unit, []Note, error) {
@@ -131,6 +135,9 @@ func discover(root repoRoot, paths []string, preferHelm bool) ([]unit, []Note, e
 			continue
 		}
 		if !fi.IsDir() {
+			if render.IsJsonnetFile(base.rel) {
+				base.kind = unitJsonnet
+			}
 			add(base)
 			continue
 		}
@@ -209,13 +216,19 @@ func walkDir(base unit, preferHelm bool, add func(unit)) ([]Note, error) {
 		}
 		rel := relName(base, start, p)
 		if !d.IsDir() {
-			if rendered[filepath.Dir(p)] || !render.IsManifestFile(p) {
+			kind := unitFile
+			switch {
+			case rendered[filepath.Dir(p)]:
+				return nil
+			case render.IsJsonnetFile(p):
+				kind = unitJsonnet
+			case !render.IsManifestFile(p):
 				return nil
 			}
 			if d.Type()&fs.ModeSymlink != 0 && isDir(p) {
 				return nil // symlinked directories are not followed
 			}
-			add(unit{kind: unitFile, root: base.root, prefix: base.prefix, rel: rel})
+			add(unit{kind: kind, root: base.root, prefix: base.prefix, rel: rel})
 			return nil
 		}
 		if p != start && (d.Name() == ".git" || strings.HasPrefix(d.Name(), ".")) {

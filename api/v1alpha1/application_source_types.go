@@ -151,8 +151,8 @@ type ApplicationSourceKustomize struct {
 	Patches []KustomizePatch `json:"patches,omitempty"`
 	// +optional
 	Components []string `json:"components,omitempty"`
-	// The fields below are Argo CD's; tollgate refuses a source that sets
-	// one rather than render something else (see docs/sync-engine.md).
+	// Version selects a kustomize binary in Argo CD; tollgate refuses a
+	// source that sets it (it builds with the kustomize it embeds).
 	// +optional
 	Version string `json:"version,omitempty"`
 	// +optional
@@ -219,8 +219,8 @@ type ApplicationSourceDirectory struct {
 	// Recurse reads subdirectories too.
 	// +optional
 	Recurse bool `json:"recurse,omitempty"`
-	// Jsonnet holds Jsonnet options. tollgate does not evaluate Jsonnet; it
-	// keeps the field as it is.
+	// Jsonnet holds the options of the directory's .jsonnet files: tlas,
+	// extVars (each {name, value, code}) and libs, as in Argo CD.
 	// +optional
 	Jsonnet *runtime.RawExtension `json:"jsonnet,omitempty"`
 	// Exclude is a glob of files to leave out.

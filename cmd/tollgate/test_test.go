@@ -151,6 +151,31 @@ spec:
         - name: web
           image: nginx:1.27
 `,
+		"jsonnet/deploy.jsonnet": `function(tag='1.0') {
+  apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'j' },
+  spec: { selector: { matchLabels: { app: 'j' } }, template: { metadata: { labels: { app: 'j' } },
+    spec: { containers: [{ name: 'j', image: 'nginx:' + tag }] } } },
+}
+`,
+		"jsonnet-plain/pods.jsonnet": `[{ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'p', image: 'busybox:latest' }] } }]
+`,
+		"jsonnet-app/app.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: jsonnet
+  namespace: argocd
+spec:
+  project: default
+  source:
+    repoURL: https://example.com/tenant.git
+    path: jsonnet
+    directory:
+      jsonnet:
+        tlas: [{name: tag, value: latest}]
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: web
+`,
 		"patched/app.yaml": `apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata:
@@ -305,6 +330,22 @@ spec:
 				"DENY [no-latest-tag] overlay/deploy.yaml:1",
 				"WARN [default-project] patched/app.yaml:7",
 				"WARN [missing-resources-finalizer] patched/app.yaml:3",
+			},
+		},
+		{
+			name:     "Jsonnet files of a directory are evaluated",
+			args:     []string{"--repo-root", repo, filepath.Join(repo, "jsonnet"), filepath.Join(repo, "jsonnet-plain")},
+			wantCode: exitDenied,
+			wantTags: []string{"DENY [no-latest-tag] jsonnet-plain/pods.jsonnet"},
+		},
+		{
+			name:     "Application Jsonnet top-level arguments",
+			args:     []string{"--repo-root", repo, "--repo-url", "https://example.com/tenant.git", filepath.Join(repo, "jsonnet-app")},
+			wantCode: exitDenied,
+			wantTags: []string{
+				"WARN [default-project] jsonnet-app/app.yaml:7",
+				"WARN [missing-resources-finalizer] jsonnet-app/app.yaml:3",
+				"DENY [no-latest-tag] jsonnet/deploy.jsonnet",
 			},
 		},
 		{

@@ -92,6 +92,11 @@ func ApplicationOptions(app AppInfo, s AppSource, revision string, refs map[stri
 	}
 	if d := src.Directory; d != nil {
 		opts.Directory = &DirectoryOptions{Recurse: d.Recurse, Include: d.Include, Exclude: d.Exclude}
+		j, err := jsonnetOptions(s.Field+".directory.jsonnet", d, env)
+		if err != nil {
+			return opts, err
+		}
+		opts.Directory.Jsonnet = j
 	}
 	if k := src.Kustomize; k != nil {
 		ko, err := kustomizeOptions(s.Field+".kustomize", k, env)
@@ -160,6 +165,39 @@ func kustomizeOptions(field string, k *v1alpha1.ApplicationSourceKustomize, env 
 	return o, nil
 }
 
+// jsonnetOptions maps spec.source.directory.jsonnet (at field) as Argo
+// CD's makeJsonnetVM does: TLA and external variable values expanded,
+// libraries as written.
+func jsonnetOptions(field string, d *v1alpha1.ApplicationSourceDirectory, env BuildEnv) (JsonnetOptions, error) {
+	var j JsonnetOptions
+	if d.Jsonnet == nil || len(d.Jsonnet.Raw) == 0 {
+		return j, nil
+	}
+	var spec struct {
+		TLAs    []JsonnetVar `json:"tlas"`
+		ExtVars []JsonnetVar `json:"extVars"`
+		Libs    []string     `json:"libs"`
+	}
+	if err := json.Unmarshal(d.Jsonnet.Raw, &spec); err != nil {
+		return j, fmt.Errorf("%s: %w", field, err)
+	}
+	for _, list := range []struct {
+		name string
+		in   []JsonnetVar
+		out  *[]JsonnetVar
+	}{{"tlas", spec.TLAs, &j.TLAs}, {"extVars", spec.ExtVars, &j.ExtVars}} {
+		for i, v := range list.in {
+			if v.Name == "" {
+				return j, fmt.Errorf("%s.%s[%d].name: must not be empty", field, list.name, i)
+			}
+			v.Value = env.Envsubst(v.Value)
+			*list.out = append(*list.out, v)
+		}
+	}
+	j.Libs = spec.Libs
+	return j, nil
+}
+
 // helmOptions maps spec.source.helm (at field) as Argo CD's helmTemplate
 // does: parameter values and value file paths expanded.
 func helmOptions(field string, h *v1alpha1.ApplicationSourceHelm, env BuildEnv, refs map[string]string) (*HelmOptions, error) {
@@ -199,9 +237,6 @@ func unsupported(field string, src v1alpha1.ApplicationSource) error {
 		}
 	}
 	add(src.Plugin != nil, "plugin")
-	if d := src.Directory; d != nil {
-		add(d.Jsonnet != nil && len(d.Jsonnet.Raw) > 0 && string(d.Jsonnet.Raw) != "{}" && string(d.Jsonnet.Raw) != "null", "directory.jsonnet")
-	}
 	if k := src.Kustomize; k != nil {
 		// Argo CD selects a kustomize binary registered in argocd-cm
 		// (kustomize.path.<version>) and fails when there is none.

@@ -52,7 +52,18 @@ func TestApplicationOptions(t *testing.T) {
 			},
 		},
 		{name: "plugin", src: v1alpha1.ApplicationSource{Plugin: &runtime.RawExtension{Raw: []byte(`{"name":"cmp"}`)}}, wantErr: "spec.source.plugin is not supported: config management plugins are not run"},
-		{name: "jsonnet", src: v1alpha1.ApplicationSource{Directory: &v1alpha1.ApplicationSourceDirectory{Jsonnet: &runtime.RawExtension{Raw: []byte(`{"tlas":[]}`)}}}, wantErr: "spec.source.directory.jsonnet is not supported"},
+		{
+			name: "jsonnet, values substituted",
+			src: v1alpha1.ApplicationSource{Directory: &v1alpha1.ApplicationSourceDirectory{Jsonnet: &runtime.RawExtension{Raw: []byte(
+				`{"tlas":[{"name":"rev","value":"$ARGOCD_APP_REVISION_SHORT"},{"name":"n","value":"1+1","code":true}],"extVars":[{"name":"app","value":"${ARGOCD_APP_NAME}"}],"libs":["vendor"]}`)}}},
+			want: Options{Namespace: "web", AppName: "guestbook", Refs: refs, Directory: &DirectoryOptions{Jsonnet: JsonnetOptions{
+				TLAs:    []JsonnetVar{{Name: "rev", Value: "0123456"}, {Name: "n", Value: "1+1", Code: true}},
+				ExtVars: []JsonnetVar{{Name: "app", Value: "guestbook"}},
+				Libs:    []string{"vendor"},
+			}}},
+		},
+		{name: "jsonnet variable without a name", src: v1alpha1.ApplicationSource{Directory: &v1alpha1.ApplicationSourceDirectory{Jsonnet: &runtime.RawExtension{Raw: []byte(`{"extVars":[{"value":"x"}]}`)}}}, wantErr: "spec.source.directory.jsonnet.extVars[0].name: must not be empty"},
+		{name: "jsonnet of the wrong shape", src: v1alpha1.ApplicationSource{Directory: &v1alpha1.ApplicationSourceDirectory{Jsonnet: &runtime.RawExtension{Raw: []byte(`{"tlas":"x"}`)}}}, wantErr: "spec.source.directory.jsonnet: json: cannot unmarshal string"},
 		{name: "empty jsonnet", src: v1alpha1.ApplicationSource{Directory: &v1alpha1.ApplicationSourceDirectory{Jsonnet: &runtime.RawExtension{Raw: []byte(`{}`)}}}, want: Options{Namespace: "web", AppName: "guestbook", Refs: refs, Directory: &DirectoryOptions{}}},
 		{
 			name: "every kustomize option, build variables substituted as in Argo CD",

@@ -31,9 +31,9 @@ type Document struct {
 	// Line is the 1-based line where the document (or List item) starts in
 	// File, 0 when unknown (rendered templates).
 	Line int
-	// Rendered is true for the output of kustomize or Helm.
+	// Rendered is true for the output of kustomize, Helm or Jsonnet.
 	Rendered bool
-	// Origin is "kustomize", "helm", or "" for a raw manifest.
+	// Origin is "kustomize", "helm", "jsonnet", or "" for a raw manifest.
 	Origin string
 
 	node *yaml.Node

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -11,18 +12,30 @@ import (
 // manifestExts are the file extensions read from a plain directory.
 var manifestExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 
-// IsManifestFile reports whether a file of this name is read as manifests
-// from a plain directory (.yaml, .yml or .json, case-sensitive as in Argo
-// CD); tollgate test walks directories with the same list.
+// skipMarker in a file of a plain directory leaves the file out, as in
+// Argo CD.
+var skipMarker = []byte("+argocd:skip-file-rendering")
+
+// IsManifestFile reports whether a file of this name is decoded as
+// manifests from a plain directory (.yaml, .yml or .json, case-sensitive as
+// in Argo CD); tollgate test walks directories with the same list.
 func IsManifestFile(name string) bool {
 	return manifestExts[filepath.Ext(name)]
 }
 
+// IsJsonnetFile reports whether a plain directory evaluates a file of this
+// name as Jsonnet (.jsonnet; .libsonnet files are only imported).
+func IsJsonnetFile(name string) bool {
+	return filepath.Ext(name) == jsonnetExt
+}
+
 // directory reads the manifests of a plain directory source like Argo CD:
-// .yaml, .yml and .json files, subdirectories only with Recurse (symlinked
-// directories are not followed), filtered by the Exclude and then the
-// Include pattern matched against the path relative to the application
-// directory. Documents come in lexical file order.
+// .yaml, .yml and .json files decoded and .jsonnet files evaluated,
+// subdirectories only with Recurse (symlinked directories are not
+// followed), filtered by the Exclude and then the Include pattern matched
+// against the path relative to the application directory; a file holding
+// "+argocd:skip-file-rendering" is left out. Documents come in lexical file
+// order.
 func (s source) directory(ctx context.Context) ([]Document, []Note, error) {
 	var o DirectoryOptions
 	if s.opts.Directory != nil {
@@ -49,12 +62,7 @@ func (s source) directory(ctx context.Context) ([]Document, []Note, error) {
 			return nil
 		}
 		name := d.Name()
-		ext := filepath.Ext(name)
-		if !manifestExts[ext] {
-			if ext == ".jsonnet" || ext == ".libsonnet" {
-				rel, _ := filepath.Rel(s.dir, p)
-				notes = append(notes, Note{File: joinRel(s.rel, rel), Index: -1, Message: "skipped: Jsonnet is not supported"})
-			}
+		if !IsManifestFile(name) && !IsJsonnetFile(name) {
 			return nil
 		}
 		rel, err := filepath.Rel(s.dir, p)
@@ -77,7 +85,25 @@ func (s source) directory(ctx context.Context) ([]Document, []Note, error) {
 				return nil
 			}
 		}
-		ds, ns, err := s.repo.decodeFile(joinRel(s.rel, rel), s.lim)
+		fileRel := joinRel(s.rel, rel)
+		real, _, err := s.repo.resolve(fileRel)
+		if err != nil {
+			return &DecodeError{File: fileRel, Index: -1, Err: err}
+		}
+		data, err := readFile(real, s.lim.MaxFileBytes)
+		if err != nil {
+			return &DecodeError{File: fileRel, Index: -1, Err: err}
+		}
+		if bytes.Contains(data, skipMarker) {
+			return nil
+		}
+		var ds []Document
+		var ns []Note
+		if IsJsonnetFile(name) {
+			ds, err = s.jsonnet(ctx, real, fileRel)
+		} else {
+			ds, ns, err = Decode(fileRel, data, s.lim)
+		}
 		if err != nil {
 			return err
 		}
@@ -94,4 +120,39 @@ func (s source) directory(ctx context.Context) ([]Document, []Note, error) {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// HasJsonnet reports whether rendering dir as a plain directory with opts
+// would evaluate a .jsonnet file (before include and exclude), reading
+// nothing but directory entries. A directory that cannot be read is
+// reported as having Jsonnet, so that the caller renders it where Jsonnet
+// would run.
+func HasJsonnet(root, dir string, opts Options) bool {
+	r, err := openRepo(root)
+	if err != nil {
+		return true
+	}
+	rel, err := r.clean(dir)
+	if err != nil {
+		return true
+	}
+	start, err := r.resolveRel(rel)
+	if err != nil {
+		return true
+	}
+	recurse := opts.Directory != nil && opts.Directory.Recurse
+	found := false
+	err = filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && p != start && (!recurse || d.Name() == ".git"):
+			return filepath.SkipDir
+		case !d.IsDir() && IsJsonnetFile(d.Name()):
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found || err != nil
 }

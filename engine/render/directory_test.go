@@ -13,7 +13,7 @@ func TestBuildDirectory(t *testing.T) {
 	c := docRef{File: "app/sub/c-configmap.yaml", Line: 1, Kind: "ConfigMap", Name: "c"}
 	d := docRef{File: "app/sub/deep/d-secret.yml", Line: 1, Kind: "Secret", Name: "d"}
 	e := docRef{File: "app/excluded/e.yaml", Line: 1, Kind: "ConfigMap", Name: "e"}
-	jsonnet := Note{File: "app/legacy.jsonnet", Index: -1, Message: "skipped: Jsonnet is not supported"}
+	l := docRef{File: "app/legacy.jsonnet", Kind: "ConfigMap", Name: "legacy"}
 	values := Note{File: "app/values.yaml", Line: 1, Message: "skipped: not a Kubernetes object (no apiVersion or kind)"}
 	tests := []struct {
 		name      string
@@ -21,12 +21,12 @@ func TestBuildDirectory(t *testing.T) {
 		want      []docRef
 		wantNotes []Note
 	}{
-		{name: "top level only by default", want: []docRef{a, b}, wantNotes: []Note{jsonnet, values}},
-		{name: "recurse", opts: &DirectoryOptions{Recurse: true}, want: []docRef{a, b, e, c, d}, wantNotes: []Note{jsonnet, values}},
-		{name: "exclude", opts: &DirectoryOptions{Recurse: true, Exclude: "excluded/*"}, want: []docRef{a, b, c, d}, wantNotes: []Note{jsonnet, values}},
-		{name: "include alternation, star crosses slashes", opts: &DirectoryOptions{Recurse: true, Include: "{*.yml,sub/*.yaml}"}, want: []docRef{c, d}, wantNotes: []Note{jsonnet}},
-		{name: "include comma-separated", opts: &DirectoryOptions{Recurse: true, Include: "a-*.yaml,*.json"}, want: []docRef{a, b}, wantNotes: []Note{jsonnet}},
-		{name: "exclude wins over include", opts: &DirectoryOptions{Recurse: true, Include: "*.yaml", Exclude: "{excluded/*,values.yaml}"}, want: []docRef{a, c}, wantNotes: []Note{jsonnet}},
+		{name: "top level only by default", want: []docRef{a, b, l}, wantNotes: []Note{values}},
+		{name: "recurse", opts: &DirectoryOptions{Recurse: true}, want: []docRef{a, b, e, l, c, d}, wantNotes: []Note{values}},
+		{name: "exclude", opts: &DirectoryOptions{Recurse: true, Exclude: "excluded/*"}, want: []docRef{a, b, l, c, d}, wantNotes: []Note{values}},
+		{name: "include alternation, star crosses slashes", opts: &DirectoryOptions{Recurse: true, Include: "{*.yml,sub/*.yaml}"}, want: []docRef{c, d}},
+		{name: "include comma-separated", opts: &DirectoryOptions{Recurse: true, Include: "a-*.yaml,*.json"}, want: []docRef{a, b}},
+		{name: "exclude wins over include", opts: &DirectoryOptions{Recurse: true, Include: "*.yaml", Exclude: "{excluded/*,values.yaml}"}, want: []docRef{a, c}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -137,3 +137,16 @@ func globClass(p string, start int) (int, string, error) {
 	}
 	return 0, "", errors.New("unclosed [")
 }
+
+// QuoteGlob returns a directory include/exclude pattern that matches name
+// and nothing else.
+func QuoteGlob(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if strings.ContainsRune(`\*?[]{},`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

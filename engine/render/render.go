@@ -16,6 +16,9 @@ const (
 	KindDirectory = "directory"
 	KindKustomize = "kustomize"
 	KindHelm      = "helm"
+	// KindJsonnet is the Document.Origin of objects a .jsonnet file of a
+	// directory source produced.
+	KindJsonnet = "jsonnet"
 )
 
 // Options are the fields of Argo CD's ApplicationSource that change what is
@@ -45,6 +48,8 @@ type DirectoryOptions struct {
 	// comma-separated list or a {a,b} alternation; `*` matches across `/`.
 	// Exclude wins over Include.
 	Include, Exclude string
+	// Jsonnet are the options of the directory's .jsonnet files.
+	Jsonnet JsonnetOptions
 }
 
 // KustomizeOptions mirror spec.source.kustomize. They are applied the way

@@ -1,1 +1,1 @@
-{ kind: "ConfigMap" }
+{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'legacy' } }
