@@ -27,8 +27,7 @@ type handCase struct {
 	wantData map[string]any
 }
 
-// handCases cover kustomize options (applied) and the kustomize fields
-// tollgate refuses, Helm value files (relative, repository-absolute, "$ref"
+// handCases cover kustomize options (applied, every one Argo CD has), Helm value files (relative, repository-absolute, "$ref"
 // from a second source of the same repository, missing with and without
 // ignoreMissingValueFiles), parameters, values and valuesObject, directory
 // recurse/include/exclude, multiple sources, a plugin, URL spellings of
@@ -59,7 +58,7 @@ var handCases = []handCase{
         - target: {kind: Deployment}
           patch: '[{"op": "replace", "path": "/spec/replicas", "value": 3}]'
 `,
-		wantErr: "spec.source.kustomize.patches is not supported",
+		wantIDs: []string{"/Service//web", "apps/Deployment//web"},
 	},
 	{
 		name: "kustomize-replicas",
@@ -68,7 +67,7 @@ var handCases = []handCase{
     path: kust/overlay
     kustomize: {replicas: [{name: web, count: 3}]}
 `,
-		wantErr: "spec.source.kustomize.replicas is not supported",
+		wantIDs: []string{"/Service//web", "apps/Deployment//web"},
 	},
 	{
 		name: "kustomize-components",
@@ -77,7 +76,7 @@ var handCases = []handCase{
     path: kust/overlay
     kustomize: {components: [../component]}
 `,
-		wantErr: "spec.source.kustomize.components is not supported",
+		wantIDs: []string{"/Service//web", "apps/Deployment//web"},
 	},
 	{
 		name: "kustomize-force-common-labels",
@@ -86,7 +85,7 @@ var handCases = []handCase{
     path: kust/overlay
     kustomize: {commonLabels: {team: web}, forceCommonLabels: true}
 `,
-		wantErr: "spec.source.kustomize.forceCommonLabels is not supported",
+		wantIDs: []string{"/Service//web", "apps/Deployment//web"},
 	},
 	{
 		name: "kustomize-force-common-annotations",
@@ -95,7 +94,7 @@ var handCases = []handCase{
       path: kust/overlay
       kustomize: {commonAnnotations: {owner: web}, forceCommonAnnotations: true}
 `,
-		wantErr: "spec.sources[0].kustomize.forceCommonAnnotations is not supported",
+		wantIDs: []string{"/Service//web", "apps/Deployment//web"},
 	},
 	{
 		name: "kustomize-missing-resource",
@@ -220,10 +219,10 @@ var handCases = []handCase{
 		name: "directory-jsonnet",
 		sources: `  source:
     repoURL: R
-    path: plain
-    directory: {jsonnet: {tlas: [{name: env, value: prod}]}}
+    path: jsonnet
+    directory: {jsonnet: {tlas: [{name: env, value: prod}], extVars: [{name: app, value: $ARGOCD_APP_NAME}], libs: [jsonnet-lib]}}
 `,
-		wantErr: "spec.source.directory.jsonnet is not supported",
+		wantIDs: []string{"/ConfigMap//directory-jsonnet-prod"},
 	},
 	{
 		name: "multiple-sources",
@@ -368,6 +367,8 @@ spec:
 		"kust/component/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncommonAnnotations: {component: \"yes\"}\n",
 		"kust/broken/kustomization.yaml":    "resources: [missing.yaml]\n",
 
+		"jsonnet/app.jsonnet":          "local l = import 'l.libsonnet';\nfunction(env) l.cm(std.extVar('app') + '-' + env)\n",
+		"jsonnet-lib/l.libsonnet":      "{ cm(name):: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: name } } }\n",
 		"plain/a.yaml":                 "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {n: \"1\"}\n",
 		"plain/README.md":              "not a manifest\n",
 		"plain/sub/b.yml":              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
