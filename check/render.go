@@ -22,17 +22,33 @@ type buildFunc func(ctx context.Context, root, dir string, opts render.Options, 
 // directory of manifests, which is only decoded (under the decoder's own
 // limits), in process.
 func (o Options) builder() buildFunc {
-	if o.Renderer == nil {
-		return render.Build
-	}
 	return func(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error) {
+		opts.Capabilities = o.capabilities(opts.Capabilities)
 		kind, err := render.DetectKind(root, dir, opts)
 		if err != nil {
 			return render.Result{}, err
 		}
-		if kind == render.KindDirectory && !render.HasJsonnet(root, dir, opts) {
+		if o.Renderer == nil || (kind == render.KindDirectory && !render.HasJsonnet(root, dir, opts)) {
 			return render.Build(ctx, root, dir, opts, lim)
 		}
 		return o.Renderer.Build(ctx, root, dir, opts, lim)
 	}
+}
+
+// capabilities returns a source's capabilities (its overrides) completed
+// with o.Capabilities, which stand in for the destination cluster's.
+func (o Options) capabilities(src *render.Capabilities) *render.Capabilities {
+	c := o.Capabilities
+	if src != nil {
+		if src.KubeVersion != "" {
+			c.KubeVersion = src.KubeVersion
+		}
+		if len(src.APIVersions) > 0 {
+			c.APIVersions = src.APIVersions
+		}
+	}
+	if c.KubeVersion == "" && len(c.APIVersions) == 0 {
+		return nil
+	}
+	return &c
 }

@@ -40,6 +40,11 @@ type Options struct {
 	// AllowNetwork lets user policies call http.send, net.* and
 	// opa.runtime.
 	AllowNetwork bool
+	// Capabilities are the Kubernetes version and API versions Helm charts
+	// render against (`helm template --kube-version --api-versions`), in
+	// place of a destination cluster's; an Application's source overrides
+	// them as in Argo CD. Empty fields keep the Helm SDK's defaults.
+	Capabilities render.Capabilities
 	// Renderer renders Kustomize overlays and Helm charts, such as a
 	// *sandbox.Runner that renders each in a child process under limits;
 	// nil renders them in process with render.Build. Plain directories

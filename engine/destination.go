@@ -64,6 +64,8 @@ type cluster struct {
 	watched sync.Map
 	apply   *apply.Applier
 	stop    context.CancelFunc
+	// kubeVersion caches the cluster's server version (capabilities).
+	kubeVersion clusterVersion
 }
 
 // clusterConfig is the "config" key of an Argo CD cluster Secret. Only the

@@ -32,6 +32,12 @@ func (r *Reconciler) manifestRequest(ctx context.Context, tg *target, listingMax
 		AppName: tg.app.Name, Namespace: tg.app.Spec.Destination.Namespace, Project: projectOf(tg.app),
 		MultipleSources: tg.app.Spec.HasMultipleSources(), ListingMaxAge: listingMaxAge, NoCache: tg.hard,
 	}
+	if tg.cluster != nil {
+		var err error
+		if req.KubeVersion, req.APIVersions, err = tg.cluster.capabilities(ctx, r.opts.Now()); err != nil {
+			return nil, err
+		}
+	}
 	project := projectOf(tg.app)
 	var knownHosts []byte
 	for _, s := range tg.sources {

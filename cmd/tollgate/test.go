@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"helm.sh/helm/v3/pkg/chartutil"
+	kubeversion "k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/tollgate-dev/tollgate/check"
 	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
@@ -31,6 +33,9 @@ type testOptions struct {
 	// which runs in a child process; zero values take the defaults.
 	RenderTimeout time.Duration
 	RenderMemory  string
+	// KubeVersion and APIVersions fill check.Options.Capabilities.
+	KubeVersion string
+	APIVersions []string
 }
 
 func newTestCmd() *cobra.Command {
@@ -79,6 +84,8 @@ Exit status: 0 when nothing is denied, 1 when something is (or, with
 	f.StringVar(&o.RepoRoot, "repo-root", ".", "checkout the Applications' paths are rendered from")
 	f.DurationVar(&o.RenderTimeout, "render-timeout", sandbox.DefaultLimits().Timeout, "wall-clock limit of one Kustomize or Helm render (each runs in a child process, killed at the limit; exit 2)")
 	f.StringVar(&o.RenderMemory, "render-memory", defaultRenderMemory, "memory limit of one Kustomize or Helm render's child process (a Kubernetes quantity)")
+	f.StringVar(&o.KubeVersion, "kube-version", "", "Kubernetes version Helm charts render against, in place of the destination cluster's (default: the Helm SDK's, "+chartutil.DefaultCapabilities.KubeVersion.Version+")")
+	f.StringArrayVar(&o.APIVersions, "api-versions", nil, "API version charts see in .Capabilities.APIVersions, \"group/version\" or \"group/version/Kind\" (repeatable; added to the Helm SDK's)")
 	f.StringVar(&argocdNS, "argocd-namespace", policies.DefaultArgoCDNamespace, "namespace Argo CD runs in (overrides the configuration)")
 	return cmd
 }
@@ -102,6 +109,14 @@ func runTest(cmd *cobra.Command, o testOptions) error {
 	if !slices.Contains(report.Formats(), format) {
 		return usageError(fmt.Errorf("invalid --output %q: valid formats are %s", format, strings.Join(report.Formats(), ", ")))
 	}
+	if o.KubeVersion != "" {
+		v, err := kubeversion.ParseGeneric(o.KubeVersion)
+		if err != nil {
+			return usageError(fmt.Errorf("invalid --kube-version %q: %w", o.KubeVersion, err))
+		}
+		o.Capabilities.KubeVersion = v.String()
+	}
+	o.Capabilities.APIVersions = o.APIVersions
 	lim, err := sandboxLimits(cmp.Or(o.RenderTimeout, sandbox.DefaultLimits().Timeout), cmp.Or(o.RenderMemory, defaultRenderMemory))
 	if err != nil {
 		return err

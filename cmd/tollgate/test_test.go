@@ -136,7 +136,17 @@ spec:
     - name: c
       image: "nginx:{{ .Values.tag }}"
 `,
-		"values-latest.yaml":         "tag: latest\n",
+		"values-latest.yaml":  "tag: latest\n",
+		"capchart/Chart.yaml": "apiVersion: v2\nname: caps\nversion: 0.1.0\n",
+		"capchart/templates/pod.yaml": `apiVersion: v1
+kind: Pod
+metadata:
+  name: caps
+spec:
+  containers:
+    - name: c
+      image: "nginx:{{ if or (semverCompare ">=1.30-0" .Capabilities.KubeVersion.Version) (.Capabilities.APIVersions.Has "example.com/v1/Widget") }}latest{{ else }}1.0{{ end }}"
+`,
 		"overlay/kustomization.yaml": "resources: [deploy.yaml]\n",
 		"overlay/deploy.yaml": `apiVersion: apps/v1
 kind: Deployment
@@ -347,6 +357,29 @@ spec:
 				"WARN [missing-resources-finalizer] jsonnet-app/app.yaml:3",
 				"DENY [no-latest-tag] jsonnet/deploy.jsonnet",
 			},
+		},
+		{
+			name:     "chart capabilities default to the Helm SDK's",
+			args:     []string{"--repo-root", repo, filepath.Join(repo, "capchart")},
+			wantCode: exitOK,
+		},
+		{
+			name:     "chart rendered for --kube-version",
+			args:     []string{"--repo-root", repo, "--kube-version", "v1.31.2+k3s1", filepath.Join(repo, "capchart")},
+			wantCode: exitDenied,
+			wantTags: []string{"DENY [no-latest-tag] capchart/templates/pod.yaml"},
+		},
+		{
+			name:     "chart rendered with --api-versions",
+			args:     []string{"--repo-root", repo, "--api-versions", "example.com/v1/Widget", filepath.Join(repo, "capchart")},
+			wantCode: exitDenied,
+			wantTags: []string{"DENY [no-latest-tag] capchart/templates/pod.yaml"},
+		},
+		{
+			name:     "invalid --kube-version",
+			args:     []string{"--kube-version", "latest", pod},
+			wantCode: exitUsage,
+			wantErr:  `invalid --kube-version "latest"`,
 		},
 		{
 			name:     "unknown output format",

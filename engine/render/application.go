@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 )
@@ -70,6 +71,13 @@ type AppInfo struct {
 	Namespace string
 	// Project is the Application's AppProject (ARGOCD_APP_PROJECT_NAME).
 	Project string
+	// KubeVersion and APIVersions are the destination cluster's server
+	// version and API versions ("group/version" and
+	// "group/version/Kind"), which Helm charts see as .Capabilities unless
+	// the source overrides them, as in Argo CD. Empty means the Helm SDK's
+	// defaults.
+	KubeVersion string
+	APIVersions []string
 }
 
 // ApplicationOptions turns one source of the Application app, checked out
@@ -112,7 +120,46 @@ func ApplicationOptions(app AppInfo, s AppSource, revision string, refs map[stri
 		}
 		opts.Helm = ho
 	}
-	return opts, nil
+	return opts, capabilities(s.Field, src, app, &opts)
+}
+
+// capabilities sets the Helm capabilities of a Helm source as Argo CD's
+// GetKubeVersionOrDefault and GetAPIVersionsOrDefault choose them: the
+// source's helm (else kustomize) kubeVersion and apiVersions, else the
+// destination cluster's. The version is normalised as Argo CD does
+// ("v1.29.3+k3s1" is "1.29.3"); an override list replaces the cluster's.
+func capabilities(field string, src v1alpha1.ApplicationSource, app AppInfo, opts *Options) error {
+	kubeVersion, kvField, apiVersions := app.KubeVersion, "", app.APIVersions
+	if k := src.Kustomize; k != nil {
+		if k.KubeVersion != "" {
+			kubeVersion, kvField = k.KubeVersion, field+".kustomize.kubeVersion"
+		}
+		if len(k.APIVersions) > 0 {
+			apiVersions = k.APIVersions
+		}
+	}
+	if h := src.Helm; h != nil {
+		if h.KubeVersion != "" {
+			kubeVersion, kvField = h.KubeVersion, field+".helm.kubeVersion"
+		}
+		if len(h.APIVersions) > 0 {
+			apiVersions = h.APIVersions
+		}
+	}
+	if kubeVersion != "" {
+		v, err := version.ParseGeneric(kubeVersion)
+		if err != nil {
+			if kvField == "" {
+				kvField = "destination cluster version"
+			}
+			return fmt.Errorf("%s: could not parse kubernetes version %s: %w", kvField, kubeVersion, err)
+		}
+		kubeVersion = v.String()
+	}
+	if kubeVersion != "" || len(apiVersions) > 0 {
+		opts.Capabilities = &Capabilities{KubeVersion: kubeVersion, APIVersions: apiVersions}
+	}
+	return nil
 }
 
 // kustomizeOptions maps spec.source.kustomize (at field) the way Argo CD's
@@ -245,8 +292,6 @@ func unsupported(field string, src v1alpha1.ApplicationSource) error {
 	if h := src.Helm; h != nil {
 		add(len(h.FileParameters) > 0, "helm.fileParameters")
 		add(h.Version != "" && h.Version != "v3", "helm.version")
-		add(h.KubeVersion != "", "helm.kubeVersion")
-		add(len(h.APIVersions) > 0, "helm.apiVersions")
 		add(h.SkipTests, "helm.skipTests")
 		add(h.SkipSchemaValidation, "helm.skipSchemaValidation")
 	}

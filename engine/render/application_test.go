@@ -19,11 +19,13 @@ import (
 func TestApplicationOptions(t *testing.T) {
 	refs := map[string]string{"values": "/checkouts/values"}
 	tests := []struct {
-		name    string
-		src     v1alpha1.ApplicationSource
-		field   string
-		want    Options
-		wantErr string
+		name  string
+		src   v1alpha1.ApplicationSource
+		field string
+		// kubeVersion is the destination cluster's.
+		kubeVersion string
+		want        Options
+		wantErr     string
 	}{
 		{
 			name: "plain",
@@ -95,6 +97,7 @@ func TestApplicationOptions(t *testing.T) {
 					Components:        []string{"../c"}, IgnoreMissingComponents: true,
 					ForceCommonLabels: true, ForceCommonAnnotations: true, LabelWithoutSelector: true, LabelIncludeTemplates: true,
 				},
+				Capabilities: &Capabilities{KubeVersion: "1.33", APIVersions: []string{"v1"}},
 			},
 		},
 		{
@@ -121,7 +124,18 @@ func TestApplicationOptions(t *testing.T) {
 		{name: "kustomize empty patch", src: v1alpha1.ApplicationSource{Kustomize: &v1alpha1.ApplicationSourceKustomize{Patches: []v1alpha1.KustomizePatch{{}}}}, wantErr: "spec.source.kustomize.patches[0]: set path or patch"},
 		{name: "helm file parameters", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{FileParameters: []v1alpha1.HelmFileParameter{{Name: "a", Path: "b"}}}}, wantErr: "spec.source.helm.fileParameters is not supported"},
 		{name: "helm v2", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{Version: "v2"}}, wantErr: "spec.source.helm.version is not supported"},
-		{name: "helm kubeVersion", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{KubeVersion: "1.30"}}, wantErr: "spec.source.helm.kubeVersion is not supported"},
+		{
+			name: "helm kubeVersion and apiVersions override the cluster's",
+			src:  v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{KubeVersion: "v1.30.4-gke.1", APIVersions: []string{"monitoring.coreos.com/v1"}}},
+			want: Options{Namespace: "web", AppName: "guestbook", Refs: refs, Helm: &HelmOptions{},
+				Capabilities: &Capabilities{KubeVersion: "1.30.4", APIVersions: []string{"monitoring.coreos.com/v1"}}},
+		},
+		{
+			name: "destination cluster's version, normalised", kubeVersion: "v1.37.2+k3s1",
+			src:  v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{}},
+			want: Options{Namespace: "web", AppName: "guestbook", Refs: refs, Helm: &HelmOptions{}, Capabilities: &Capabilities{KubeVersion: "1.37.2"}},
+		},
+		{name: "bad helm kubeVersion", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{KubeVersion: "one"}}, wantErr: "spec.source.helm.kubeVersion: could not parse kubernetes version one"},
 		{name: "remote value file", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{"a.yaml", "https://example.com/v.yaml"}}}, wantErr: "spec.source.helm.valueFiles[1] is not supported: remote value files"},
 		{name: "unknown ref", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{"$other/x.yaml"}}}, wantErr: `spec.source.helm.valueFiles[0]: no source of the application has ref "other"`},
 		{name: "bad valuesObject", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{ValuesObject: &runtime.RawExtension{Raw: []byte(`[1]`)}}}, wantErr: "spec.source.helm.valuesObject: want an object"},
@@ -132,7 +146,7 @@ func TestApplicationOptions(t *testing.T) {
 			if field == "" {
 				field = "spec.source"
 			}
-			got, err := ApplicationOptions(AppInfo{Name: "guestbook", Namespace: "web", Project: "shop"}, AppSource{Field: field, Source: tc.src}, "0123456789abcdef", refs)
+			got, err := ApplicationOptions(AppInfo{Name: "guestbook", Namespace: "web", Project: "shop", KubeVersion: tc.kubeVersion}, AppSource{Field: field, Source: tc.src}, "0123456789abcdef", refs)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)

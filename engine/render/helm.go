@@ -26,7 +26,8 @@ const (
 )
 
 // helm renders the chart in the source directory with `helm template
-// --include-crds` semantics (client only, default capabilities, install).
+// --include-crds` semantics (client only, install), with the source's
+// capabilities (`--kube-version`, `--api-versions`).
 func (s source) helm() ([]Document, []Note, error) {
 	files, err := s.chartFiles()
 	if err != nil {
@@ -55,7 +56,10 @@ func (s source) helm() ([]Document, []Note, error) {
 	if err := chartutil.ProcessDependenciesWithMerge(ch, vals); err != nil {
 		return nil, nil, fmt.Errorf("process dependencies: %w", err)
 	}
-	caps := chartutil.DefaultCapabilities.Copy()
+	caps, err := s.capabilities()
+	if err != nil {
+		return nil, nil, err
+	}
 	if kv := ch.Metadata.KubeVersion; kv != "" && !chartutil.IsCompatibleRange(kv, caps.KubeVersion.String()) {
 		return nil, nil, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", kv, caps.KubeVersion.String())
 	}
@@ -231,4 +235,24 @@ func (o *helmOutput) index(tpl, content string) int {
 		}
 	}
 	return 0
+}
+
+// capabilities returns the Helm SDK's default capabilities with the
+// source's Kubernetes version and its API versions added, as `helm template
+// --kube-version --api-versions` sets them.
+func (s source) capabilities() (*chartutil.Capabilities, error) {
+	caps := chartutil.DefaultCapabilities.Copy()
+	c := s.opts.Capabilities
+	if c == nil {
+		return caps, nil
+	}
+	if c.KubeVersion != "" {
+		kv, err := chartutil.ParseKubeVersion(c.KubeVersion)
+		if err != nil {
+			return nil, fmt.Errorf("kube version %q: %w", c.KubeVersion, err)
+		}
+		caps.KubeVersion = *kv
+	}
+	caps.APIVersions = append(caps.APIVersions, c.APIVersions...)
+	return caps, nil
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"helm.sh/helm/v3/pkg/chartutil"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -260,3 +261,41 @@ func tgz(t *testing.T, files map[string]string) []byte {
 	}
 	return buf.Bytes()
 }
+
+// TestBuildHelmCapabilities renders a chart that branches on
+// .Capabilities against the defaults and against a cluster's version and
+// API versions, as `helm template --kube-version --api-versions` would.
+func TestBuildHelmCapabilities(t *testing.T) {
+	root := t.TempDir()
+	mustWrite(t, root, "chart/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n")
+	mustWrite(t, root, "chart/templates/cm.yaml", `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: caps
+data:
+  minor: {{ .Capabilities.KubeVersion.Minor | quote }}
+  monitoring: {{ .Capabilities.APIVersions.Has "monitoring.coreos.com/v1/ServiceMonitor" | quote }}
+`)
+	tests := []struct {
+		name string
+		caps *Capabilities
+		want map[string]any
+	}{
+		{name: "defaults", want: map[string]any{"minor": chartutilDefaultMinor(), "monitoring": "false"}},
+		{name: "cluster's", caps: &Capabilities{KubeVersion: "1.29.3", APIVersions: []string{"monitoring.coreos.com/v1", "monitoring.coreos.com/v1/ServiceMonitor"}},
+			want: map[string]any{"minor": "29", "monitoring": "true"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Build(t.Context(), root, "chart", Options{Capabilities: tt.caps}, Limits{})
+			if err != nil {
+				t.Fatalf("Build: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, res.Documents[0].Object["data"]); diff != "" {
+				t.Errorf("data (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func chartutilDefaultMinor() string { return chartutil.DefaultCapabilities.KubeVersion.Minor }

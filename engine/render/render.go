@@ -33,6 +33,9 @@ type Options struct {
 	// AppName is the Application's name, Helm's release name when
 	// HelmOptions.ReleaseName is empty.
 	AppName string
+	// Capabilities are what Helm charts see as .Capabilities; nil means the
+	// Helm SDK's defaults.
+	Capabilities *Capabilities
 	// Refs maps the ref name of each other source of the Application to
 	// the root of its checkout: Helm value files "$name/path" are read
 	// from there, confined to that root.
@@ -108,6 +111,15 @@ type KustomizeTarget struct {
 	Namespace          string `json:"namespace,omitempty"`
 	LabelSelector      string `json:"labelSelector,omitempty"`
 	AnnotationSelector string `json:"annotationSelector,omitempty"`
+}
+
+// Capabilities are the Kubernetes version and API versions a chart renders
+// against, as `helm template --kube-version --api-versions`.
+type Capabilities struct {
+	// KubeVersion is a version such as "1.33.2"; "" keeps the SDK's.
+	KubeVersion string `json:"kubeVersion,omitempty"`
+	// APIVersions are added to the SDK's default API versions.
+	APIVersions []string `json:"apiVersions,omitempty"`
 }
 
 // HelmOptions mirror spec.source.helm.

@@ -25,6 +25,10 @@ type Request struct {
 	// Project is the Application's AppProject, for Argo CD's build
 	// variable ARGOCD_APP_PROJECT_NAME.
 	Project string `json:"project,omitempty"`
+	// KubeVersion and APIVersions are the destination cluster's, what
+	// Helm charts see as .Capabilities (render.AppInfo).
+	KubeVersion string   `json:"kubeVersion,omitempty"`
+	APIVersions []string `json:"apiVersions,omitempty"`
 	// Sources are the Application's sources at the revisions to render
 	// (an operation's revisions already in place).
 	Sources []Source `json:"sources"`

@@ -143,7 +143,7 @@ func (s *Service) Generate(ctx context.Context, req *Request) (*Response, error)
 		if as.RefOnly(len(srcs)) {
 			continue
 		}
-		opts, err := render.ApplicationOptions(render.AppInfo{Name: req.AppName, Namespace: req.Namespace, Project: req.Project}, as, f.checkout.Revision, refs)
+		opts, err := render.ApplicationOptions(render.AppInfo{Name: req.AppName, Namespace: req.Namespace, Project: req.Project, KubeVersion: req.KubeVersion, APIVersions: req.APIVersions}, as, f.checkout.Revision, refs)
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,10 @@ package engine_test
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/client-go/discovery"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -83,5 +87,42 @@ function(mode) [lib.cm('settings', { mode: mode, app: std.extVar('app') }), null
 	}
 	if got := cm.Data; got["mode"] != "fast" || got["app"] != f.name {
 		t.Errorf("data = %v, want mode=fast and app=%s", got, f.name)
+	}
+}
+
+// TestHelmCapabilitiesOfTheDestination renders a chart that branches on
+// .Capabilities against the test API server, as Argo CD passes the
+// destination cluster's version and API versions to helm template.
+func TestHelmCapabilitiesOfTheDestination(t *testing.T) {
+	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := dc.ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"manifests/Chart.yaml": "apiVersion: v2\nname: caps\nversion: 0.1.0\n",
+		"manifests/templates/cm.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: caps
+data:
+  version: {{ .Capabilities.KubeVersion.Version | quote }}
+  applications: {{ .Capabilities.APIVersions.Has "argoproj.io/v1alpha1/Application" | quote }}
+`,
+	}
+	f := newFixture(t, files)
+	f.application(&v1alpha1.SyncPolicyAutomated{}, nil)
+	f.waitSynced(f.head)
+	var cm corev1.ConfigMap
+	if err := f.get(&cm, "caps"); err != nil {
+		t.Fatal(err)
+	}
+	v := version.MustParseGeneric(sv.GitVersion)
+	want := map[string]string{"version": "v" + v.String(), "applications": "true"}
+	if diff := cmp.Diff(want, cm.Data); diff != "" {
+		t.Errorf("capabilities the chart saw (-want +got):\n%s", diff)
 	}
 }
