@@ -92,11 +92,11 @@ func (r *Reconciler) compare(ctx context.Context, cl *cluster, app *v1alpha1.App
 		wanted[refKey(d.Ref)] = true
 		c.refs = append(c.refs, d.Ref)
 		wave, _ := plan.WaveOf(obj)
-		health := resourceHealth(d.Live)
+		health := r.resourceHealth(d.Live)
 		rs := v1alpha1.ResourceStatus{
 			Group: d.Ref.Group, Version: d.Ref.Version, Kind: d.Ref.Kind,
 			Namespace: d.Ref.Namespace, Name: d.Ref.Name,
-			Status: v1alpha1.SyncStatusCode(d.Status), SyncWave: int64(wave), Health: &health,
+			Status: v1alpha1.SyncStatusCode(d.Status), SyncWave: int64(wave), Health: health,
 		}
 		if owner := otherOwner(d.Live, instance, r.opts.TrackingMethod); owner != "" {
 			c.shared[refKey(d.Ref)] = fmt.Sprintf("%s is part of application %s and is not applied by this one", d.Ref, owner)

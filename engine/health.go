@@ -7,20 +7,30 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/health"
 )
 
-// assessHealth adapts health.Assess to apply.HealthFunc.
-func assessHealth(obj *unstructured.Unstructured) (string, string, error) {
-	res, err := health.Assess(obj)
+// assessHealth adapts the health checker to apply.HealthFunc. An object
+// with the ignore-healthcheck annotation counts as Healthy: a sync does not
+// wait for it.
+func (r *Reconciler) assessHealth(obj *unstructured.Unstructured) (string, string, error) {
+	if health.Ignored(obj) {
+		return string(health.Healthy), "", nil
+	}
+	res, err := r.health.Assess(obj)
 	return string(res.Status), res.Message, err
 }
 
-// resourceHealth returns the health of one live object (nil: missing).
-func resourceHealth(live *unstructured.Unstructured) v1alpha1.HealthStatus {
+// resourceHealth returns the health of one live object (nil: missing), or
+// nil when the object opts out with the ignore-healthcheck annotation, so
+// that it does not count in the Application's health (as in Argo CD).
+func (r *Reconciler) resourceHealth(live *unstructured.Unstructured) *v1alpha1.HealthStatus {
 	if live == nil {
-		return v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusMissing}
+		return &v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusMissing}
+	}
+	if health.Ignored(live) {
+		return nil
 	}
 	// An assessment error is an Unknown result with the error as message.
-	res, _ := health.Assess(live)
-	return v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusCode(res.Status), Message: res.Message}
+	res, _ := r.health.Assess(live)
+	return &v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusCode(res.Status), Message: res.Message}
 }
 
 // worstHealth aggregates resource health into the Application's, with the

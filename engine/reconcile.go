@@ -417,7 +417,10 @@ func (r *Reconciler) desiredState(ctx context.Context, p *pass, tg *target) (*de
 	if resp.Unchanged {
 		d.unbuilt.load = r.loadObjects(req, resp)
 	}
-	if d.identity, err = identity(tg.app, tg.project, d.renderKey, d.revisions); err != nil {
+	// A change of the health checks (argocd-cm) judges the live objects
+	// again, as a new render would.
+	healthKey := fmt.Sprintf("%s\x00health-%d", d.renderKey, r.health.Generation())
+	if d.identity, err = identity(tg.app, tg.project, healthKey, d.revisions); err != nil {
 		return nil, err
 	}
 	if tg.op != nil || r.recall(p.key, d.identity) == nil {

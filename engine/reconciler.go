@@ -26,6 +26,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/health"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/policies"
 )
@@ -69,6 +70,10 @@ type Dependencies struct {
 	Recorder EventRecorder
 	// Metrics are updated when set; register them yourself.
 	Metrics *Metrics
+	// Health judges live objects; nil is the built-in checks
+	// (health.Assess). Give one with customizations directories, and feed
+	// it argocd-cm's scripts (WatchArgoCDConfigMap).
+	Health *health.Checker
 }
 
 // Reconciler syncs Argo CD Applications: see the package documentation.
@@ -80,6 +85,7 @@ type Reconciler struct {
 	manifests reposerver.Generator
 	recorder  EventRecorder
 	metrics   *Metrics
+	health    *health.Checker
 	opts      Options
 
 	clusters *clusters
@@ -122,10 +128,15 @@ func New(deps Dependencies, opts Options) (*Reconciler, error) {
 	r := &Reconciler{
 		client: deps.Client, apiReader: deps.APIReader, scheme: deps.Scheme,
 		evaluator: deps.Evaluator, manifests: deps.Manifests, recorder: deps.Recorder,
-		metrics: deps.Metrics, opts: opts,
+		metrics: deps.Metrics, opts: opts, health: deps.Health,
 		memos:   map[types.NamespacedName]*memo{},
 		allowed: map[types.NamespacedName]string{},
 		changes: make(chan event.TypedGenericEvent[*metav1.PartialObjectMetadata], liveChangesBuffer),
+	}
+	if r.health == nil {
+		if r.health, err = health.NewChecker(); err != nil {
+			return nil, err
+		}
 	}
 	r.clusters = newClusters(deps.Config, r.newCluster)
 	return r, nil
@@ -140,7 +151,7 @@ func (r *Reconciler) newCluster(ctx context.Context, cfg *rest.Config) (*cluster
 	a, err := apply.New(c.client, apply.Options{
 		FieldManager: r.opts.FieldManager,
 		Tracking:     r.opts.TrackingMethod,
-		Health:       assessHealth,
+		Health:       r.assessHealth,
 		Discovery:    c.discovery,
 	})
 	if err != nil {

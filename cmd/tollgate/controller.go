@@ -24,6 +24,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/certs"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/health"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/policies"
@@ -62,6 +63,9 @@ type controllerOptions struct {
 	configFile       string
 	// trackingMethod overrides the trackingMethod of configFile.
 	trackingMethod string
+	// customizations are directories of Lua health checks in Argo CD's
+	// resource_customizations layout.
+	customizations []string
 	// repoOptions configure the in-process repository service, used
 	// without repoServers.
 	repoOptions
@@ -149,6 +153,7 @@ holding a Lease in $POD_NAMESPACE (else in --namespace).`,
 	f.StringVar(&o.repoServerService, "repo-server-service", o.repoServerService, "Service the repo-servers' certificate is issued for (with --repo-server)")
 	addRepoFlags(f, &o.repoOptions)
 	f.StringVar(&o.configFile, "config", "", "policy configuration `FILE` (severities, exemptions, protected namespaces, implicitDefaultProject, trackingMethod)")
+	f.StringArrayVar(&o.customizations, "customizations", nil, "`DIR` of Lua health checks in Argo CD's resource_customizations layout (<group>/<kind>/health.lua), searched after argocd-cm's and before the built-in ones (repeatable)")
 	f.StringVar(&o.trackingMethod, "tracking-method", "", "how applied objects are marked and recognised as an Application's: annotation, label or annotation+label (default: trackingMethod of --config, else annotation)")
 	return cmd
 }
@@ -220,9 +225,17 @@ func runController(ctx context.Context, o controllerOptions) error {
 	eopts.WebhookSecret = o.webhookSecret
 	eopts.ImplicitDefaultProject = cfg.ImplicitDefaultProject
 	eopts.TrackingMethod = cfg.TrackingMethod
+	checker, err := health.NewChecker(o.customizations...)
+	if err != nil {
+		return usageError(fmt.Errorf("--customizations: %w", err))
+	}
+	if err := engine.WatchArgoCDConfigMap(ctx, mgr.GetConfig(), o.namespace, checker); err != nil {
+		return err
+	}
 	r, err := engine.New(engine.Dependencies{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Scheme: mgr.GetScheme(),
 		Evaluator: evaluator, Manifests: manifests, Recorder: mgr.GetEventRecorder(engine.ControllerName), Metrics: metrics,
+		Health: checker,
 	}, eopts)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -27,6 +28,12 @@ const healthStdin = "-"
 type healthOptions struct {
 	Output string
 	Files  []string
+	// Customizations are directories of Lua health checks in Argo CD's
+	// layout, searched before the built-in ones.
+	Customizations []string
+	// TestDir, when set, runs the health_test.yaml cases of that directory
+	// instead of judging files.
+	TestDir string
 }
 
 // healthEntry is one object's health in the JSON output.
@@ -49,20 +56,38 @@ rules the sync engine and Argo CD use: Healthy, Progressing, Degraded,
 Suspended, Missing or Unknown, and a message.
 
 Objects are judged from their status, so feed it live objects, for example
-kubectl get deploy,pods -o yaml | tollgate health -.
+kubectl get deploy,pods -o yaml | tollgate health -. Custom resources are
+judged by Lua health checks as in Argo CD: those in --customizations
+directories (Argo CD's resource_customizations layout), then tollgate's own
+library (Argo Rollouts, cert-manager, external-secrets, sealed-secrets,
+Flux, KEDA, Crossplane, PodDisruptionBudget...). --test DIR runs a
+directory's health_test.yaml cases, so Argo CD's own scripts can be checked
+unchanged.
 
 Exit status: 0 whatever the health (the command reports), 2 on usage or
 input errors (an unreadable file, or an object whose fields have the wrong
 type; the other objects are still reported).`,
 		Example: `  tollgate health deployment.yaml
-  kubectl get all -n shop -o yaml | tollgate health -o json -`,
-		Args: cobra.MinimumNArgs(1),
+  kubectl get all -n shop -o yaml | tollgate health -o json -
+  kubectl get rollouts -A -o yaml | tollgate health --customizations ./resource_customizations -
+  tollgate health --test ./resource_customizations`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if o.TestDir != "" {
+				return cobra.NoArgs(cmd, args)
+			}
+			return cobra.MinimumNArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.TestDir != "" {
+				return runHealthTests(cmd, o.TestDir)
+			}
 			o.Files = args
 			return runHealth(cmd, o)
 		},
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", healthFormatText, "output format: text or json")
+	cmd.Flags().StringArrayVar(&o.Customizations, "customizations", nil, "`DIR` of Lua health checks in Argo CD's resource_customizations layout (<group>/<kind>/health.lua), searched before the built-in ones (repeatable)")
+	cmd.Flags().StringVar(&o.TestDir, "test", "", "run the health_test.yaml cases of `DIR` (Argo CD's resource_customizations layout) and report each; exit 1 when one fails")
 	return cmd
 }
 
@@ -70,6 +95,10 @@ type; the other objects are still reported).`,
 func runHealth(cmd *cobra.Command, o healthOptions) error {
 	if o.Output != healthFormatText && o.Output != healthFormatJSON {
 		return usageError(fmt.Errorf("invalid --output %q: valid formats are text, json", o.Output))
+	}
+	checker, err := health.NewChecker(o.Customizations...)
+	if err != nil {
+		return usageError(fmt.Errorf("--customizations: %w", err))
 	}
 	var docs []render.Document
 	stdinUsed := false
@@ -93,7 +122,7 @@ func runHealth(cmd *cobra.Command, o healthOptions) error {
 	var errs []error
 	for _, d := range docs {
 		obj := &unstructured.Unstructured{Object: d.Object}
-		res, err := health.Assess(obj)
+		res, err := checker.Assess(obj)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", docLocation(d), err))
 		}
@@ -107,6 +136,40 @@ func runHealth(cmd *cobra.Command, o healthOptions) error {
 	}
 	if len(errs) > 0 {
 		return usageError(errors.Join(errs...))
+	}
+	return nil
+}
+
+// runHealthTests runs the health_test.yaml cases of dir and prints one line
+// per case and a summary; a failed case exits 1.
+func runHealthTests(cmd *cobra.Command, dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return usageError(fmt.Errorf("--test: %w", err))
+	}
+	if !fi.IsDir() {
+		return usageError(fmt.Errorf("--test %s: not a directory", dir))
+	}
+	results, err := health.TestScripts(os.DirFS(dir))
+	if err != nil {
+		return usageError(err)
+	}
+	if len(results) == 0 {
+		return usageError(fmt.Errorf("--test %s: no health_test.yaml found", dir))
+	}
+	out := cmd.OutOrStdout()
+	failed := 0
+	for _, r := range results {
+		if r.Passed() {
+			fmt.Fprintf(out, "ok    %s  %s  %s\n", r.Script, r.Input, r.Got.Status)
+			continue
+		}
+		failed++
+		fmt.Fprintf(out, "FAIL  %s  %s: %v\n", r.Script, r.Input, r.Err)
+	}
+	fmt.Fprintf(out, "%d cases, %d failed\n", len(results), failed)
+	if failed > 0 {
+		return &exitError{code: exitDenied, err: fmt.Errorf("%d of %d health check cases failed", failed, len(results))}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -102,5 +103,36 @@ func TestHealthNotes(t *testing.T) {
 	want := "note: testdata/health/values.yaml:1: skipped: not a Kubernetes object (no apiVersion or kind)\n"
 	if diff := cmp.Diff(want, r.stderr); diff != "" {
 		t.Errorf("stderr mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestHealthCustomizations judges a custom resource with a script of a
+// --customizations directory, and runs a directory's health_test.yaml
+// cases with --test: the built-in library passes, a wrong case fails.
+func TestHealthCustomizations(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"example.com/Widget/health.lua":          `if obj.status and obj.status.ready then return {status = "Healthy", message = "ready"} end return {status = "Progressing", message = "not ready"}`,
+		"example.com/Widget/health_test.yaml":    "tests:\n- healthStatus: {status: Healthy, message: ready}\n  inputPath: testdata/ready.yaml\n- healthStatus: {status: Degraded, message: broken}\n  inputPath: testdata/ready.yaml\n",
+		"example.com/Widget/testdata/ready.yaml": "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nstatus: {ready: true}\n",
+	})
+	widget := filepath.Join(dir, "example.com/Widget/testdata/ready.yaml")
+	r := runCLI(t, nil, "health", "--customizations", dir, widget)
+	if r.code != exitOK || !strings.Contains(r.stdout, "Healthy") || !strings.Contains(r.stdout, "ready") {
+		t.Errorf("health --customizations: exit %d, stdout:\n%s\nerror %s", r.code, r.stdout, r.err)
+	}
+	r = runCLI(t, nil, "health", "--test", "../../engine/health/luascripts")
+	if r.code != exitOK || !strings.Contains(r.stdout, " 0 failed") {
+		t.Errorf("health --test of the built-in library: exit %d, stdout:\n%s\nerror %s", r.code, r.stdout, r.err)
+	}
+	r = runCLI(t, nil, "health", "--test", dir)
+	want := "ok    example.com/Widget/health.lua  example.com/Widget/testdata/ready.yaml  Healthy\n" +
+		"FAIL  example.com/Widget/health.lua  example.com/Widget/testdata/ready.yaml: got Healthy \"ready\", want Degraded \"broken\"\n" +
+		"2 cases, 1 failed\n"
+	if r.code != exitDenied || r.stdout != want {
+		t.Errorf("health --test with a failing case: exit %d, stdout:\n%s\nwant exit %d and\n%s", r.code, r.stdout, exitDenied, want)
+	}
+	if r := runCLI(t, nil, "health", "--customizations", filepath.Join(dir, "nope"), widget); r.code != exitUsage {
+		t.Errorf("missing --customizations directory: exit %d, want %d", r.code, exitUsage)
 	}
 }

@@ -2,6 +2,13 @@
 // Argo CD does, for the engine's wait-for-healthy step, the Application
 // status, and `tollgate health`.
 //
+// Lua health checks come first, found as Argo CD finds them (Checker): the
+// argocd-cm customizations, customizations directories in Argo CD's
+// resource_customizations layout, then tollgate's own library of checks
+// for common custom resources (Builtin: Argo Rollouts, cert-manager,
+// external-secrets, sealed-secrets, Flux, KEDA, Crossplane, PDB...), run
+// sandboxed under a time limit.
+//
 // Built-in kinds follow Argo CD's rules (gitops-engine's pkg/health and the
 // Lua health checks Argo CD ships for CronJob and Application): Deployment,
 // StatefulSet, DaemonSet, ReplicaSet, Pod, Job, CronJob,
@@ -12,12 +19,12 @@
 // an object with no status at all (ConfigMap, Secret, RBAC) is Healthy.
 // An object being deleted is Progressing.
 //
-// The package is a leaf: it reads unstructured objects and does no I/O.
+// The package is a leaf: it reads unstructured objects, and files only of
+// the customizations directories it is given.
 package health
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -57,29 +64,6 @@ type Result struct {
 // hookFinalizer keeps Argo CD hook objects alive after deletion; such an
 // object is judged on its status, not as pending deletion.
 const hookFinalizer = "argocd.argoproj.io/hook-finalizer"
-
-// Assess returns the health of obj. An error means obj could not be read
-// (a field has the wrong type); the Result is then Unknown with the error as
-// its message, which is what Argo CD shows.
-func Assess(obj *unstructured.Unstructured) (Result, error) {
-	if obj == nil || obj.Object == nil {
-		return Result{Status: Unknown, Message: "no object"}, errors.New("assess health: no object")
-	}
-	if obj.GetDeletionTimestamp() != nil && !hasFinalizer(obj, hookFinalizer) {
-		return Result{Status: Progressing, Message: "Pending deletion"}, nil
-	}
-	gvk := obj.GroupVersionKind()
-	check := checkFor(gvk)
-	if check == nil {
-		check = assessGeneric
-	}
-	res, err := check(obj)
-	if err != nil {
-		err = fmt.Errorf("assess health of %s: %w", describe(obj), err)
-		return Result{Status: Unknown, Message: err.Error()}, err
-	}
-	return res, nil
-}
 
 // checkFor returns the built-in check of a kind, nil for none.
 func checkFor(gvk schema.GroupVersionKind) func(*unstructured.Unstructured) (Result, error) {

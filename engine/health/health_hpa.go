@@ -24,15 +24,19 @@ type condition struct {
 // hpaDegraded are the condition type/reason pairs Argo CD treats as a
 // broken autoscaler.
 var hpaDegraded = map[[2]string]bool{
-	{"AbleToScale", "FailedGetScale"}:            true,
-	{"AbleToScale", "FailedUpdateScale"}:         true,
-	{"ScalingActive", "FailedGetResourceMetric"}: true,
-	{"ScalingActive", "InvalidSelector"}:         true,
+	{"AbleToScale", "FailedGetScale"}:                 true,
+	{"AbleToScale", "FailedUpdateScale"}:              true,
+	{"ScalingActive", "FailedGetResourceMetric"}:      true,
+	{"ScalingActive", "FailedGetObjectMetric"}:        true,
+	{"ScalingActive", "FailedGetPodsMetric"}:          true,
+	{"ScalingActive", "FailedGetExternalMetric"}:      true,
+	{"ScalingActive", "FailedComputeMetricsReplicas"}: true,
+	{"ScalingActive", "InvalidSelector"}:              true,
 }
 
-// hpaHealth follows Argo CD: the first condition that is degraded (a
-// failure reason above) or healthy (AbleToScale or ScalingLimited True)
-// decides; otherwise the HPA is Progressing. autoscaling/v1 keeps its
+// hpaHealth follows Argo CD: a degraded condition (a failure reason above)
+// anywhere decides, else the first healthy one (AbleToScale or
+// ScalingLimited True); otherwise the HPA is Progressing. autoscaling/v1 keeps its
 // conditions as JSON in an annotation.
 func hpaHealth(obj *unstructured.Unstructured) (Result, error) {
 	var conds []condition
@@ -54,6 +58,8 @@ func hpaHealth(obj *unstructured.Unstructured) (Result, error) {
 		if hpaDegraded[[2]string{c.Type, c.Reason}] {
 			return Result{Status: Degraded, Message: c.Message}, nil
 		}
+	}
+	for _, c := range conds {
 		if (c.Type == "AbleToScale" || c.Type == "ScalingLimited") && c.Status == "True" {
 			return Result{Status: Healthy, Message: c.Message}, nil
 		}

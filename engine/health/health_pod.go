@@ -8,9 +8,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// AnnotationIgnoreRestartPolicy makes a running Pod with restartPolicy
-// OnFailure or Never be judged like a long-running Pod (Healthy when
-// ready) instead of Progressing. Argo CD's annotation.
+// AnnotationIgnoreRestartPolicy (present, whatever its value) makes a
+// running Pod with restartPolicy OnFailure or Never that is not a hook be
+// judged like a long-running Pod (Healthy when ready) instead of
+// Progressing. Argo CD's annotation.
 const AnnotationIgnoreRestartPolicy = "argocd.argoproj.io/ignore-restart-policy"
 
 func podHealth(obj *unstructured.Unstructured) (Result, error) {
@@ -50,7 +51,7 @@ func podHealth(obj *unstructured.Unstructured) (Result, error) {
 		return Result{Status: Degraded}, nil
 	case corev1.PodRunning:
 		_, ignorePolicy := pod.Annotations[AnnotationIgnoreRestartPolicy]
-		if pod.Spec.RestartPolicy == corev1.RestartPolicyAlways || ignorePolicy {
+		if pod.Spec.RestartPolicy == corev1.RestartPolicyAlways || (ignorePolicy && !isHookPod(&pod)) {
 			return runningPodHealth(&pod), nil
 		}
 		// OnFailure and Never Pods are finite, usually hooks: running is
@@ -104,4 +105,14 @@ func failMessage(cs corev1.ContainerStatus) string {
 		return fmt.Sprintf("container %q failed with exit code %d", cs.Name, t.ExitCode)
 	}
 	return ""
+}
+
+// isHookPod reports whether a Pod is an Argo CD hook (an
+// argocd.argoproj.io/hook annotation other than Skip) or a Helm hook.
+func isHookPod(pod *corev1.Pod) bool {
+	if h, ok := pod.Annotations["argocd.argoproj.io/hook"]; ok && h != "Skip" {
+		return true
+	}
+	_, helm := pod.Annotations["helm.sh/hook"]
+	return helm
 }

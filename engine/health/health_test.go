@@ -68,6 +68,7 @@ func TestAssess(t *testing.T) {
 		{file: "pod-running-restarted-degraded.yaml", want: Result{Status: Degraded, Message: "readiness probe failing"}},
 		{file: "pod-running-restart-never-progressing.yaml", want: Result{Status: Progressing}},
 		{file: "pod-running-ignore-restart-policy-healthy.yaml", want: Result{Status: Healthy}},
+		{file: "pod-hook-ignore-restart-policy-progressing.yaml", want: Result{Status: Progressing}},
 		{file: "pod-failed-degraded.yaml", want: Result{Status: Degraded, Message: `container "app" failed with exit code 3`}},
 		{file: "pod-oomkilled-degraded.yaml", want: Result{Status: Degraded, Message: "OOMKilled"}},
 		{file: "pod-evicted-degraded.yaml", want: Result{Status: Degraded, Message: "The node was low on resource: memory."}},
@@ -102,6 +103,7 @@ func TestAssess(t *testing.T) {
 
 		{file: "hpa-v2-healthy.yaml", want: Result{Status: Healthy, Message: "recommended size matches current size"}},
 		{file: "hpa-v2-degraded.yaml", want: Result{Status: Degraded, Message: "the HPA was unable to compute the replica count: missing request for cpu"}},
+		{file: "hpa-v2-object-metric-degraded.yaml", want: Result{Status: Degraded, Message: "the HPA was unable to compute the replica count: unable to get metric requests-per-second"}},
 		{file: "hpa-v2-progressing.yaml", want: Result{Status: Progressing, Message: "Waiting to Autoscale"}},
 		{file: "hpa-v1-healthy.yaml", want: Result{Status: Healthy, Message: "the HPA controller was able to get the target's current scale"}},
 		{file: "hpa-v1-progressing.yaml", want: Result{Status: Progressing, Message: "Waiting to Autoscale"}},

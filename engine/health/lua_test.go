@@ -1,0 +1,179 @@
+package health
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// TestBuiltinLibrary runs every health_test.yaml of the built-in library.
+func TestBuiltinLibrary(t *testing.T) {
+	results, err := TestScripts(Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) < 20 {
+		t.Errorf("%d cases in the built-in library, want at least 20", len(results))
+	}
+	for _, r := range results {
+		if !r.Passed() {
+			t.Errorf("%s with %s: %v", r.Script, r.Input, r.Err)
+		}
+	}
+}
+
+func widget(status map[string]any) *unstructured.Unstructured {
+	obj := map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w", "namespace": "ns"}}
+	if status != nil {
+		obj["status"] = status
+	}
+	return &unstructured.Unstructured{Object: obj}
+}
+
+// TestLuaHostileScripts holds what a script cannot do: run for ever,
+// recurse without end, reach the OS, load code, build huge strings, or
+// return something else than a health.
+func TestLuaHostileScripts(t *testing.T) {
+	tests := []struct {
+		name, script, wantMsg string
+	}{
+		{"endless loop", "while true do end", "health script ran longer than 1s"},
+		{"endless recursion", "local function f(n) return f(n + 1) + 1 end return f(0)", "stack overflow"},
+		{"os.execute", `os.execute("touch /tmp/pwned") return {status = "Healthy"}`, "attempt to index a non-table object(nil) with key 'execute'"},
+		{"io", `io.open("/etc/passwd") return {status = "Healthy"}`, "attempt to index a non-table object(nil) with key 'open'"},
+		{"load", `load("return 1")() return {status = "Healthy"}`, "attempt to call a non-function object"},
+		{"require", `require("os") return {status = "Healthy"}`, "attempt to call a non-function object"},
+		{"string bomb", `local s = string.rep("x", 1000000000) return {status = "Healthy"}`, "string.rep: result larger than 1048576 bytes"},
+		{"error", `error("boom")`, "boom"},
+		{"no table", `return "Healthy"`, "health script returned no health: want a table with status and message, got string"},
+		{"unknown status", `return {status = "Fine"}`, `health script returned no health: status "Fine" is not one of`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := checkerWith(t, map[string]string{"example.com/Widget": tt.script})
+			res, err := c.Assess(widget(nil))
+			if err == nil || res.Status != Unknown || !strings.Contains(res.Message, tt.wantMsg) {
+				t.Fatalf("Assess = %+v, %v; want Unknown with a message containing %q", res, err, tt.wantMsg)
+			}
+			if !strings.HasPrefix(res.Message, "assess health of Widget/ns/w with argocd-cm example.com/Widget: ") {
+				t.Errorf("message %q does not name the object and the script", res.Message)
+			}
+		})
+	}
+	if _, err := os.Stat("/tmp/pwned"); err == nil {
+		t.Error("a health script ran a command")
+	}
+}
+
+func checkerWith(t *testing.T, overrides map[string]string, dirs ...string) *Checker {
+	t.Helper()
+	c, err := NewChecker(dirs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetOverrides(overrides)
+	return c
+}
+
+// TestLuaScriptOrder checks where a script is found: argocd-cm (exact key
+// first, then wildcards), then customizations directories (exact, then "_"
+// wildcards), then the built-in library, then the Go checks.
+func TestLuaScriptOrder(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ret := func(msg string) string { return `return {status = "Healthy", message = "` + msg + `"}` }
+	write("example.com/Widget/health.lua", ret("dir exact"))
+	write("_.example.org/_/health.lua", ret("dir wildcard"))
+	write("cert-manager.io/Certificate/health.lua", ret("dir before built-in"))
+	tests := []struct {
+		name      string
+		overrides map[string]string
+		obj       *unstructured.Unstructured
+		want      string
+	}{
+		{name: "argocd-cm exact", overrides: map[string]string{"example.com/Widget": ret("cm exact"), "*.com/*": ret("cm wildcard")}, obj: widget(nil), want: "cm exact"},
+		{name: "argocd-cm wildcard", overrides: map[string]string{"*.com/*": ret("cm wildcard")}, obj: widget(nil), want: "cm wildcard"},
+		{name: "directory exact", obj: widget(nil), want: "dir exact"},
+		{name: "directory wildcard", obj: gadget("db.example.org", "Gadget"), want: "dir wildcard"},
+		{name: "directory before built-in", obj: gadget("cert-manager.io", "Certificate"), want: "dir before built-in"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := checkerWith(t, tt.overrides, dir).Assess(tt.obj)
+			if err != nil || res.Message != tt.want {
+				t.Fatalf("Assess = %+v, %v; want message %q", res, err, tt.want)
+			}
+		})
+	}
+	// Without customizations, the built-in library judges a Certificate.
+	res, err := Assess(gadget("cert-manager.io", "Certificate"))
+	if err != nil || res.Status != Progressing {
+		t.Errorf("built-in Certificate check = %+v, %v; want Progressing", res, err)
+	}
+}
+
+func gadget(group, kind string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": group + "/v1", "kind": kind, "metadata": map[string]any{"name": "g"}}}
+}
+
+func TestParseArgoCDConfigMap(t *testing.T) {
+	got, err := ParseArgoCDConfigMap(map[string]string{
+		"resource.customizations.health.cert-manager.io_Certificate": "a",
+		"resource.customizations.health.Pod":                         "b",
+		"resource.customizations.health._Service":                    "c",
+		"resource.customizations": `example.com/Widget:
+  health.lua: d
+"*.crossplane.io/*":
+  health.lua: e
+cert-manager.io/Certificate:
+  health.lua: overridden
+other/Thing:
+  ignoreDifferences: x
+`,
+		"resource.exclusions": "irrelevant",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"cert-manager.io/Certificate": "a", "Pod": "b", "Service": "c",
+		"example.com/Widget": "d", "*.crossplane.io/*": "e",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("scripts (-want +got):\n%s", diff)
+	}
+	if _, err := ParseArgoCDConfigMap(map[string]string{"resource.customizations": "[not a map"}); err == nil || !strings.Contains(err.Error(), "argocd-cm resource.customizations") {
+		t.Errorf("error = %v, want one naming resource.customizations", err)
+	}
+}
+
+// TestTestScripts runs a directory whose one case fails.
+func TestTestScripts(t *testing.T) {
+	dir := fstest.MapFS{
+		"example.com/Widget/health.lua":          {Data: []byte(`if obj.status and obj.status.ready then return {status = "Healthy"} end return {status = "Progressing", message = "waiting"}`)},
+		"example.com/Widget/health_test.yaml":    {Data: []byte("tests:\n- healthStatus: {status: Progressing, message: waiting}\n  inputPath: testdata/new.yaml\n- healthStatus: {status: Degraded}\n  inputPath: testdata/ready.yaml\n")},
+		"example.com/Widget/testdata/new.yaml":   {Data: []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n")},
+		"example.com/Widget/testdata/ready.yaml": {Data: []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nstatus: {ready: true}\n")},
+	}
+	got, err := TestScripts(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !got[0].Passed() || got[1].Passed() || got[1].Err.Error() != `got Healthy "", want Degraded ""` {
+		t.Fatalf("results = %+v, want the first case to pass and the second to fail", got)
+	}
+}
