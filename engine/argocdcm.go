@@ -20,39 +20,39 @@ import (
 // control-plane namespace.
 const ArgoCDConfigMap = "argocd-cm"
 
-// WatchArgoCDConfigMap keeps checker's argocd-cm health checks
-// (resource.customizations.health.*, resource.customizations) in step with
-// the ConfigMap argocd-cm of namespace until ctx ends: read when it starts
-// and again on every change; a deleted ConfigMap removes them. Settings
-// that do not parse keep the previous checks, and the error is logged.
-// It returns once the first read is done.
-func WatchArgoCDConfigMap(ctx context.Context, cfg *rest.Config, namespace string, checker *health.Checker) error {
+// WatchArgoCDConfigMap calls apply with the data of the ConfigMap argocd-cm
+// of namespace when it starts and on every change until ctx ends (nil data
+// when there is none or it is deleted). An error from apply is logged; the
+// settings it could not apply stay as they were. It returns once the first
+// read is done.
+func WatchArgoCDConfigMap(ctx context.Context, cfg *rest.Config, namespace string, apply func(map[string]string) error) error {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("watch %s: %w", ArgoCDConfigMap, err)
 	}
 	log := logr.FromContextOrDiscard(ctx).WithValues("configmap", namespace+"/"+ArgoCDConfigMap)
-	apply := func(obj any) {
-		cm, ok := obj.(*corev1.ConfigMap)
-		if !ok {
-			checker.SetOverrides(nil)
+	update := func(data map[string]string) {
+		if err := apply(data); err != nil {
+			log.Error(err, "argocd-cm settings not applied")
 			return
 		}
-		scripts, err := health.ParseArgoCDConfigMap(cm.Data)
-		if err != nil {
-			log.Error(err, "argocd-cm health customizations not applied")
-			return
-		}
-		checker.SetOverrides(scripts)
-		log.V(1).Info("argocd-cm health customizations applied", "kinds", len(scripts))
+		log.V(1).Info("argocd-cm settings applied")
 	}
 	lw := toolscache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "configmaps", namespace,
 		fields.OneTermEqualSelector(metav1.ObjectNameField, ArgoCDConfigMap))
 	inf := toolscache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, toolscache.Indexers{})
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    apply,
-		UpdateFunc: func(_, obj any) { apply(obj) },
-		DeleteFunc: func(any) { checker.SetOverrides(nil) },
+		AddFunc: func(obj any) {
+			if cm, ok := obj.(*corev1.ConfigMap); ok {
+				update(cm.Data)
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if cm, ok := obj.(*corev1.ConfigMap); ok {
+				update(cm.Data)
+			}
+		},
+		DeleteFunc: func(any) { update(nil) },
 	}); err != nil {
 		return fmt.Errorf("watch %s: %w", ArgoCDConfigMap, err)
 	}
@@ -60,5 +60,24 @@ func WatchArgoCDConfigMap(ctx context.Context, cfg *rest.Config, namespace strin
 	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		return fmt.Errorf("watch %s: %w", ArgoCDConfigMap, ctx.Err())
 	}
+	return nil
+}
+
+// ApplyArgoCDConfigMap applies the settings of argocd-cm's data (nil: none)
+// that the engine reads: health checks (health.ParseArgoCDConfigMap) and
+// Settings (ParseSettings). When either does not parse, nothing changes.
+// Every Application is judged again with them on its next comparison.
+func (r *Reconciler) ApplyArgoCDConfigMap(data map[string]string) error {
+	scripts, err := health.ParseArgoCDConfigMap(data)
+	if err != nil {
+		return err
+	}
+	settings, err := ParseSettings(data)
+	if err != nil {
+		return err
+	}
+	r.health.SetOverrides(scripts)
+	r.settings.Store(&settings)
+	r.settingsGen.Add(1)
 	return nil
 }

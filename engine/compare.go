@@ -73,7 +73,7 @@ func (r *Reconciler) compare(ctx context.Context, cl *cluster, app *v1alpha1.App
 			objs = append(objs, d)
 		}
 	}
-	diffs, err := cl.apply.Diff(ctx, objs, ignoreDifferences(app))
+	diffs, err := cl.apply.Diff(ctx, objs, r.ignoreDifferences(app))
 	if err != nil {
 		return nil, fmt.Errorf("compare with live state: %w", err)
 	}
@@ -107,7 +107,7 @@ func (r *Reconciler) compare(ctx context.Context, cl *cluster, app *v1alpha1.App
 	}
 	for _, o := range owned {
 		ref := apply.RefOf(o)
-		if wanted[refKey(ref)] || plan.IsHook(o) {
+		if wanted[refKey(ref)] || plan.IsHook(o) || !r.managed(cl.server)(ref.Group, ref.Kind) {
 			continue
 		}
 		c.owned = append(c.owned, o)
@@ -168,9 +168,15 @@ func kindsOf(objs []*unstructured.Unstructured, recorded []v1alpha1.ResourceStat
 	return out
 }
 
-// ignoreDifferences converts the Application's ignoreDifferences.
-func ignoreDifferences(app *v1alpha1.Application) []apply.IgnoreDifference {
-	out := make([]apply.IgnoreDifference, 0, len(app.Spec.IgnoreDifferences))
+// ignoreDifferences returns argocd-cm's system-level ignoreDifferences
+// and the Application's, as Argo CD merges them.
+func (r *Reconciler) ignoreDifferences(app *v1alpha1.Application) []apply.IgnoreDifference {
+	var system []apply.IgnoreDifference
+	if s := r.settings.Load(); s != nil {
+		system = s.IgnoreDifferences
+	}
+	out := make([]apply.IgnoreDifference, 0, len(system)+len(app.Spec.IgnoreDifferences))
+	out = append(out, system...)
 	for _, d := range app.Spec.IgnoreDifferences {
 		out = append(out, apply.IgnoreDifference{
 			Group: d.Group, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace,
@@ -188,4 +194,11 @@ func compareResources(a, b v1alpha1.ResourceStatus) int {
 		cmp.Compare(a.Namespace, b.Namespace),
 		cmp.Compare(a.Name, b.Name),
 	)
+}
+
+// managed returns whether argocd-cm's resource exclusions and inclusions
+// let the engine manage a kind on the cluster at server.
+func (r *Reconciler) managed(server string) func(group, kind string) bool {
+	s := r.settings.Load()
+	return func(group, kind string) bool { return s.Managed(group, kind, server) }
 }

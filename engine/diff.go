@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -105,6 +107,15 @@ func Diff(ctx context.Context, deps DiffDependencies, opts Options, app *v1alpha
 		return nil, err
 	}
 	defer r.clusters.stop()
+	var cm corev1.ConfigMap
+	switch err := deps.Client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: ArgoCDConfigMap}, &cm); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, fmt.Errorf("diff: read %s: %w", ArgoCDConfigMap, err)
+	}
+	if err := r.ApplyArgoCDConfigMap(cm.Data); err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
 	sources := app.Sources()
 	if len(sources) == 0 {
 		return nil, errors.New("diff: spec.source or spec.sources must be set")
@@ -129,12 +140,13 @@ func Diff(ctx context.Context, deps DiffDependencies, opts Options, app *v1alpha
 	instance := plan.AppInstanceName(app.Name, app.Namespace, r.opts.Namespace)
 	state := &desired{revisions: resp.Revisions, unbuilt: &unbuiltObjects{
 		rendered: resp.Objects, namespace: app.Spec.Destination.Namespace, instance: instance, tracking: r.opts.TrackingMethod, mapper: cl.mapper,
+		managed: r.managed(cl.server),
 	}}
 	if err := state.build(ctx); err != nil {
 		return nil, err
 	}
 	objs := state.nonHooks()
-	diffs, err := cl.apply.DiffDetailed(ctx, objs, ignoreDifferences(app))
+	diffs, err := cl.apply.DiffDetailed(ctx, objs, r.ignoreDifferences(app))
 	if err != nil {
 		return nil, fmt.Errorf("compare with live state: %w", err)
 	}

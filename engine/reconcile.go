@@ -321,6 +321,10 @@ type desired struct {
 	// hookWarnings name the hook types and delete policies Argo CD does
 	// not know, which are ignored (set by build).
 	hookWarnings []string
+	// excluded name the objects of kinds argocd-cm's resource exclusions
+	// or inclusions leave out, which are neither applied nor compared (set
+	// by build).
+	excluded []string
 	// identity hashes what the comparison depends on besides the live
 	// objects (see memo.identity).
 	identity string
@@ -338,6 +342,9 @@ type unbuiltObjects struct {
 	// tracking is the engine's tracking method; empty means annotation.
 	tracking policies.TrackingMethod
 	mapper   meta.RESTMapper
+	// managed reports whether the engine manages a kind (argocd-cm's
+	// resource exclusions and inclusions); nil manages every kind.
+	managed func(group, kind string) bool
 }
 
 // build decodes the rendered objects and makes them final, once.
@@ -354,7 +361,7 @@ func (d *desired) build(ctx context.Context) error {
 		u.rendered = rendered
 	}
 	decoded := make([]map[string]any, 0, len(u.rendered))
-	d.hookWarnings = nil
+	d.hookWarnings, d.excluded = nil, nil
 	for i, data := range u.rendered {
 		var o map[string]any
 		// util/json keeps integers int64, as the renderer made them.
@@ -366,6 +373,10 @@ func (d *desired) build(ctx context.Context) error {
 		obj := &unstructured.Unstructured{Object: o}
 		for _, v := range plan.UnknownHookValues(obj) {
 			d.hookWarnings = append(d.hookWarnings, fmt.Sprintf("%s: %s is ignored", plan.Describe(obj), v))
+		}
+		if gvk := obj.GroupVersionKind(); u.managed != nil && !u.managed(gvk.Group, gvk.Kind) {
+			d.excluded = append(d.excluded, plan.Describe(obj))
+			continue
 		}
 		if !plan.Ignored(obj) {
 			decoded = append(decoded, o)
@@ -412,14 +423,15 @@ func (r *Reconciler) desiredState(ctx context.Context, p *pass, tg *target) (*de
 	}
 	d := &desired{
 		sourceTypes: resp.SourceTypes, renderKey: resp.Key, revisions: resp.Revisions,
-		unbuilt: &unbuiltObjects{rendered: resp.Objects, namespace: p.app.Spec.Destination.Namespace, instance: p.instance, tracking: r.opts.TrackingMethod, mapper: tg.cluster.mapper},
+		unbuilt: &unbuiltObjects{rendered: resp.Objects, namespace: p.app.Spec.Destination.Namespace, instance: p.instance, tracking: r.opts.TrackingMethod, mapper: tg.cluster.mapper,
+			managed: r.managed(tg.cluster.server)},
 	}
 	if resp.Unchanged {
 		d.unbuilt.load = r.loadObjects(req, resp)
 	}
-	// A change of the health checks (argocd-cm) judges the live objects
-	// again, as a new render would.
-	healthKey := fmt.Sprintf("%s\x00health-%d", d.renderKey, r.health.Generation())
+	// A change of argocd-cm's settings judges the live objects again, as a
+	// new render would.
+	healthKey := fmt.Sprintf("%s\x00settings-%d", d.renderKey, r.settingsGen.Load())
 	if d.identity, err = identity(tg.app, tg.project, healthKey, d.revisions); err != nil {
 		return nil, err
 	}
@@ -500,6 +512,12 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 		p.conds.set(v1alpha1.ApplicationConditionUnknownHookWarning, strings.Join(state.hookWarnings, "; "))
 	} else {
 		p.conds.clear(v1alpha1.ApplicationConditionUnknownHookWarning)
+	}
+	if len(state.excluded) > 0 {
+		p.conds.set(v1alpha1.ApplicationConditionExcludedResourceWarning,
+			"excluded by resource.exclusions/inclusions of argocd-cm, neither applied nor compared: "+strings.Join(state.excluded, ", "))
+	} else {
+		p.conds.clear(v1alpha1.ApplicationConditionExcludedResourceWarning)
 	}
 	// The objects are judged with the Application as fetched.
 	v, err := r.gate(ctx, tg.app, tg.project, state.objects, cl.mapper)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -71,8 +72,8 @@ type Dependencies struct {
 	// Metrics are updated when set; register them yourself.
 	Metrics *Metrics
 	// Health judges live objects; nil is the built-in checks
-	// (health.Assess). Give one with customizations directories, and feed
-	// it argocd-cm's scripts (WatchArgoCDConfigMap).
+	// (health.Assess). Give one with customizations directories; argocd-cm's
+	// scripts are added by ApplyArgoCDConfigMap.
 	Health *health.Checker
 }
 
@@ -86,7 +87,11 @@ type Reconciler struct {
 	recorder  EventRecorder
 	metrics   *Metrics
 	health    *health.Checker
-	opts      Options
+	// settings are argocd-cm's (ApplyArgoCDConfigMap); settingsGen counts
+	// their changes, and those of the health checks.
+	settings    atomic.Pointer[Settings]
+	settingsGen atomic.Uint64
+	opts        Options
 
 	clusters *clusters
 

@@ -379,7 +379,7 @@ func (r *Reconciler) runSync(ctx context.Context, p *pass, cl *cluster, req *syn
 		}
 	}
 	waveResults, runErr := cl.apply.Run(ctx, waves, apply.WaveOptions{
-		App: p.instance, SyncID: fmt.Sprint(p.now.Unix()), Diffs: cmp.diffs, Ignore: ignoreDifferences(p.app),
+		App: p.instance, SyncID: fmt.Sprint(p.now.Unix()), Diffs: cmp.diffs, Ignore: r.ignoreDifferences(p.app),
 		MigrationManager: p.app.Annotations[apply.AnnotationMigrationManager],
 	})
 	var out []v1alpha1.ResourceResult

@@ -229,15 +229,16 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if err != nil {
 		return usageError(fmt.Errorf("--customizations: %w", err))
 	}
-	if err := engine.WatchArgoCDConfigMap(ctx, mgr.GetConfig(), o.namespace, checker); err != nil {
-		return err
-	}
 	r, err := engine.New(engine.Dependencies{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Scheme: mgr.GetScheme(),
 		Evaluator: evaluator, Manifests: manifests, Recorder: mgr.GetEventRecorder(engine.ControllerName), Metrics: metrics,
 		Health: checker,
 	}, eopts)
 	if err != nil {
+		return err
+	}
+	// argocd-cm's health checks and settings, read live.
+	if err := engine.WatchArgoCDConfigMap(ctx, mgr.GetConfig(), o.namespace, r.ApplyArgoCDConfigMap); err != nil {
 		return err
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {

@@ -22,7 +22,6 @@ const IgnoreHealthAnnotation = "argocd.argoproj.io/ignore-healthcheck"
 type Checker struct {
 	dirs    []fs.FS
 	scripts atomic.Pointer[scripts]
-	gen     atomic.Uint64
 }
 
 // NewChecker returns a Checker reading the customizations directories
@@ -41,13 +40,6 @@ func NewChecker(dirs ...string) (*Checker, error) {
 // SetOverrides replaces the argocd-cm health checks (ParseArgoCDConfigMap).
 func (c *Checker) SetOverrides(overrides map[string]string) {
 	c.scripts.Store(&scripts{overrides: overrides, dirs: c.dirs})
-	c.gen.Add(1)
-}
-
-// Generation counts the SetOverrides calls: a health judged under another
-// generation may differ now.
-func (c *Checker) Generation() uint64 {
-	return c.gen.Load()
 }
 
 // defaultChecker has the built-in library only.

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,5 +71,48 @@ return {status = "Progressing", message = "widget " .. obj.metadata.name .. " no
 	}
 	f.waitApp("Degraded by the changed script", func(a *v1alpha1.Application) bool {
 		return a.Status.Health.Status == v1alpha1.HealthStatusDegraded && strings.Contains(a.Status.Health.Message, "script changed")
+	})
+}
+
+// TestArgoCDConfigMapSettings applies argocd-cm's system-level
+// ignoreDifferences and resource exclusions: an excluded kind in Git is
+// neither applied nor compared (a warning names it), and drift in an
+// ignored field keeps the Application Synced while other drift does not.
+func TestArgoCDConfigMapSettings(t *testing.T) {
+	f := newFixture(t, map[string]string{
+		"manifests/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: \"1\", skip: \"git\"}\n",
+		"manifests/widget.yaml":   "apiVersion: excl.tollgate.test/v1\nkind: Widget\nmetadata: {name: w1}\n",
+	})
+	f.create(&corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: f.cp},
+		Data: map[string]string{
+			"resource.exclusions": "- apiGroups: [excl.tollgate.test]\n  kinds: [Widget]\n",
+			"resource.customizations.ignoreDifferences.ConfigMap": "jsonPointers: [/data/skip]\n",
+		},
+	})
+	f.application(&v1alpha1.SyncPolicyAutomated{}, nil)
+	app := f.waitSynced(f.head)
+	msg, ok := condition(app, v1alpha1.ApplicationConditionExcludedResourceWarning)
+	if !ok || !strings.Contains(msg, "Widget") {
+		t.Errorf("ExcludedResourceWarning = %q (set %v), want it to name the Widget", msg, ok)
+	}
+	for _, r := range app.Status.Resources {
+		if r.Kind == "Widget" {
+			t.Errorf("the excluded Widget is in status.resources: %+v", r)
+		}
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: f.ns}}
+	if err := env.Client.Patch(t.Context(), cm, client.RawPatch(types.MergePatchType, []byte(`{"data":{"skip":"edited"}}`))); err != nil {
+		t.Fatal(err)
+	}
+	consistently(t, "Synced despite drift in an ignored field", 6*time.Second, func() (bool, string) {
+		a := f.app()
+		return a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced, describeApp(a)
+	})
+	if err := env.Client.Patch(t.Context(), cm, client.RawPatch(types.MergePatchType, []byte(`{"data":{"a":"2"}}`))); err != nil {
+		t.Fatal(err)
+	}
+	f.waitApp("OutOfSync on drift in a compared field", func(a *v1alpha1.Application) bool {
+		return a.Status.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync
 	})
 }

@@ -29,7 +29,6 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/engine/health"
 	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
@@ -231,21 +230,16 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 			return nil, err
 		}
 	}
-	// Health checks from the control-plane namespace's argocd-cm, as the
-	// controller reads them.
-	checker, err := health.NewChecker()
-	if err != nil {
-		return nil, err
-	}
-	if err := engine.WatchArgoCDConfigMap(ctx, cfg, ns, checker); err != nil {
-		return nil, err
-	}
 	r, err := engine.New(engine.Dependencies{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Scheme: scheme,
 		Evaluator: evaluator, Manifests: manifests, Recorder: mgr.GetEventRecorder(engine.ControllerName), Metrics: metrics,
-		Health: checker,
 	}, opts)
 	if err != nil {
+		return nil, err
+	}
+	// argocd-cm of the control-plane namespace, read live as the
+	// controller reads it.
+	if err := engine.WatchArgoCDConfigMap(ctx, cfg, ns, r.ApplyArgoCDConfigMap); err != nil {
 		return nil, err
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {

@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tollgate-dev/tollgate/engine/apply"
+)
+
+func TestParseSettings(t *testing.T) {
+	got, err := ParseSettings(map[string]string{
+		"resource.customizations.ignoreDifferences.apps_Deployment": "jsonPointers: [/spec/replicas]\n",
+		"resource.customizations.ignoreDifferences.all":             "managedFieldsManagers: [kube-controller-manager]\n",
+		"resource.customizations.ignoreDifferences.Secret":          "jqPathExpressions: [.data.token]\n",
+		"resource.customizations": `admissionregistration.k8s.io/MutatingWebhookConfiguration:
+  ignoreDifferences: |
+    jsonPointers: [/webhooks/0/clientConfig/caBundle]
+  health.lua: "return {status = 'Healthy'}"
+`,
+		"resource.exclusions":     "- apiGroups: [cilium.io]\n  kinds: ['*']\n  clusters: ['https://*.internal']\n",
+		"resource.inclusions":     "- apiGroups: ['*']\n  kinds: ['*']\n",
+		"resource.compareoptions": "ignoreAggregatedRoles: true\nignoreResourceStatusField: all\n",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Settings{
+		IgnoreDifferences: []apply.IgnoreDifference{
+			{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration", JSONPointers: []string{"/webhooks/0/clientConfig/caBundle"}},
+			{Group: "", Kind: "Secret", JQPathExpressions: []string{".data.token"}},
+			{Group: "*", Kind: "*", ManagedFieldsManagers: []string{"kube-controller-manager"}},
+			{Group: "apps", Kind: "Deployment", JSONPointers: []string{"/spec/replicas"}},
+			{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole", JQPathExpressions: []string{"select(.aggregationRule != null) | .rules"}},
+		},
+		Exclusions:            []ResourceFilter{{APIGroups: []string{"cilium.io"}, Kinds: []string{"*"}, Clusters: []string{"https://*.internal"}}},
+		Inclusions:            []ResourceFilter{{APIGroups: []string{"*"}, Kinds: []string{"*"}}},
+		IgnoreAggregatedRoles: true,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("settings (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct {
+		group, kind, server string
+		want                bool
+	}{
+		{"cilium.io", "CiliumIdentity", "https://k8s.internal", false},
+		{"cilium.io", "CiliumIdentity", "https://kubernetes.default.svc", true},
+		{"apps", "Deployment", "https://k8s.internal", true},
+	} {
+		if m := got.Managed(tc.group, tc.kind, tc.server); m != tc.want {
+			t.Errorf("Managed(%s, %s, %s) = %v, want %v", tc.group, tc.kind, tc.server, m, tc.want)
+		}
+	}
+	only := Settings{Inclusions: []ResourceFilter{{APIGroups: []string{"", "apps"}}}}
+	if !only.Managed("", "ConfigMap", "x") || only.Managed("batch", "Job", "x") {
+		t.Error("inclusions: want the core and apps groups only")
+	}
+}
+
+func TestParseSettingsErrors(t *testing.T) {
+	for key, value := range map[string]string{
+		"resource.customizations.ignoreDifferences.apps_Deployment": "jsonPointer: [/spec/replicas]\n",
+		"resource.exclusions":     "- apiGroup: [x]\n",
+		"resource.compareoptions": "ignoreResourceStatusField: none\n",
+		"resource.customizations": "[1, 2",
+	} {
+		_, err := ParseSettings(map[string]string{key: value})
+		if err == nil || !strings.Contains(err.Error(), "argocd-cm "+key) {
+			t.Errorf("%s: error = %v, want one naming the key", key, err)
+		}
+	}
+}
