@@ -166,8 +166,11 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 }
 
 // outOfMemory recognises the Go runtime's death by a refused allocation.
+// A thread's stack counts against RLIMIT_DATA too, so a child at its limit
+// may die creating a thread instead (pthread_create: EAGAIN).
 func outOfMemory(stderr string) bool {
-	return strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory")
+	return strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory") ||
+		strings.Contains(stderr, "pthread_create failed: Resource temporarily unavailable")
 }
 
 func mib(n int64) string { return fmt.Sprintf("%d MiB", n>>20) }
