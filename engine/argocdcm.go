@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,7 +67,8 @@ func WatchArgoCDConfigMap(ctx context.Context, cfg *rest.Config, namespace strin
 // ApplyArgoCDConfigMap applies the settings of argocd-cm's data (nil: none)
 // that the engine reads: health checks (health.ParseArgoCDConfigMap) and
 // Settings (ParseSettings). When either does not parse, nothing changes.
-// Every Application is judged again with them on its next comparison.
+// When they changed, every Application is compared in full with them on
+// its next pass.
 func (r *Reconciler) ApplyArgoCDConfigMap(data map[string]string) error {
 	scripts, err := health.ParseArgoCDConfigMap(data)
 	if err != nil {
@@ -76,6 +78,12 @@ func (r *Reconciler) ApplyArgoCDConfigMap(data map[string]string) error {
 	if err != nil {
 		return err
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.settingsGen.Load() > 0 && reflect.DeepEqual(scripts, r.healthScripts) && reflect.DeepEqual(&settings, r.settings.Load()) {
+		return nil
+	}
+	r.healthScripts = scripts
 	r.health.SetOverrides(scripts)
 	r.settings.Store(&settings)
 	r.settingsGen.Add(1)

@@ -91,7 +91,10 @@ type Reconciler struct {
 	// their changes, and those of the health checks.
 	settings    atomic.Pointer[Settings]
 	settingsGen atomic.Uint64
-	opts        Options
+	// healthScripts are argocd-cm's health checks last applied (guarded
+	// by mu).
+	healthScripts map[string]string
+	opts          Options
 
 	clusters *clusters
 

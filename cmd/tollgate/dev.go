@@ -105,7 +105,7 @@ func runDev(ctx context.Context, cmd *cobra.Command, o devOptions) (err error) {
 	if err := stack.StartKubelet(runCtx); err != nil {
 		return err
 	}
-	con.Printf("tollgate dev: simulated kubelet: node %s marks Pods Running and Ready (nothing really runs)", kubelet.DefaultOptions().NodeName)
+	con.Printf("tollgate dev: simulated kubelet: node %s marks Pods Running and Ready, and SealedSecrets Synced (nothing really runs or is decrypted)", kubelet.DefaultOptions().NodeName)
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find own executable for the repo-server: %w", err)

@@ -1,6 +1,7 @@
 package reposerver
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -146,6 +147,14 @@ func (s *Service) Generate(ctx context.Context, req *Request) (*Response, error)
 		opts, err := render.ApplicationOptions(render.AppInfo{Name: req.AppName, Namespace: req.Namespace, Project: req.Project, KubeVersion: req.KubeVersion, APIVersions: req.APIVersions}, as, f.checkout.Revision, refs)
 		if err != nil {
 			return nil, err
+		}
+		// The cluster's capabilities change Helm renders only: other
+		// sources keep their render key (and the engine its idle
+		// comparisons) when the cluster's API versions change.
+		if opts.Capabilities != nil {
+			if kind, err := render.DetectKind(f.checkout.Dir, cmp.Or(f.source.Path, "."), opts); err == nil && kind != render.KindHelm {
+				opts.Capabilities = nil
+			}
 		}
 		key, err := renderKey(f, opts, srcs)
 		if err != nil {

@@ -293,8 +293,9 @@ func (s *Stack) createNamespaces(ctx context.Context) error {
 	return nil
 }
 
-// StartKubelet runs the simulated kubelet, as a node (system:nodes), until
-// Stop; it logs with ctx's logger.
+// StartKubelet runs the simulated kubelet, as a node (system:nodes), and
+// the sealed-secrets stand-in (runSealedSecrets), until Stop; it logs with
+// ctx's logger.
 func (s *Stack) StartKubelet(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel, s.done = cancel, make(chan struct{})
@@ -304,6 +305,9 @@ func (s *Stack) StartKubelet(ctx context.Context) error {
 		return fmt.Errorf("add kubelet user: %w", err)
 	}
 	cfg := rest.CopyConfig(u.Config())
+	if err := runSealedSecrets(ctx, rest.CopyConfig(s.Env.Config)); err != nil {
+		return err
+	}
 	go func() {
 		defer close(s.done)
 		if err := kubelet.Run(ctx, cfg, opts); err != nil {
