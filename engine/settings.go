@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -75,7 +77,7 @@ func ParseSettings(data map[string]string) (Settings, error) {
 		if err := yaml.Unmarshal([]byte(block), &entries); err != nil {
 			return Settings{}, fmt.Errorf("argocd-cm %s: %w", cmCustomizations, err)
 		}
-		for _, gk := range sortedKeys(entries) {
+		for _, gk := range slices.Sorted(maps.Keys(entries)) {
 			text, ok := entries[gk]["ignoreDifferences"].(string)
 			if !ok {
 				continue
@@ -154,15 +156,6 @@ func splitGroupKind(gk, sep string) (string, string) {
 		return "", gk
 	}
 	return gk[:i], gk[i+len(sep):]
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // Managed reports whether objects of group and kind on the cluster at

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -76,7 +78,7 @@ func (s *scripts) lookup(k string) (script, from string) {
 	if sc, ok := s.overrides[k]; ok {
 		return sc, "argocd-cm " + k
 	}
-	for _, pattern := range sortedKeys(s.overrides) {
+	for _, pattern := range slices.Sorted(maps.Keys(s.overrides)) {
 		if strings.Contains(pattern, "*") && matchKey(pattern, k) {
 			return s.overrides[pattern], "argocd-cm " + pattern
 		}
@@ -136,15 +138,6 @@ func readBounded(dir fs.FS, name string) ([]byte, error) {
 func matchKey(pattern, k string) bool {
 	g, err := glob.Compile(pattern, '/')
 	return err == nil && g.Match(k)
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // Argo CD's argocd-cm keys of health customizations.

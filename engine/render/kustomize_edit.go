@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -137,7 +138,7 @@ func addToMap(top *yaml.Node, key, what string, kv map[string]string, force bool
 	if m.Kind != yaml.MappingNode {
 		return fmt.Errorf("%s is not a mapping", key)
 	}
-	for _, k := range sortedKeys(kv) {
+	for _, k := range slices.Sorted(maps.Keys(kv)) {
 		if k == "" {
 			return fmt.Errorf("%s: empty key", key)
 		}
@@ -157,7 +158,7 @@ func addLabelsEntry(top *yaml.Node, kv map[string]string, includeTemplates bool)
 		return nil
 	}
 	pairs := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	for _, k := range sortedKeys(kv) {
+	for _, k := range slices.Sorted(maps.Keys(kv)) {
 		if k == "" {
 			return errors.New("labels: empty key")
 		}
@@ -256,15 +257,6 @@ func sequence(top *yaml.Node, key string) (*yaml.Node, error) {
 		return nil, fmt.Errorf("%s is not a list", key)
 	}
 	return seq, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // addBuildMetadata adds opt to buildMetadata unless present, reporting
