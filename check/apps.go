@@ -3,6 +3,7 @@ package check
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
@@ -99,13 +100,17 @@ func planApplication(obj map[string]any, repoURL string, root repoRoot) (appPlan
 }
 
 // remoteValueFile returns a skip message for a source with a Helm value
-// file from the ref source of another repository ("$name/path", name in
+// file or file parameter from the ref source of another repository ("$name/path", name in
 // remoteRefs), which cannot be read offline; "" when it has none.
 func remoteValueFile(src v1alpha1.ApplicationSource, remoteRefs map[string]bool) string {
 	if src.Helm == nil {
 		return ""
 	}
-	for _, vf := range src.Helm.ValueFiles {
+	files := slices.Clone(src.Helm.ValueFiles)
+	for _, fp := range src.Helm.FileParameters {
+		files = append(files, fp.Path)
+	}
+	for _, vf := range files {
 		name, ok := strings.CutPrefix(vf, "$")
 		if !ok {
 			continue

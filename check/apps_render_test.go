@@ -301,8 +301,8 @@ func TestRunApplicationSourceOptions(t *testing.T) {
 			// The engine refuses the source; so does tollgate test, with the
 			// engine's message, as it reports a failed render.
 			name:            "a field tollgate does not honour",
-			fields:          "helm: {valueFiles: [values-prod.yaml], fileParameters: [{name: cert, path: cert.pem}]}",
-			wantErr:         `app.yaml:1: Application "web": spec.source.helm.fileParameters is not supported`,
+			fields:          "helm: {valueFiles: [values-prod.yaml]}, plugin: {name: cmp}",
+			wantErr:         `app.yaml:1: Application "web": spec.source.plugin is not supported: config management plugins are not run`,
 			wantUnsupported: true,
 		},
 	}
@@ -356,9 +356,9 @@ func TestRenderApplication(t *testing.T) {
 		},
 		{
 			name:    "a field tollgate does not honour",
-			fields:  "helm: {fileParameters: [{name: cert, path: cert.pem}]}",
+			fields:  "plugin: {name: cmp}",
 			repoURL: "https://example.com/r",
-			wantErr: "spec.source.helm.fileParameters is not supported",
+			wantErr: "spec.source.plugin is not supported: config management plugins are not run",
 		},
 		{
 			name:    "a failed render",

@@ -247,9 +247,9 @@ func TestPlanApplication(t *testing.T) {
 			spec: `spec:
   sources:
     - {repoURL: https://github.com/acme/config, path: a}
-    - {repoURL: https://github.com/acme/config, path: b, helm: {fileParameters: [{name: x, path: y}]}}
+    - {repoURL: https://github.com/acme/config, path: b, plugin: {name: cmp}}
 `,
-			wantErr:         "spec.sources[1].helm.fileParameters is not supported",
+			wantErr:         "spec.sources[1].plugin is not supported: config management plugins are not run",
 			wantUnsupported: true,
 		},
 		{

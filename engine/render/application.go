@@ -251,6 +251,7 @@ func helmOptions(field string, h *v1alpha1.ApplicationSourceHelm, env BuildEnv, 
 	ho := &HelmOptions{
 		Values: h.Values, ReleaseName: h.ReleaseName,
 		Namespace: h.Namespace, SkipCrds: h.SkipCrds, IgnoreMissingValueFiles: h.IgnoreMissingValueFiles,
+		SkipTests: h.SkipTests, SkipSchemaValidation: h.SkipSchemaValidation,
 	}
 	for i, vf := range h.ValueFiles {
 		f := fmt.Sprintf("%s.valueFiles[%d]", field, i)
@@ -271,6 +272,17 @@ func helmOptions(field string, h *v1alpha1.ApplicationSourceHelm, env BuildEnv, 
 	for _, p := range h.Parameters {
 		ho.Parameters = append(ho.Parameters, HelmParameter{Name: p.Name, Value: env.Envsubst(p.Value), ForceString: p.ForceString})
 	}
+	for i, p := range h.FileParameters {
+		f := fmt.Sprintf("%s.fileParameters[%d].path", field, i)
+		path, err := env.valueFile(p.Path, refs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		if strings.Contains(path, "://") {
+			return nil, &UnsupportedError{Field: f, Why: "remote files (" + path + ") are not fetched"}
+		}
+		ho.FileParameters = append(ho.FileParameters, HelmFileParameter{Name: p.Name, Path: path})
+	}
 	return ho, nil
 }
 
@@ -290,10 +302,7 @@ func unsupported(field string, src v1alpha1.ApplicationSource) error {
 		add(k.Version != "", "kustomize.version")
 	}
 	if h := src.Helm; h != nil {
-		add(len(h.FileParameters) > 0, "helm.fileParameters")
 		add(h.Version != "" && h.Version != "v3", "helm.version")
-		add(h.SkipTests, "helm.skipTests")
-		add(h.SkipSchemaValidation, "helm.skipSchemaValidation")
 	}
 	if len(set) == 0 {
 		return nil

@@ -122,7 +122,18 @@ func TestApplicationOptions(t *testing.T) {
 		{name: "kustomize replica count not a number", field: "spec.sources[1]", src: v1alpha1.ApplicationSource{Kustomize: &v1alpha1.ApplicationSourceKustomize{Replicas: []v1alpha1.KustomizeReplica{{Name: "web", Count: intstr.FromString("two")}}}}, wantErr: "spec.sources[1].kustomize.replicas[0].count: expected integer value for count. Received: two"},
 		{name: "kustomize includeTemplates without labelWithoutSelector", src: v1alpha1.ApplicationSource{Kustomize: &v1alpha1.ApplicationSourceKustomize{LabelIncludeTemplates: true}}, wantErr: "spec.source.kustomize.labelIncludeTemplates: needs labelWithoutSelector"},
 		{name: "kustomize empty patch", src: v1alpha1.ApplicationSource{Kustomize: &v1alpha1.ApplicationSourceKustomize{Patches: []v1alpha1.KustomizePatch{{}}}}, wantErr: "spec.source.kustomize.patches[0]: set path or patch"},
-		{name: "helm file parameters", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{FileParameters: []v1alpha1.HelmFileParameter{{Name: "a", Path: "b"}}}}, wantErr: "spec.source.helm.fileParameters is not supported"},
+		{
+			name: "helm file parameters, skipTests, skipSchemaValidation",
+			src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{
+				FileParameters: []v1alpha1.HelmFileParameter{{Name: "a", Path: "files/$ARGOCD_APP_NAME.conf"}, {Name: "b", Path: "$values/b.conf"}},
+				SkipTests:      true, SkipSchemaValidation: true,
+			}},
+			want: Options{Namespace: "web", AppName: "guestbook", Refs: refs, Helm: &HelmOptions{
+				FileParameters: []HelmFileParameter{{Name: "a", Path: "files/guestbook.conf"}, {Name: "b", Path: "$values/b.conf"}},
+				SkipTests:      true, SkipSchemaValidation: true,
+			}},
+		},
+		{name: "remote file parameter", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{FileParameters: []v1alpha1.HelmFileParameter{{Name: "a", Path: "https://example.com/a"}}}}, wantErr: "spec.source.helm.fileParameters[0].path is not supported: remote files"},
 		{name: "helm v2", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{Version: "v2"}}, wantErr: "spec.source.helm.version is not supported"},
 		{
 			name: "helm kubeVersion and apiVersions override the cluster's",

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/releaseutil"
 )
 
@@ -63,7 +65,8 @@ func (s source) helm() ([]Document, []Note, error) {
 	if kv := ch.Metadata.KubeVersion; kv != "" && !chartutil.IsCompatibleRange(kv, caps.KubeVersion.String()) {
 		return nil, nil, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", kv, caps.KubeVersion.String())
 	}
-	renderVals, err := chartutil.ToRenderValues(ch, vals, opts, caps)
+	skipSchema := s.opts.Helm != nil && s.opts.Helm.SkipSchemaValidation
+	renderVals, err := chartutil.ToRenderValuesWithSchemaValidation(ch, vals, opts, caps, skipSchema)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -93,7 +96,11 @@ func (s source) helm() ([]Document, []Note, error) {
 			return nil, nil, err
 		}
 	}
+	skipTests := s.opts.Helm != nil && s.opts.Helm.SkipTests
 	for _, h := range hooks {
+		if skipTests && slices.Contains(h.Events, release.HookTest) {
+			continue
+		}
 		if err := out.add(h.Path, h.Manifest); err != nil {
 			return nil, nil, err
 		}

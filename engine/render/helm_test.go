@@ -301,3 +301,46 @@ data:
 }
 
 func chartutilDefaultMinor() string { return chartutil.DefaultCapabilities.KubeVersion.Minor }
+
+// TestBuildHelmArgoOptions renders Argo CD's fileParameters (`--set-file`,
+// after parameters), skipTests and skipSchemaValidation.
+func TestBuildHelmArgoOptions(t *testing.T) {
+	root := t.TempDir()
+	mustWrite(t, root, "chart/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n")
+	mustWrite(t, root, "chart/values.schema.json", `{"type": "object", "properties": {"replicas": {"type": "integer"}}}`)
+	mustWrite(t, root, "chart/templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  config: {{ .Values.config | quote }}\n  replicas: {{ .Values.replicas | quote }}\n")
+	mustWrite(t, root, "chart/templates/test.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: smoke\n  annotations: {helm.sh/hook: test}\nspec: {containers: [{name: t, image: busybox:1.36}]}\n")
+	mustWrite(t, root, "config/app.conf", "listen 8080\nworkers 4\n")
+	opts := func(h HelmOptions) Options { return Options{Helm: &h} }
+	res, err := Build(t.Context(), root, "chart", opts(HelmOptions{
+		Parameters:     []HelmParameter{{Name: "config", Value: "overridden"}, {Name: "replicas", Value: "2"}},
+		FileParameters: []HelmFileParameter{{Name: "config", Path: "/config/app.conf"}},
+		SkipTests:      true,
+	}), Limits{})
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	want := []docRef{{File: "chart/templates/cm.yaml", Kind: "ConfigMap", Name: "cfg"}}
+	if diff := cmp.Diff(want, refs(res.Documents)); diff != "" {
+		t.Errorf("documents without the test hook (-want +got):\n%s", diff)
+	}
+	if got := res.Documents[0].Object["data"].(map[string]any)["config"]; got != "listen 8080\nworkers 4\n" {
+		t.Errorf("config = %q, want the file's content", got)
+	}
+	res, err = Build(t.Context(), root, "chart", opts(HelmOptions{}), Limits{})
+	if err != nil || len(res.Documents) != 2 {
+		t.Errorf("without skipTests: %d documents, %v; want the test hook too", len(res.Documents), err)
+	}
+	bad := HelmOptions{Parameters: []HelmParameter{{Name: "replicas", Value: "two", ForceString: true}}}
+	if _, err := Build(t.Context(), root, "chart", opts(bad), Limits{}); err == nil || !strings.Contains(err.Error(), "values don't meet the specifications of the schema") {
+		t.Errorf("schema violation: error = %v, want Helm's schema error", err)
+	}
+	bad.SkipSchemaValidation = true
+	if _, err := Build(t.Context(), root, "chart", opts(bad), Limits{}); err != nil {
+		t.Errorf("skipSchemaValidation: %v", err)
+	}
+	outside := HelmOptions{FileParameters: []HelmFileParameter{{Name: "x", Path: "../../etc/passwd"}}}
+	if _, err := Build(t.Context(), root, "chart", opts(outside), Limits{}); err == nil || !strings.Contains(err.Error(), "read file parameter ../../etc/passwd: outside the repository root") {
+		t.Errorf("file parameter outside the repository: error = %v", err)
+	}
+}

@@ -14,7 +14,8 @@ import (
 
 // helmValues merges the user-supplied values the way `helm template` does
 // with Argo CD's arguments: value files in order, then Values, then
-// ValuesObject, then each parameter as `--set` (or `--set-string`). Chart
+// ValuesObject, then each parameter as `--set` (or `--set-string`), then
+// each file parameter as `--set-file`. Chart
 // defaults are coalesced later by Helm itself. Values are read with Helm's
 // own YAML reader so numbers behave exactly as in Helm.
 func (s source) helmValues() (map[string]any, error) {
@@ -51,9 +52,19 @@ func (s source) helmValues() (map[string]any, error) {
 		}
 		vals = MergeValues(vals, m)
 	}
+	if err := s.setParameters(vals); err != nil {
+		return nil, err
+	}
+	return vals, nil
+}
+
+// setParameters applies the parameters (`--set`, `--set-string`), then
+// the file parameters (`--set-file`), in Helm's order.
+func (s source) setParameters(vals map[string]any) error {
+	h := s.opts.Helm
 	for i, p := range h.Parameters {
 		if p.Name == "" {
-			return nil, fmt.Errorf("parse helm parameter %d: name is empty", i)
+			return fmt.Errorf("parse helm parameter %d: name is empty", i)
 		}
 		set := p.Name + "=" + escapeSetValue(p.Value)
 		var err error
@@ -63,19 +74,47 @@ func (s source) helmValues() (map[string]any, error) {
 			err = strvals.ParseInto(set, vals)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("parse helm parameter %q: %w", p.Name, err)
+			return fmt.Errorf("parse helm parameter %q: %w", p.Name, err)
 		}
 	}
-	return vals, nil
+	for i, p := range h.FileParameters {
+		if p.Name == "" {
+			return fmt.Errorf("parse helm file parameter %d: name is empty", i)
+		}
+		data, _, err := s.chartFile(p.Path, "file parameter")
+		if err != nil {
+			return err
+		}
+		read := func([]rune) (any, error) { return string(data), nil }
+		if err := strvals.ParseIntoFile(p.Name+"=file", vals, read); err != nil {
+			return fmt.Errorf("parse helm file parameter %q: %w", p.Name, err)
+		}
+	}
+	return nil
 }
 
-// valueFile reads one value file. Like Argo CD, a relative path is relative
-// to the chart directory, an absolute path is relative to the repository
-// root and "$name/path" is relative to the root of the source with ref name;
-// URLs are refused. Every path stays inside its repository.
+// valueFile reads and parses one value file (chartFile).
 func (s source) valueFile(vf string) (map[string]any, error) {
+	data, rel, err := s.chartFile(vf, "value file")
+	if err != nil {
+		return nil, err
+	}
+	m, err := chartutil.ReadValues(data)
+	if err != nil {
+		return nil, fmt.Errorf("parse value file %s: %w", displayValueFile(vf, rel), err)
+	}
+	return m, nil
+}
+
+// chartFile reads a file a Helm source names (what: "value file", "file
+// parameter"). Like Argo CD, a relative path is relative to the chart
+// directory, an absolute path is relative to the repository root and
+// "$name/path" is relative to the root of the source with ref name; URLs
+// are refused. Every path stays inside its repository. It returns the
+// data and the repo-relative path.
+func (s source) chartFile(vf, what string) ([]byte, string, error) {
 	if strings.Contains(vf, "://") {
-		return nil, fmt.Errorf("read value file %q: %w", vf, ErrRemoteReference)
+		return nil, "", fmt.Errorf("read %s %q: %w", what, vf, ErrRemoteReference)
 	}
 	r, p := s.repo, vf
 	switch {
@@ -83,11 +122,11 @@ func (s source) valueFile(vf string) (map[string]any, error) {
 		name, rest, _ := strings.Cut(vf[1:], "/")
 		root, ok := s.opts.Refs[name]
 		if !ok {
-			return nil, fmt.Errorf("read value file %s: no source of the application has ref %q", vf, name)
+			return nil, "", fmt.Errorf("read %s %s: no source of the application has ref %q", what, vf, name)
 		}
 		var err error
 		if r, err = openRepo(root); err != nil {
-			return nil, fmt.Errorf("read value file %s: %w", vf, err)
+			return nil, "", fmt.Errorf("read %s %s: %w", what, vf, err)
 		}
 		p = repoPath(rest)
 	case !filepath.IsAbs(p) && !strings.HasPrefix(p, "/"):
@@ -97,17 +136,13 @@ func (s source) valueFile(vf string) (map[string]any, error) {
 	}
 	real, rel, err := r.resolve(p)
 	if err != nil {
-		return nil, fmt.Errorf("read value file %s: %w", vf, err)
+		return nil, "", fmt.Errorf("read %s %s: %w", what, vf, err)
 	}
 	data, err := readFile(real, s.lim.MaxFileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("read value file %s: %w", displayValueFile(vf, rel), err)
+		return nil, "", fmt.Errorf("read %s %s: %w", what, displayValueFile(vf, rel), err)
 	}
-	m, err := chartutil.ReadValues(data)
-	if err != nil {
-		return nil, fmt.Errorf("parse value file %s: %w", displayValueFile(vf, rel), err)
-	}
-	return m, nil
+	return data, rel, nil
 }
 
 // repoPath turns a path from the repository root ("/a/b" or "a/b") into a

@@ -140,6 +140,20 @@ type HelmOptions struct {
 	SkipCrds bool
 	// IgnoreMissingValueFiles skips value files that do not exist.
 	IgnoreMissingValueFiles bool
+	// FileParameters are applied after Parameters, like `--set-file`:
+	// the value is the content of the file, found as value files are.
+	FileParameters []HelmFileParameter
+	// SkipTests leaves out the chart's test hooks (`--skip-tests`).
+	SkipTests bool
+	// SkipSchemaValidation does not check the values against the chart's
+	// values.schema.json (`--skip-schema-validation`).
+	SkipSchemaValidation bool
+}
+
+// HelmFileParameter is one `--set-file name=path`.
+type HelmFileParameter struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
 }
 
 // HelmParameter is one `--set name=value` (or `--set-string` when

@@ -193,9 +193,10 @@ var handCases = []handCase{
 		sources: `  source:
     repoURL: R
     path: charts/web
-    helm: {fileParameters: [{name: cert, path: cert.pem}]}
+    helm: {fileParameters: [{name: source, path: source.txt}], skipTests: true}
 `,
-		wantErr: "spec.source.helm.fileParameters is not supported",
+		wantIDs:  []string{"/ConfigMap/hand/helm-file-parameters-cfg", "apiextensions.k8s.io/CustomResourceDefinition//widgets.example.com"},
+		wantData: map[string]any{"region": "home", "replicas": "1", "image": "nginx:1.0", "extra": "{}", "source": "from-file", "env": "none"},
 	},
 	{
 		name: "directory-recurse",
@@ -339,6 +340,7 @@ spec:
       storage: true
       schema: {openAPIV3Schema: {type: object}}
 `,
+		"charts/web/source.txt":       "from-file",
 		"charts/web/values-prod.yaml": "region: eu\nsource: values-prod\n",
 		"envs/base.yaml":              "replicas: 4\nsource: envs-base\n",
 		"envs/prod.yaml":              "env: prod\nimage: {tag: \"2.0\"}\n",
