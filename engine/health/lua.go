@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
+	"sync"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
 )
 
 // Limits of one Lua health script run. Argo CD gives a script one second;
@@ -18,7 +21,41 @@ const (
 	luaTimeout       = time.Second
 	luaCallStackSize = 200
 	luaMaxRepBytes   = 1 << 20
+	// luaRegistrySize is the initial value stack; it grows as needed.
+	luaRegistrySize = 1024
 )
+
+// compiled caches compiled scripts by their text: one per kind with a Lua
+// check, and a few more as argocd-cm changes; it starts again empty past
+// maxCompiled entries.
+var compiled struct {
+	sync.Mutex
+	protos map[string]*lua.FunctionProto
+}
+
+const maxCompiled = 512
+
+// compile returns the compiled form of script, compiling it once.
+func compile(script string) (*lua.FunctionProto, error) {
+	compiled.Lock()
+	defer compiled.Unlock()
+	if p, ok := compiled.protos[script]; ok {
+		return p, nil
+	}
+	chunk, err := parse.Parse(strings.NewReader(script), "health.lua")
+	if err != nil {
+		return nil, err
+	}
+	proto, err := lua.Compile(chunk, "health.lua")
+	if err != nil {
+		return nil, err
+	}
+	if compiled.protos == nil || len(compiled.protos) >= maxCompiled {
+		compiled.protos = map[string]*lua.FunctionProto{}
+	}
+	compiled.protos[script] = proto
+	return proto, nil
+}
 
 // errLuaResult marks a script that returned something other than Argo CD's
 // {status, message} table.
@@ -30,7 +67,11 @@ var errLuaResult = errors.New("health script returned no health")
 // (without load, loadstring, dofile, loadfile, require and print), table,
 // string and math libraries are open. Any error or panic is returned.
 func runLua(ctx context.Context, script string, obj map[string]any) (res Result, err error) {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: luaCallStackSize, IncludeGoStackTrace: false})
+	proto, err := compile(script)
+	if err != nil {
+		return Result{}, fmt.Errorf("health script: %w", err)
+	}
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: luaCallStackSize, RegistrySize: luaRegistrySize})
 	defer L.Close()
 	defer func() {
 		if p := recover(); p != nil {
@@ -60,7 +101,8 @@ func runLua(ctx context.Context, script string, obj map[string]any) (res Result,
 	defer cancel()
 	L.SetContext(ctx)
 	L.SetGlobal("obj", toLua(L, obj))
-	if err := L.DoString(script); err != nil {
+	L.Push(L.NewFunctionFromProto(proto))
+	if err := L.PCall(0, lua.MultRet, nil); err != nil {
 		if ctx.Err() != nil {
 			return Result{}, fmt.Errorf("health script ran longer than %s", luaTimeout)
 		}

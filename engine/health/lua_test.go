@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 )
 
 // TestBuiltinLibrary runs every health_test.yaml of the built-in library.
@@ -175,5 +176,32 @@ func TestTestScripts(t *testing.T) {
 	}
 	if len(got) != 2 || !got[0].Passed() || got[1].Passed() || got[1].Err.Error() != `got Healthy "", want Degraded ""` {
 		t.Fatalf("results = %+v, want the first case to pass and the second to fail", got)
+	}
+}
+
+// BenchmarkAssess compares a built-in Go check (Deployment) with a Lua one
+// of the built-in library (cert-manager Certificate), each a fresh VM per
+// object as in Argo CD: go test -bench Assess ./engine/health.
+func BenchmarkAssess(b *testing.B) {
+	for _, tc := range []struct{ name, file string }{
+		{"go-deployment", "testdata/deployment-healthy.yaml"},
+		{"lua-certificate", "luascripts/cert-manager.io/Certificate/testdata/healthy_ready.yaml"},
+	} {
+		data, err := os.ReadFile(tc.file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Assess(obj); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
