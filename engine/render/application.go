@@ -123,8 +123,10 @@ func ApplicationOptions(app AppInfo, s AppSource, revision string, refs map[stri
 	return opts, capabilities(s.Field, src, app, &opts)
 }
 
-// capabilities sets the Helm capabilities of a Helm source as Argo CD's
-// GetKubeVersionOrDefault and GetAPIVersionsOrDefault choose them: the
+// capabilities sets what a Helm chart of the source would see as
+// .Capabilities (the repo-server keeps them only for sources that render
+// as Helm), as Argo CD's GetKubeVersionOrDefault and
+// GetAPIVersionsOrDefault choose them: the
 // source's helm (else kustomize) kubeVersion and apiVersions, else the
 // destination cluster's. The version is normalised as Argo CD does
 // ("v1.29.3+k3s1" is "1.29.3"); an override list replaces the cluster's.
