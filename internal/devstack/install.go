@@ -40,14 +40,17 @@ func (s *Stack) Install(ctx context.Context) ([]string, error) {
 	return apps, nil
 }
 
-// create creates obj, retrying while the webhook does not answer yet.
+// create creates obj, retrying while the webhook does not answer yet, and
+// while it does not know an Application's AppProject yet: Install creates
+// the projects first, but the webhook learns of them through its cache.
 func (s *Stack) create(ctx context.Context, obj *unstructured.Unstructured) error {
 	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		err := s.Client.Create(ctx, obj.DeepCopy())
 		switch {
 		case err == nil, apierrors.IsAlreadyExists(err):
 			return true, nil
-		case strings.Contains(err.Error(), "failed calling webhook"):
+		case strings.Contains(err.Error(), "failed calling webhook"),
+			obj.GetKind() == "Application" && strings.Contains(err.Error(), "[project-not-found]"):
 			return false, nil
 		default:
 			return false, err
