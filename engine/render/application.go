@@ -94,6 +94,10 @@ func ApplicationOptions(app AppInfo, s AppSource, revision string, refs map[stri
 	if err := unsupported(s.Field, src); err != nil {
 		return opts, err
 	}
+	var err error
+	if opts.Type, err = explicitType(src); err != nil {
+		return opts, fmt.Errorf("%s: %w", s.Field, err)
+	}
 	env := BuildEnv{
 		AppName: app.Name, Namespace: app.Namespace, Project: app.Project, Revision: revision,
 		RepoURL: src.RepoURL, Path: src.Path, TargetRevision: src.TargetRevision,
@@ -121,6 +125,32 @@ func ApplicationOptions(app AppInfo, s AppSource, revision string, refs map[stri
 		opts.Helm = ho
 	}
 	return opts, capabilities(s.Field, src, app, &opts)
+}
+
+// explicitType returns the source kind its blocks name, as Argo CD's
+// ExplicitType: "" for none, an error for more than one.
+func explicitType(src v1alpha1.ApplicationSource) (string, error) {
+	var names, kinds []string
+	for _, t := range []struct {
+		set        bool
+		name, kind string
+	}{
+		{src.Kustomize != nil, "Kustomize", KindKustomize},
+		{src.Helm != nil, "Helm", KindHelm},
+		{src.Directory != nil, "Directory", KindDirectory},
+		{src.Plugin != nil, "Plugin", ""},
+	} {
+		if t.set {
+			names, kinds = append(names, t.name), append(kinds, t.kind)
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "", nil
+	case 1:
+		return kinds[0], nil
+	}
+	return "", fmt.Errorf("multiple application sources defined: %s", strings.Join(names, ","))
 }
 
 // capabilities sets what a Helm chart of the source would see as

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -32,10 +33,8 @@ func TestApplicationOptions(t *testing.T) {
 			want: Options{Namespace: "web", AppName: "guestbook", Refs: refs},
 		},
 		{
-			name: "directory, kustomize and helm options",
+			name: "helm options",
 			src: v1alpha1.ApplicationSource{
-				Directory: &v1alpha1.ApplicationSourceDirectory{Recurse: true, Include: "*.yaml"},
-				Kustomize: &v1alpha1.ApplicationSourceKustomize{NamePrefix: "p-", Images: []string{"web=web:2"}},
 				Helm: &v1alpha1.ApplicationSourceHelm{
 					ValueFiles: []string{"prod.yaml", "$values/envs/prod.yaml"}, ReleaseName: "gb", IgnoreMissingValueFiles: true, Version: "v3",
 					Parameters:   []v1alpha1.HelmParameter{{Name: "a", Value: "1", ForceString: true}},
@@ -43,15 +42,23 @@ func TestApplicationOptions(t *testing.T) {
 				},
 			},
 			want: Options{
-				Namespace: "web", AppName: "guestbook", Refs: refs,
-				Directory: &DirectoryOptions{Recurse: true, Include: "*.yaml"},
-				Kustomize: &KustomizeOptions{NamePrefix: "p-", Images: []string{"web=web:2"}},
+				Namespace: "web", AppName: "guestbook", Refs: refs, Type: KindHelm,
 				Helm: &HelmOptions{
 					ValueFiles: []string{"prod.yaml", "$values/envs/prod.yaml"}, ReleaseName: "gb", IgnoreMissingValueFiles: true,
 					Parameters:   []HelmParameter{{Name: "a", Value: "1", ForceString: true}},
 					ValuesObject: map[string]any{"replicas": float64(3)},
 				},
 			},
+		},
+		{
+			// Argo CD's ExplicitType refuses more than one block.
+			name: "directory, kustomize and helm blocks together", field: "spec.sources[2]",
+			src: v1alpha1.ApplicationSource{
+				Directory: &v1alpha1.ApplicationSourceDirectory{Recurse: true},
+				Kustomize: &v1alpha1.ApplicationSourceKustomize{NamePrefix: "p-"},
+				Helm:      &v1alpha1.ApplicationSourceHelm{ReleaseName: "gb"},
+			},
+			wantErr: "spec.sources[2]: multiple application sources defined: Kustomize,Helm,Directory",
 		},
 		{name: "plugin", src: v1alpha1.ApplicationSource{Plugin: &runtime.RawExtension{Raw: []byte(`{"name":"cmp"}`)}}, wantErr: "spec.source.plugin is not supported: config management plugins are not run"},
 		{
@@ -167,7 +174,8 @@ func TestApplicationOptions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			// The explicit type is TestExplicitType's.
+			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(Options{}, "Type")); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
 		})
@@ -278,6 +286,42 @@ func TestBuildHelmValueFiles(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("values (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestExplicitType: an Application's directory, kustomize or helm block
+// makes the source that kind whatever its files say, as in Argo CD.
+func TestExplicitType(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"app/kustomization.yaml": "resources: [cm.yaml]\nnamePrefix: k-\n",
+		"app/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n",
+	})
+	for _, tc := range []struct {
+		name     string
+		src      v1alpha1.ApplicationSource
+		wantKind string
+		wantErr  string
+	}{
+		{name: "detected", wantKind: KindKustomize},
+		{name: "directory block", src: v1alpha1.ApplicationSource{Directory: &v1alpha1.ApplicationSourceDirectory{Include: "cm.yaml"}}, wantKind: KindDirectory},
+		{name: "helm block without a chart", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{}}, wantErr: "render helm app"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts, err := ApplicationOptions(AppInfo{Name: "a"}, AppSource{Field: "spec.source", Source: tc.src}, "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Build(t.Context(), root, "app", opts, Limits{})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || res.Kind != tc.wantKind {
+				t.Fatalf("Build = %q, %v; want kind %q", res.Kind, err, tc.wantKind)
 			}
 		})
 	}

@@ -14,6 +14,9 @@ import (
 
 // kustomize renders the kustomization whose file (real path) is kustFile.
 func (s source) kustomize(kustFile string) ([]Document, []Note, error) {
+	if kustFile == "" {
+		return nil, nil, fmt.Errorf("%s has no kustomization file (kustomization.yaml, kustomization.yml or Kustomization)", s.rel)
+	}
 	original, err := readFile(kustFile, s.lim.MaxFileBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", s.repo.rel(kustFile), err)

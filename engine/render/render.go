@@ -33,6 +33,10 @@ type Options struct {
 	// AppName is the Application's name, Helm's release name when
 	// HelmOptions.ReleaseName is empty.
 	AppName string
+	// Type, when set (KindDirectory, KindKustomize or KindHelm), is the
+	// source's explicit type, which wins over detection as in Argo CD (an
+	// Application's directory, kustomize or helm block); "" detects.
+	Type string
 	// Capabilities are what Helm charts see as .Capabilities; nil means the
 	// Helm SDK's defaults.
 	Capabilities *Capabilities
@@ -242,12 +246,19 @@ func DetectKind(root, dir string, opts Options) (string, error) {
 	return kind, nil
 }
 
-// detect picks the source kind of the application directory: a
-// kustomization file means kustomize, a Chart.yaml Helm (both: Helm when
-// opts.Helm is set), anything else a directory of manifests. It returns the
-// kustomization file for kustomize.
+// detect picks the source kind of the application directory: opts.Type
+// when set; else a kustomization file means kustomize, a Chart.yaml Helm
+// (both: Helm when opts.Helm is set), anything else a directory of
+// manifests. It returns the kustomization file for kustomize ("" when an
+// explicit kustomize source has none).
 func detect(appDir string, opts Options) (kind, kustFile string) {
 	kustFile = findKustomization(appDir)
+	switch opts.Type {
+	case KindKustomize:
+		return KindKustomize, kustFile
+	case KindHelm, KindDirectory:
+		return opts.Type, ""
+	}
 	_, chartErr := os.Stat(filepath.Join(appDir, "Chart.yaml"))
 	switch hasChart := chartErr == nil; {
 	case hasChart && (kustFile == "" || opts.Helm != nil):
