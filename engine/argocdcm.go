@@ -13,8 +13,6 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/go-logr/logr"
-
-	"github.com/tollgate-dev/tollgate/engine/health"
 )
 
 // ArgoCDConfigMap is the name of Argo CD's settings ConfigMap in the
@@ -64,27 +62,21 @@ func WatchArgoCDConfigMap(ctx context.Context, cfg *rest.Config, namespace strin
 	return nil
 }
 
-// ApplyArgoCDConfigMap applies the settings of argocd-cm's data (nil: none)
-// that the engine reads: health checks (health.ParseArgoCDConfigMap) and
-// Settings (ParseSettings). When either does not parse, nothing changes.
+// ApplyArgoCDConfigMap applies the Settings of argocd-cm's data (nil:
+// none), health checks included. When they do not parse, nothing changes.
 // When they changed, every Application is compared in full with them on
 // its next pass.
 func (r *Reconciler) ApplyArgoCDConfigMap(data map[string]string) error {
-	scripts, err := health.ParseArgoCDConfigMap(data)
-	if err != nil {
-		return err
-	}
 	settings, err := ParseSettings(data)
 	if err != nil {
 		return err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.settingsGen.Load() > 0 && reflect.DeepEqual(scripts, r.healthScripts) && reflect.DeepEqual(&settings, r.settings.Load()) {
+	if r.settingsGen.Load() > 0 && reflect.DeepEqual(&settings, r.settings.Load()) {
 		return nil
 	}
-	r.healthScripts = scripts
-	r.health.SetOverrides(scripts)
+	r.health.SetOverrides(settings.HealthChecks)
 	r.settings.Store(&settings)
 	r.settingsGen.Add(1)
 	return nil

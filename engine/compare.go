@@ -105,9 +105,10 @@ func (r *Reconciler) compare(ctx context.Context, cl *cluster, app *v1alpha1.App
 		}
 		c.resources = append(c.resources, rs)
 	}
+	managed := r.managed(cl.server)
 	for _, o := range owned {
 		ref := apply.RefOf(o)
-		if wanted[refKey(ref)] || plan.IsHook(o) || !r.managed(cl.server)(ref.Group, ref.Kind) {
+		if wanted[refKey(ref)] || plan.IsHook(o) || !managed(ref.Group, ref.Kind) {
 			continue
 		}
 		c.owned = append(c.owned, o)

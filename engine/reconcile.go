@@ -431,8 +431,8 @@ func (r *Reconciler) desiredState(ctx context.Context, p *pass, tg *target) (*de
 	}
 	// A change of argocd-cm's settings judges the live objects again, as a
 	// new render would.
-	healthKey := fmt.Sprintf("%s\x00settings-%d", d.renderKey, r.settingsGen.Load())
-	if d.identity, err = identity(tg.app, tg.project, healthKey, d.revisions); err != nil {
+	key := fmt.Sprintf("%s\x00settings-%d", d.renderKey, r.settingsGen.Load())
+	if d.identity, err = identity(tg.app, tg.project, key, d.revisions); err != nil {
 		return nil, err
 	}
 	if tg.op != nil || r.recall(p.key, d.identity) == nil {

@@ -73,7 +73,7 @@ type Dependencies struct {
 	Metrics *Metrics
 	// Health judges live objects; nil is the built-in checks
 	// (health.Assess). Give one with customizations directories; argocd-cm's
-	// scripts are added by ApplyArgoCDConfigMap.
+	// checks are added by ApplyArgoCDConfigMap.
 	Health *health.Checker
 }
 
@@ -87,14 +87,11 @@ type Reconciler struct {
 	recorder  EventRecorder
 	metrics   *Metrics
 	health    *health.Checker
-	// settings are argocd-cm's (ApplyArgoCDConfigMap); settingsGen counts
-	// their changes, and those of the health checks.
+	// settings are argocd-cm's (ApplyArgoCDConfigMap), health checks
+	// included; settingsGen counts their changes.
 	settings    atomic.Pointer[Settings]
 	settingsGen atomic.Uint64
-	// healthScripts are argocd-cm's health checks last applied (guarded
-	// by mu).
-	healthScripts map[string]string
-	opts          Options
+	opts        Options
 
 	clusters *clusters
 

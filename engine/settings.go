@@ -8,16 +8,23 @@ import (
 	"strings"
 
 	"github.com/gobwas/glob"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/health"
 )
 
-// Settings are the argocd-cm settings the engine applies besides health
-// checks: system-level ignoreDifferences, resource exclusions and
+// Settings are the argocd-cm settings the engine applies: Lua health
+// checks, system-level ignoreDifferences, resource exclusions and
 // inclusions, and compare options. The zero value is Argo CD's behaviour
 // without them.
 type Settings struct {
+	// HealthChecks are Lua health checks keyed by "group/Kind" ("Kind" for
+	// the core group; wildcards allowed), for health.Checker.SetOverrides:
+	// resource.customizations.health.<group_Kind>, and the health.lua of
+	// resource.customizations entries, which the per-kind keys override.
+	HealthChecks map[string]string
 	// IgnoreDifferences apply to every Application, before its own
 	// (resource.customizations.ignoreDifferences.<group_Kind>, .all, and
 	// the resource.customizations block).
@@ -44,6 +51,7 @@ type ResourceFilter struct {
 // argocd-cm keys of these settings.
 const (
 	cmIgnoreDifferencesPrefix = "resource.customizations.ignoreDifferences."
+	cmHealthPrefix            = "resource.customizations.health."
 	cmCustomizations          = "resource.customizations"
 	cmExclusions              = "resource.exclusions"
 	cmInclusions              = "resource.inclusions"
@@ -78,6 +86,9 @@ func ParseSettings(data map[string]string) (Settings, error) {
 			return Settings{}, fmt.Errorf("argocd-cm %s: %w", cmCustomizations, err)
 		}
 		for _, gk := range slices.Sorted(maps.Keys(entries)) {
+			if script, ok := entries[gk]["health.lua"].(string); ok && script != "" {
+				s.setHealthCheck(gk, script)
+			}
 			text, ok := entries[gk]["ignoreDifferences"].(string)
 			if !ok {
 				continue
@@ -86,6 +97,12 @@ func ParseSettings(data map[string]string) (Settings, error) {
 			if err := add(cmCustomizations+" "+gk, group, kind, text); err != nil {
 				return Settings{}, err
 			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(data)) {
+		if gk, ok := strings.CutPrefix(k, cmHealthPrefix); ok && strings.TrimSpace(data[k]) != "" {
+			group, kind := splitGroupKind(gk, "_")
+			s.setHealthCheck(health.CustomizationKey(schema.GroupKind{Group: group, Kind: kind}), data[k])
 		}
 	}
 	var keys []string
@@ -148,8 +165,16 @@ func ParseSettings(data map[string]string) (Settings, error) {
 	return s, nil
 }
 
-// splitGroupKind splits "group<sep>Kind" at the last sep; no sep is a kind
-// of the core group.
+// setHealthCheck records the health check of a "group/Kind" key.
+func (s *Settings) setHealthCheck(gk, script string) {
+	if s.HealthChecks == nil {
+		s.HealthChecks = map[string]string{}
+	}
+	s.HealthChecks[gk] = script
+}
+
+// splitGroupKind splits "group<sep>Kind" at the last sep; no sep (or an
+// empty group) is a kind of the core group.
 func splitGroupKind(gk, sep string) (string, string) {
 	i := strings.LastIndex(gk, sep)
 	if i < 0 {

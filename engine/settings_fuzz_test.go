@@ -2,12 +2,10 @@ package engine
 
 import (
 	"testing"
-
-	"github.com/tollgate-dev/tollgate/engine/health"
 )
 
-// FuzzParseArgoCDConfigMap feeds argocd-cm values to both parsers the
-// engine applies them with: an error is fine, a panic is not.
+// FuzzParseArgoCDConfigMap feeds argocd-cm values to ParseSettings: an
+// error is fine, a panic is not.
 func FuzzParseArgoCDConfigMap(f *testing.F) {
 	f.Add("admissionregistration.k8s.io/MutatingWebhookConfiguration:\n  ignoreDifferences: |\n    jsonPointers: [/webhooks/0/clientConfig/caBundle]\n  health.lua: return {status = 'Healthy'}\n",
 		"- apiGroups: ['*']\n  kinds: [Event]\n", "jsonPointers: [/spec/replicas]\n", "ignoreAggregatedRoles: true\n")
@@ -24,6 +22,5 @@ func FuzzParseArgoCDConfigMap(f *testing.F) {
 		if s, err := ParseSettings(data); err == nil {
 			s.Managed("apps", "Deployment", "https://kubernetes.default.svc")
 		}
-		_, _ = health.ParseArgoCDConfigMap(data)
 	})
 }

@@ -27,6 +27,7 @@ func TestParseSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Settings{
+		HealthChecks: map[string]string{"admissionregistration.k8s.io/MutatingWebhookConfiguration": "return {status = 'Healthy'}"},
 		IgnoreDifferences: []apply.IgnoreDifference{
 			{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration", JSONPointers: []string{"/webhooks/0/clientConfig/caBundle"}},
 			{Group: "", Kind: "Secret", JQPathExpressions: []string{".data.token"}},
@@ -70,5 +71,37 @@ func TestParseSettingsErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "argocd-cm "+key) {
 			t.Errorf("%s: error = %v, want one naming the key", key, err)
 		}
+	}
+}
+
+// TestParseSettingsHealthChecks reads argocd-cm's Lua health checks: the
+// per-kind keys (core kinds with or without the leading "_") and the
+// health.lua of resource.customizations entries, which those keys
+// override.
+func TestParseSettingsHealthChecks(t *testing.T) {
+	got, err := ParseSettings(map[string]string{
+		"resource.customizations.health.cert-manager.io_Certificate": "a",
+		"resource.customizations.health.Pod":                         "b",
+		"resource.customizations.health._Service":                    "c",
+		"resource.customizations": `example.com/Widget:
+  health.lua: d
+"*.crossplane.io/*":
+  health.lua: e
+cert-manager.io/Certificate:
+  health.lua: overridden
+other/Thing:
+  ignoreDifferences: "jsonPointers: [/x]"
+`,
+		"resource.exclusions": "- kinds: [Event]\n",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"cert-manager.io/Certificate": "a", "Pod": "b", "Service": "c",
+		"example.com/Widget": "d", "*.crossplane.io/*": "e",
+	}
+	if diff := cmp.Diff(want, got.HealthChecks); diff != "" {
+		t.Errorf("health checks (-want +got):\n%s", diff)
 	}
 }

@@ -37,7 +37,8 @@ func NewChecker(dirs ...string) (*Checker, error) {
 	return c, nil
 }
 
-// SetOverrides replaces the argocd-cm health checks (ParseArgoCDConfigMap).
+// SetOverrides replaces the argocd-cm health checks, keyed by
+// CustomizationKey (wildcards allowed).
 func (c *Checker) SetOverrides(overrides map[string]string) {
 	c.scripts.Store(&scripts{overrides: overrides, dirs: c.dirs})
 }

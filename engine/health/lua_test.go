@@ -7,7 +7,6 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
@@ -129,37 +128,6 @@ func TestLuaScriptOrder(t *testing.T) {
 
 func gadget(group, kind string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": group + "/v1", "kind": kind, "metadata": map[string]any{"name": "g"}}}
-}
-
-func TestParseArgoCDConfigMap(t *testing.T) {
-	got, err := ParseArgoCDConfigMap(map[string]string{
-		"resource.customizations.health.cert-manager.io_Certificate": "a",
-		"resource.customizations.health.Pod":                         "b",
-		"resource.customizations.health._Service":                    "c",
-		"resource.customizations": `example.com/Widget:
-  health.lua: d
-"*.crossplane.io/*":
-  health.lua: e
-cert-manager.io/Certificate:
-  health.lua: overridden
-other/Thing:
-  ignoreDifferences: x
-`,
-		"resource.exclusions": "irrelevant",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{
-		"cert-manager.io/Certificate": "a", "Pod": "b", "Service": "c",
-		"example.com/Widget": "d", "*.crossplane.io/*": "e",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("scripts (-want +got):\n%s", diff)
-	}
-	if _, err := ParseArgoCDConfigMap(map[string]string{"resource.customizations": "[not a map"}); err == nil || !strings.Contains(err.Error(), "argocd-cm resource.customizations") {
-		t.Errorf("error = %v, want one naming resource.customizations", err)
-	}
 }
 
 // TestTestScripts runs a directory whose one case fails.

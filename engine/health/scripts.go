@@ -15,7 +15,6 @@ import (
 
 	"github.com/gobwas/glob"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 )
 
 // builtinFS holds tollgate's own Lua health checks, in Argo CD's
@@ -53,9 +52,10 @@ type scripts struct {
 	found sync.Map
 }
 
-// key is Argo CD's customization key of a kind: "group/Kind", or "Kind" for
-// the core group.
-func key(gk schema.GroupKind) string {
+// CustomizationKey is Argo CD's key of a kind in argocd-cm and in the
+// resource_customizations layout: "group/Kind", or "Kind" for the core
+// group.
+func CustomizationKey(gk schema.GroupKind) string {
 	if gk.Group == "" {
 		return gk.Kind
 	}
@@ -64,7 +64,7 @@ func key(gk schema.GroupKind) string {
 
 // find returns the script for gk and where it came from, "" when none.
 func (s *scripts) find(gk schema.GroupKind) (script, from string) {
-	k := key(gk)
+	k := CustomizationKey(gk)
 	if v, ok := s.found.Load(k); ok {
 		f := v.([2]string)
 		return f[0], f[1]
@@ -138,50 +138,6 @@ func readBounded(dir fs.FS, name string) ([]byte, error) {
 func matchKey(pattern, k string) bool {
 	g, err := glob.Compile(pattern, '/')
 	return err == nil && g.Match(k)
-}
-
-// Argo CD's argocd-cm keys of health customizations.
-const (
-	cmHealthPrefix    = "resource.customizations.health."
-	cmCustomizations  = "resource.customizations"
-	cmHealthScriptKey = "health.lua"
-)
-
-// ParseArgoCDConfigMap returns the Lua health checks set in the data of
-// Argo CD's argocd-cm ConfigMap, keyed by "group/Kind" ("Kind" for the core
-// group; wildcards allowed): the resource.customizations.health.<group_Kind>
-// keys, and the health.lua of each entry of the resource.customizations
-// block, which the per-kind keys override. A block that does not parse is
-// an error naming it.
-func ParseArgoCDConfigMap(data map[string]string) (map[string]string, error) {
-	out := map[string]string{}
-	if block := data[cmCustomizations]; strings.TrimSpace(block) != "" {
-		var entries map[string]map[string]any
-		if err := yaml.Unmarshal([]byte(block), &entries); err != nil {
-			return nil, fmt.Errorf("argocd-cm %s: %w", cmCustomizations, err)
-		}
-		for k, e := range entries {
-			if sc, ok := e[cmHealthScriptKey].(string); ok && sc != "" {
-				out[k] = sc
-			}
-		}
-	}
-	for k, sc := range data {
-		gk, ok := strings.CutPrefix(k, cmHealthPrefix)
-		if !ok || strings.TrimSpace(sc) == "" {
-			continue
-		}
-		// <group>_<Kind>, the group possibly empty ("_Pod" or "Pod").
-		if i := strings.LastIndex(gk, "_"); i >= 0 {
-			if i == 0 {
-				gk = gk[1:]
-			} else {
-				gk = gk[:i] + "/" + gk[i+1:]
-			}
-		}
-		out[gk] = sc
-	}
-	return out, nil
 }
 
 // openDirs opens customizations directories; a missing one is an error.
