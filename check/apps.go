@@ -11,6 +11,11 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/source"
 )
 
+// controlPlaneNamespace is where tollgate test assumes Argo CD runs: an
+// Application in another namespace is the instance "<namespace>_<name>"
+// (render.InstanceName), for its build variables and override file.
+const controlPlaneNamespace = "argocd"
+
 // appSource is one source of an Application that tollgate test renders from
 // the local checkout.
 type appSource struct {
@@ -37,7 +42,8 @@ type appPlan struct {
 // root, with the resolver the engine renders with: render.ApplicationSources
 // lists the sources as Argo CD reads them, render.ApplicationOptions turns
 // each into render options, and a `ref` source of the repository under test
-// provides its checkout, root, to "$ref/path" value files.
+// provides its checkout, root, to "$ref/path" value files. Each source's
+// Argo CD override files (.argocd-source*.yaml) are merged in first.
 //
 // tollgate test cannot fetch other repositories: their sources, Helm
 // repository charts, and sources with value files from another
@@ -90,7 +96,11 @@ func planApplication(obj map[string]any, repoURL string, root repoRoot) (appPlan
 			plan.Skipped = append(plan.Skipped, s.Field+": "+skip)
 			continue
 		}
-		opts, err := render.ApplicationOptions(render.AppInfo{Name: app.Name, Namespace: app.Spec.Destination.Namespace, Project: cmp.Or(app.Spec.Project, "default")}, s, root.revision, refs)
+		instance := render.InstanceName(app.Name, app.Namespace, controlPlaneNamespace)
+		if s, err = render.MergeSourceOverrides(root.given, s, instance); err != nil {
+			return appPlan{}, err
+		}
+		opts, err := render.ApplicationOptions(render.AppInfo{Name: instance, Namespace: app.Spec.Destination.Namespace, Project: cmp.Or(app.Spec.Project, "default")}, s, root.revision, refs)
 		if err != nil {
 			return appPlan{}, err
 		}

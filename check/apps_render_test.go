@@ -269,13 +269,29 @@ spec:
 
 func TestRunApplicationSourceOptions(t *testing.T) {
 	tests := []struct {
-		name     string
-		fields   string
+		name   string
+		fields string
+		// files are added to chartRepo.
+		files    map[string]string
 		wantRows []string
 		wantErr  string
 		// wantUnsupported: the error holds a *render.UnsupportedError.
 		wantUnsupported bool
 	}{
+		{
+			// Argo CD merges the override files (argocd-image-updater's
+			// write-back) into the source before it renders.
+			name:   "override files",
+			fields: "helm: {valueFiles: [values-prod.yaml]}",
+			files: map[string]string{
+				"charts/web/.argocd-source.yaml":     "helm:\n  parameters: [{name: tag, value: \"1.0\"}]\n",
+				"charts/web/.argocd-source-web.yaml": "helm:\n  parameters: [{name: tag, value: latest}]\n",
+			},
+			wantRows: []string{
+				"app.yaml Application/web app= default-project missing-resources-finalizer",
+				"charts/web/templates/pod.yaml Pod/web app=web no-latest-tag",
+			},
+		},
 		{
 			name:   "value files",
 			fields: "helm: {valueFiles: [values-prod.yaml]}",
@@ -311,6 +327,7 @@ func TestRunApplicationSourceOptions(t *testing.T) {
 			repo := t.TempDir()
 			writeFiles(t, repo, chartRepo)
 			writeFiles(t, repo, map[string]string{"app.yaml": chartApp(tt.fields)})
+			writeFiles(t, repo, tt.files)
 			rep, _, err := Run(t.Context(), Options{Paths: []string{repo}, RepoRoot: repo, RepoURL: "https://example.com/r"})
 			if tt.wantErr != "" {
 				var ie *InputError

@@ -25,7 +25,8 @@ func decodeApp(t *testing.T, src string) map[string]any {
 }
 
 func TestPlanApplication(t *testing.T) {
-	const url, root = "https://github.com/acme/config", "/checkout"
+	const url = "https://github.com/acme/config"
+	root := t.TempDir()
 	head := "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: argocd}\n"
 	tests := []struct {
 		name    string

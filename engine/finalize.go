@@ -21,6 +21,7 @@ import (
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/engine/plan"
+	"github.com/tollgate-dev/tollgate/engine/render"
 )
 
 // deletionPoll is how soon a deleting Application is looked at again while
@@ -88,7 +89,7 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (r
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.ReconcileTimeout)
 	defer cancel()
-	instance := plan.AppInstanceName(app.Name, app.Namespace, r.opts.Namespace)
+	instance := render.InstanceName(app.Name, app.Namespace, r.opts.Namespace)
 	for _, h := range []struct {
 		finalizer string
 		phase     plan.Phase

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
 )
@@ -29,7 +30,7 @@ const (
 // old (none when not positive).
 func (r *Reconciler) manifestRequest(ctx context.Context, tg *target, listingMaxAge time.Duration) (*reposerver.Request, error) {
 	req := &reposerver.Request{
-		AppName: tg.app.Name, Namespace: tg.app.Spec.Destination.Namespace, Project: projectOf(tg.app),
+		AppName: render.InstanceName(tg.app.Name, tg.app.Namespace, r.opts.Namespace), Namespace: tg.app.Spec.Destination.Namespace, Project: projectOf(tg.app),
 		MultipleSources: tg.app.Spec.HasMultipleSources(), ListingMaxAge: listingMaxAge, NoCache: tg.hard,
 	}
 	if tg.cluster != nil {

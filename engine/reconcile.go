@@ -23,6 +23,7 @@ import (
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/engine/plan"
+	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/policies"
@@ -85,7 +86,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	p := &pass{
 		app: app, orig: &orig, key: req.NamespacedName,
-		instance: plan.AppInstanceName(app.Name, app.Namespace, r.opts.Namespace),
+		instance: render.InstanceName(app.Name, app.Namespace, r.opts.Namespace),
 		now:      metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second)),
 		conds:    conditionEdits{},
 	}

@@ -16,7 +16,7 @@ import (
 
 // WaveOptions configure ApplyWave and Run for one sync of one Application.
 type WaveOptions struct {
-	// App is the application instance name (plan.AppInstanceName). Objects
+	// App is the application instance name (render.InstanceName). Objects
 	// get its tracking metadata (Options.Tracking), and only objects already
 	// tracked by it are applied with force. Leave it empty only for objects
 	// no Application owns.

@@ -26,16 +26,6 @@ const labelMaxLength = 63
 // tracking annotation.
 var ErrNotTracked = errors.New("object has no tracking annotation")
 
-// AppInstanceName is the name an Application is tracked by: its name when it
-// lives in the control-plane namespace, else `<namespace>_<name>`, as Argo
-// CD does for Applications in other namespaces.
-func AppInstanceName(name, namespace, controlPlaneNamespace string) string {
-	if namespace == "" || namespace == controlPlaneNamespace {
-		return name
-	}
-	return namespace + "_" + name
-}
-
 // TrackingIDFor returns the tracking id of obj for the application instance
 // app.
 func TrackingIDFor(app string, obj *unstructured.Unstructured) v1alpha1.TrackingID {

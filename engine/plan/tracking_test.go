@@ -23,7 +23,7 @@ func TestTrackingRoundTrip(t *testing.T) {
 		{"namespaced core", "guestbook", "v1 ConfigMap web/settings", "guestbook:/ConfigMap:web/settings"},
 		{"namespaced group", "guestbook", "apps/v1 Deployment web/front", "guestbook:apps/Deployment:web/front"},
 		{"cluster scoped", "guestbook", "v1 Namespace web", "guestbook:/Namespace:/web"},
-		{"app in another namespace", AppInstanceName("guestbook", "team-a", "argocd"), "rbac.authorization.k8s.io/v1 ClusterRole viewer",
+		{"app in another namespace", "team-a_guestbook", "rbac.authorization.k8s.io/v1 ClusterRole viewer",
 			"team-a_guestbook:rbac.authorization.k8s.io/ClusterRole:/viewer"},
 		{"name with colons", "platform", "rbac.authorization.k8s.io/v1 ClusterRole system:auth-delegator",
 			"platform:rbac.authorization.k8s.io/ClusterRole:/system:auth-delegator"},
@@ -53,19 +53,6 @@ func TestTrackingRoundTrip(t *testing.T) {
 				t.Errorf("OwnedBy(other app) = true")
 			}
 		})
-	}
-}
-
-func TestAppInstanceName(t *testing.T) {
-	tests := []struct{ name, ns, cp, want string }{
-		{"app", "argocd", "argocd", "app"},
-		{"app", "", "argocd", "app"},
-		{"app", "team", "argocd", "team_app"},
-	}
-	for _, tt := range tests {
-		if got := AppInstanceName(tt.name, tt.ns, tt.cp); got != tt.want {
-			t.Errorf("AppInstanceName(%q, %q, %q) = %q, want %q", tt.name, tt.ns, tt.cp, got, tt.want)
-		}
 	}
 }
 

@@ -64,8 +64,9 @@ func (e *UnsupportedError) Error() string {
 
 // AppInfo is what a render takes from the Application besides its source.
 type AppInfo struct {
-	// Name is the Application's name, Helm's release name unless the
-	// source sets one.
+	// Name is the Application's instance name (InstanceName): its
+	// ARGOCD_APP_NAME, and the name of its own override file. The part
+	// after "_" is Helm's release name unless the source sets one.
 	Name string
 	// Namespace is the destination namespace.
 	Namespace string
@@ -89,7 +90,7 @@ type AppInfo struct {
 // there is an error naming the field. A field tollgate does not honour is
 // an *UnsupportedError naming it.
 func ApplicationOptions(app AppInfo, s AppSource, revision string, refs map[string]string) (Options, error) {
-	opts := Options{Namespace: app.Namespace, AppName: app.Name, Refs: refs}
+	opts := Options{Namespace: app.Namespace, AppName: nameOfInstance(app.Name), Refs: refs}
 	src := s.Source
 	if err := unsupported(s.Field, src); err != nil {
 		return opts, err

@@ -18,8 +18,9 @@ const ManifestsPath = "/v1/manifests"
 
 // Request asks for the manifests of one Application.
 type Request struct {
-	// AppName and Namespace (the destination namespace) are what Helm
-	// uses as release name and namespace unless the source sets them.
+	// AppName is the Application's instance name (render.InstanceName);
+	// it and Namespace (the destination namespace) give Helm its release
+	// name and namespace unless the source sets them.
 	AppName   string `json:"appName"`
 	Namespace string `json:"namespace,omitempty"`
 	// Project is the Application's AppProject, for Argo CD's build

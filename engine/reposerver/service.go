@@ -144,6 +144,9 @@ func (s *Service) Generate(ctx context.Context, req *Request) (*Response, error)
 		if as.RefOnly(len(srcs)) {
 			continue
 		}
+		if as, err = render.MergeSourceOverrides(f.checkout.Dir, as, req.AppName); err != nil {
+			return nil, err
+		}
 		opts, err := render.ApplicationOptions(render.AppInfo{Name: req.AppName, Namespace: req.Namespace, Project: req.Project, KubeVersion: req.KubeVersion, APIVersions: req.APIVersions}, as, f.checkout.Revision, refs)
 		if err != nil {
 			return nil, err

@@ -65,6 +65,32 @@ func TestKustomizeOptionsAndBuildVariables(t *testing.T) {
 	}
 }
 
+// TestOverrideFilesWriteBack syncs a source with Argo CD's override files,
+// as argocd-image-updater writes them back to Git: the shared
+// .argocd-source.yaml, then the Application's own, which a later commit
+// adds.
+func TestOverrideFilesWriteBack(t *testing.T) {
+	files := map[string]string{
+		"manifests/kustomization.yaml":    "resources: [deployment.yaml]\n",
+		"manifests/deployment.yaml":       deployment("web", "registry.example.com/web:1.0.0", 1),
+		"manifests/.argocd-source.yaml":   "kustomize:\n  images: [registry.example.com/web:1.1.0]\n",
+		"manifests/.argocd-source-x.yaml": "kustomize:\n  images: [registry.example.com/web:9.9.9]\n",
+	}
+	f := newFixture(t, files)
+	f.application(&v1alpha1.SyncPolicyAutomated{}, nil)
+	f.waitSynced(f.head)
+	if got, want := f.deploymentImage("web"), "registry.example.com/web:1.1.0"; got != want {
+		t.Errorf("image = %q, want %q (from .argocd-source.yaml)", got, want)
+	}
+	rev := f.push(map[string]string{
+		"manifests/.argocd-source-" + f.name + ".yaml": "kustomize:\n  images: [registry.example.com/web:1.2.0]\n",
+	}, nil, "write back web:1.2.0")
+	f.waitSynced(rev)
+	if got, want := f.deploymentImage("web"), "registry.example.com/web:1.2.0"; got != want {
+		t.Errorf("image = %q, want %q (from the Application's own override file)", got, want)
+	}
+}
+
 // TestJsonnetSource syncs a directory of Jsonnet with top-level arguments,
 // external variables and a library, as Argo CD renders it.
 func TestJsonnetSource(t *testing.T) {
