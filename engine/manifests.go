@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tollgate-dev/tollgate/engine/chart"
 	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
@@ -49,9 +51,49 @@ func (r *Reconciler) manifestRequest(ctx context.Context, tg *target, listingMax
 			}
 			knownHosts = kh
 		}
+		if s.Chart != "" {
+			req.Sources = append(req.Sources, reposerver.Source{Source: s})
+			continue
+		}
 		req.Sources = append(req.Sources, reposerver.Source{Source: s, Credentials: source.MatchCredentials(s.RepoURL, project, tg.secrets, knownHosts)})
 	}
+	req.HelmRepositories = helmRepositories(tg.secrets, project)
 	return req, nil
+}
+
+// helmRepositories are the Argo CD repository and repo-creds Secrets of
+// type helm that an Application of project may use: those without a
+// project key and those of project. They give chart sources and chart
+// dependencies their credentials (chart.Match).
+func helmRepositories(secrets []corev1.Secret, project string) []chart.Repository {
+	var out []chart.Repository
+	for i := range secrets {
+		s := &secrets[i]
+		value := func(k string) string {
+			if v, ok := s.Data[k]; ok {
+				return string(v)
+			}
+			return s.StringData[k]
+		}
+		flag := func(k string) bool {
+			b, err := strconv.ParseBool(strings.TrimSpace(value(k)))
+			return err == nil && b
+		}
+		kind := s.Labels[source.SecretTypeLabel]
+		if !strings.EqualFold(value("type"), "helm") || kind != source.SecretTypeRepository && kind != source.SecretTypeRepoCreds {
+			continue
+		}
+		if p := value("project"); p != "" && p != project {
+			continue
+		}
+		out = append(out, chart.Repository{
+			URL: value("url"), Username: value("username"), Password: value("password"),
+			TLSClientCertData: value("tlsClientCertData"), TLSClientCertKey: value("tlsClientCertKey"),
+			Insecure: flag("insecure"), EnableOCI: flag("enableOCI"),
+			Template: kind == source.SecretTypeRepoCreds, Project: value("project"),
+		})
+	}
+	return out
 }
 
 // isSSH reports whether a repository URL uses SSH.

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tollgate-dev/tollgate/certs"
+	"github.com/tollgate-dev/tollgate/engine/chart"
 	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
@@ -50,7 +51,7 @@ func defaultRepoOptions() repoOptions {
 
 // addRepoFlags registers the repository service's flags on f.
 func addRepoFlags(f *pflag.FlagSet, o *repoOptions) {
-	f.StringVar(&o.repoCache, "repo-cache", "", "`DIR` for Git clones and checkouts (default: tollgate-repo-cache in the temporary directory)")
+	f.StringVar(&o.repoCache, "repo-cache", "", "`DIR` for Git clones and checkouts and Helm charts (default: tollgate-repo-cache in the temporary directory)")
 	f.BoolVar(&o.allowInsecureRepos, "allow-insecure-repos", false, "fetch http:// and git:// repositories even without insecure: \"true\" in their repository Secret")
 	f.BoolVar(&o.allowFileRepos, "allow-file-repos", false, "fetch file:// repositories from this process's disk (local development only)")
 	f.DurationVar(&o.renderTimeout, "render-timeout", o.renderTimeout, "wall-clock limit of one render (each runs in a child process, killed at the limit)")
@@ -80,8 +81,8 @@ func (o repoOptions) check() (source.Options, sandbox.Limits, error) {
 	return sopts, lim, err
 }
 
-// newRepoService builds the repository service of o: a Git cache in
-// --repo-cache and a render sandbox, a child process per render under the
+// newRepoService builds the repository service of o: a Git cache and a
+// Helm chart cache in --repo-cache and a render sandbox, a child process per render under the
 // render limits, so tenant charts and overlays are never parsed in the
 // calling process.
 func newRepoService(o repoOptions) (*reposerver.Service, error) {
@@ -101,8 +102,12 @@ func newRepoService(o repoOptions) (*reposerver.Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	charts, err := chart.New(chart.Options{Dir: filepath.Join(dir, "charts"), AllowInsecure: sopts.AllowInsecure, Timeout: o.fetchTimeout})
+	if err != nil {
+		return nil, err
+	}
 	ropts := reposerver.DefaultOptions()
-	ropts.Renderer, ropts.Parallelism = runner, o.parallelism
+	ropts.Renderer, ropts.Parallelism, ropts.Charts = runner, o.parallelism, charts
 	return reposerver.New(cache, ropts)
 }
 

@@ -36,7 +36,32 @@ func (s source) chartFiles() ([]*loader.BufferedFile, error) {
 	if err := w.walk(s.dir, ""); err != nil {
 		return nil, err
 	}
+	for _, d := range s.opts.ChartDependencies {
+		if err := w.dependency(d); err != nil {
+			return nil, err
+		}
+	}
 	return w.files, nil
+}
+
+// dependency adds a fetched dependency under charts/.
+func (w *chartWalker) dependency(d ChartDependency) error {
+	if d.Dir != "" {
+		real, _, err := w.src.repo.resolve(d.Dir)
+		if err != nil {
+			return fmt.Errorf("chart dependency %s in %s: %w", d.Name, d.Dir, err)
+		}
+		return w.walk(real, path.Join("charts", d.Name))
+	}
+	data, err := readFile(d.Archive, w.budget)
+	if err != nil {
+		return fmt.Errorf("chart dependency %s: %w", d.Name, err)
+	}
+	if w.budget -= int64(len(data)); w.budget < 0 {
+		return fmt.Errorf("read chart: %w: the chart is larger than %d bytes", ErrFileTooLarge, loader.MaxDecompressedChartSize)
+	}
+	w.files = append(w.files, &loader.BufferedFile{Name: path.Join("charts", filepath.Base(d.Archive)), Data: data})
+	return nil
 }
 
 type chartWalker struct {

@@ -8,6 +8,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -238,6 +239,43 @@ func TestBuildHelmPackagedSubchart(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, refs(res.Documents)); diff != "" {
 		t.Errorf("documents (-want +got):\n%s", diff)
+	}
+}
+
+// TestBuildHelmFetchedDependencies renders a chart with dependencies it does
+// not vendor, as the repo-server passes them: an archive from its chart
+// cache and a file:// chart directory of the repository.
+func TestBuildHelmFetchedDependencies(t *testing.T) {
+	root := t.TempDir()
+	mustWrite(t, root, "deploy/chart/Chart.yaml", "apiVersion: v2\nname: top\nversion: 0.1.0\ndependencies:\n"+
+		"  - {name: cache, version: 1.0.0, repository: https://charts.example.com}\n  - {name: lib, version: 0.1.0, repository: file://../lib}\n")
+	mustWrite(t, root, "deploy/lib/Chart.yaml", "apiVersion: v2\nname: lib\nversion: 0.1.0\n")
+	mustWrite(t, root, "deploy/lib/templates/lib.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lib\n")
+	archive := filepath.Join(t.TempDir(), "cache-1.0.0.tgz")
+	if err := os.WriteFile(archive, tgz(t, map[string]string{
+		"cache/Chart.yaml":           "apiVersion: v2\nname: cache\nversion: 1.0.0\n",
+		"cache/templates/cache.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Chart.Name }}\n",
+	}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(t.Context(), root, "deploy/chart", Options{}, Limits{}); !errors.Is(err, ErrMissingDependency) {
+		t.Fatalf("without the fetched dependencies: err = %v, want ErrMissingDependency", err)
+	}
+	opts := Options{ChartDependencies: []ChartDependency{{Name: "cache", Archive: archive}, {Name: "lib", Dir: "deploy/lib"}}}
+	res, err := Build(t.Context(), root, "deploy/chart", opts, Limits{})
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	var names []string
+	for _, d := range res.Documents {
+		names = append(names, d.Object["metadata"].(map[string]any)["name"].(string))
+	}
+	if slices.Sort(names); !slices.Equal(names, []string{"cache", "lib"}) {
+		t.Errorf("rendered %v, want cache and lib", names)
+	}
+	opts.ChartDependencies[1].Dir = "../outside"
+	if _, err := Build(t.Context(), root, "deploy/chart", opts, Limits{}); !errors.Is(err, ErrOutsideRoot) {
+		t.Errorf("a file:// dependency outside the repository: err = %v, want ErrOutsideRoot", err)
 	}
 }
 

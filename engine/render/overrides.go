@@ -67,6 +67,9 @@ func MergeSourceOverrides(root string, s AppSource, instance string) (AppSource,
 	if err != nil {
 		return s, err
 	}
+	if _, err := r.clean(s.Source.Path); err != nil {
+		return s, nil // the render refuses the path itself
+	}
 	merged := s.Source
 	for _, rel := range OverrideFiles(s.Source.Path, instance) {
 		abs, _, err := r.resolve(rel)

@@ -44,6 +44,21 @@ type Options struct {
 	// the root of its checkout: Helm value files "$name/path" are read
 	// from there, confined to that root.
 	Refs map[string]string
+	// ChartDependencies are dependencies a Helm chart declares but does
+	// not vendor, fetched by the repo-server: each is loaded as if `helm
+	// dependency build` had put it in the chart's charts/ directory.
+	ChartDependencies []ChartDependency `json:",omitempty"`
+}
+
+// ChartDependency is one fetched chart dependency: an archive (in the
+// repo-server's chart cache, outside the repository) or, for a file://
+// dependency, a chart directory inside the repository.
+type ChartDependency struct {
+	Name string
+	// Archive is the absolute path of a .tgz; Dir a slash-separated path
+	// relative to the repository root.
+	Archive string `json:",omitempty"`
+	Dir     string `json:",omitempty"`
 }
 
 // DirectoryOptions mirror spec.source.directory.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/chart"
 	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
 	"github.com/tollgate-dev/tollgate/engine/source"
@@ -45,6 +46,10 @@ type Request struct {
 	// KnownKey is the Key of a response the caller still holds: when the
 	// key is the same, the response carries no objects (Unchanged).
 	KnownKey string `json:"knownKey,omitempty"`
+	// HelmRepositories are the Helm repositories and OCI registries (Argo
+	// CD repository Secrets of type helm) the Application's project may
+	// use: the credentials of chart sources and of chart dependencies.
+	HelmRepositories []chart.Repository `json:"helmRepositories,omitempty"`
 }
 
 // Source is one source of a Request with the credentials to fetch it.
@@ -55,7 +60,8 @@ type Source struct {
 
 // Response is what the sources rendered.
 type Response struct {
-	// Revisions are the commit SHAs, one per source.
+	// Revisions are the commit SHAs (a chart version for a Helm
+	// repository source), one per source.
 	Revisions []string `json:"revisions"`
 	// SourceTypes has one entry per source; ref-only sources are empty.
 	SourceTypes []v1alpha1.ApplicationSourceType `json:"sourceTypes"`

@@ -1,7 +1,6 @@
 package reposerver
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/chart"
 	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/engine/source"
 )
@@ -52,6 +52,10 @@ type Options struct {
 	// Parallelism is how many renders run at once; more wait. Zero or
 	// less: no limit.
 	Parallelism int
+	// Charts fetches charts from Helm repositories and OCI registries,
+	// and the dependencies charts do not vendor; nil refuses chart
+	// sources and leaves dependencies missing.
+	Charts *chart.Cache
 }
 
 // DefaultOptions are a Service's defaults.
@@ -105,11 +109,24 @@ func New(sources Fetcher, opts Options) (*Service, error) {
 	return s, nil
 }
 
-// fetched is one source of a request at one commit.
+// fetched is one source of a request at one commit, or one chart
+// version.
 type fetched struct {
 	source   v1alpha1.ApplicationSource
 	field    string
 	checkout source.Checkout
+	// chart is set for a Helm repository source: checkout.Dir is the
+	// unpacked chart, checkout.Revision its version.
+	chart bool
+}
+
+// dir is the source's directory in its checkout: a chart source's path is
+// not used, as in Argo CD.
+func (f fetched) dir() string {
+	if f.chart || f.source.Path == "" {
+		return "."
+	}
+	return f.source.Path
 }
 
 // Generate fetches every source of req at its revision and renders every
@@ -144,9 +161,14 @@ func (s *Service) Generate(ctx context.Context, req *Request) (*Response, error)
 		if as.RefOnly(len(srcs)) {
 			continue
 		}
-		if as, err = render.MergeSourceOverrides(f.checkout.Dir, as, req.AppName); err != nil {
+		// Override files are read from the source's directory: a chart
+		// source's is the chart's, whatever its path says.
+		merge := as
+		merge.Source.Path = f.dir()
+		if merge, err = render.MergeSourceOverrides(f.checkout.Dir, merge, req.AppName); err != nil {
 			return nil, err
 		}
+		merge.Source.Path, as = as.Source.Path, merge
 		opts, err := render.ApplicationOptions(render.AppInfo{Name: req.AppName, Namespace: req.Namespace, Project: req.Project, KubeVersion: req.KubeVersion, APIVersions: req.APIVersions}, as, f.checkout.Revision, refs)
 		if err != nil {
 			return nil, err
@@ -154,9 +176,13 @@ func (s *Service) Generate(ctx context.Context, req *Request) (*Response, error)
 		// The cluster's capabilities change Helm renders only: other
 		// sources keep their render key (and the engine its idle
 		// comparisons) when the cluster's API versions change.
-		if opts.Capabilities != nil {
-			if kind, err := render.DetectKind(f.checkout.Dir, cmp.Or(f.source.Path, "."), opts); err == nil && kind != render.KindHelm {
-				opts.Capabilities = nil
+		kind, kindErr := render.DetectKind(f.checkout.Dir, f.dir(), opts)
+		if kindErr == nil && kind != render.KindHelm {
+			opts.Capabilities = nil
+		}
+		if kindErr == nil && kind == render.KindHelm && s.opts.Charts != nil {
+			if opts.ChartDependencies, err = s.dependencies(ctx, f, req.HelmRepositories); err != nil {
+				return nil, err
 			}
 		}
 		key, err := renderKey(f, opts, srcs)
@@ -218,7 +244,12 @@ func (s *Service) fetch(ctx context.Context, req *Request) ([]fetched, error) {
 			return nil, &Error{Code: CodeInvalid, Message: field + ".repoURL is empty"}
 		}
 		if src.Chart != "" {
-			return nil, &Error{Code: CodeInvalid, Message: fmt.Sprintf("%s.chart is not supported: Helm repository sources (chart %q from %s) are not fetched; point the source at a chart directory in Git", field, src.Chart, source.RedactURL(src.RepoURL))}
+			f, err := s.fetchChart(ctx, src, field, req.HelmRepositories)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = f
+			continue
 		}
 		co, err := s.sources.Fetch(ctx, src.RepoURL, src.TargetRevision, rs.Credentials, source.ListingMaxAge(req.ListingMaxAge))
 		if err != nil {
@@ -227,6 +258,46 @@ func (s *Service) fetch(ctx context.Context, req *Request) ([]fetched, error) {
 		out[i] = fetched{source: src, field: field, checkout: co}
 	}
 	return out, nil
+}
+
+// fetchChart fetches the chart of a Helm repository source at its
+// targetRevision (a version or a constraint).
+func (s *Service) fetchChart(ctx context.Context, src v1alpha1.ApplicationSource, field string, repos []chart.Repository) (fetched, error) {
+	if s.opts.Charts == nil {
+		return fetched{}, &Error{Code: CodeInvalid, Message: fmt.Sprintf("%s.chart is not supported: this repo-server fetches no Helm repository sources (chart %q from %s)", field, src.Chart, source.RedactURL(src.RepoURL))}
+	}
+	pass := src.Helm != nil && src.Helm.PassCredentials
+	ch, err := s.opts.Charts.Fetch(ctx, src.RepoURL, src.Chart, src.TargetRevision, repos, pass)
+	if err != nil {
+		return fetched{}, chartError(fmt.Sprintf("%s: fetch chart %s", field, src.Chart), err)
+	}
+	return fetched{source: src, field: field, chart: true, checkout: source.Checkout{Dir: ch.Dir, Revision: ch.Version}}, nil
+}
+
+// dependencies fetches what the chart of f declares but does not vendor.
+func (s *Service) dependencies(ctx context.Context, f fetched, repos []chart.Repository) ([]render.ChartDependency, error) {
+	deps, err := s.opts.Charts.Dependencies(ctx, f.checkout.Dir, f.dir(), repos)
+	if err != nil {
+		return nil, chartError(f.field, err)
+	}
+	var out []render.ChartDependency
+	for _, d := range deps {
+		out = append(out, render.ChartDependency{Name: d.Name, Archive: d.Archive, Dir: d.Dir})
+	}
+	return out, nil
+}
+
+// chartError is a failed chart fetch as the wire carries it: a repository
+// that could not be reached is retried like an unreachable Git server.
+func chartError(what string, err error) *Error {
+	code := CodeInvalid
+	switch {
+	case errors.Is(err, chart.ErrUnreachable):
+		code = CodeUnreachable
+	case errors.Is(err, chart.ErrTooLarge):
+		code = CodeLimit
+	}
+	return &Error{Code: code, Message: what + ": " + err.Error()}
 }
 
 // render renders one source, waiting for a slot when Parallelism is set.
@@ -239,11 +310,7 @@ func (s *Service) render(ctx context.Context, f fetched, opts render.Options) (r
 			return rendered{}, fmt.Errorf("%s: wait for a render slot: %w", f.field, ctx.Err())
 		}
 	}
-	dir := f.source.Path
-	if dir == "" {
-		dir = "."
-	}
-	res, err := s.renderer.Build(ctx, f.checkout.Dir, dir, opts, s.opts.RenderLimits)
+	res, err := s.renderer.Build(ctx, f.checkout.Dir, f.dir(), opts, s.opts.RenderLimits)
 	if err != nil {
 		return rendered{}, fmt.Errorf("%s (%s at %s): %w", f.field, source.RedactURL(f.source.RepoURL), shortSHA(f.checkout.Revision), err)
 	}
@@ -266,7 +333,7 @@ func renderKey(f fetched, opts render.Options, srcs []fetched) (string, error) {
 		return "", fmt.Errorf("encode render options: %w", err)
 	}
 	h := sha256.New()
-	for _, s := range []string{source.NormalizeURL(f.source.RepoURL), f.checkout.Revision, path.Clean("/" + f.source.Path)} {
+	for _, s := range []string{source.NormalizeURL(f.source.RepoURL), f.source.Chart, f.checkout.Revision, path.Clean("/" + f.dir())} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}

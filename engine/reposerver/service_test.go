@@ -171,7 +171,7 @@ func TestGenerateErrors(t *testing.T) {
 	}{
 		{name: "no sources", req: Request{}, wantCode: CodeInvalid, want: "spec.source or spec.sources must be set"},
 		{name: "no repoURL", req: Request{Sources: []Source{{}}}, wantCode: CodeInvalid, want: "spec.source.repoURL is empty"},
-		{name: "helm repository", req: Request{Sources: []Source{src(f.charts, "plain"), chart}, MultipleSources: true}, wantCode: CodeInvalid, want: `spec.sources[1].chart is not supported: Helm repository sources (chart "web" from https://charts.example.com)`},
+		{name: "helm repository", req: Request{Sources: []Source{src(f.charts, "plain"), chart}, MultipleSources: true}, wantCode: CodeInvalid, want: `spec.sources[1].chart is not supported: this repo-server fetches no Helm repository sources (chart "web" from https://charts.example.com)`},
 		{name: "unsupported field", req: Request{Sources: []Source{patched}}, wantCode: CodeInvalid, want: "spec.source.kustomize.version is not supported"},
 		{name: "missing path", req: Request{Sources: []Source{src(f.charts, "nope")}}, wantCode: CodeInvalid, want: "spec.source ("},
 		{name: "missing revision", req: Request{Sources: []Source{{Source: v1alpha1.ApplicationSource{RepoURL: f.charts, TargetRevision: "v9"}}}}, wantCode: CodeInvalid, want: "v9"},

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/chart"
 	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
@@ -216,8 +218,13 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	if err != nil {
 		return nil, err
 	}
+	charts, err := chart.New(chart.Options{Dir: filepath.Join(repoDir, "charts"), AllowInsecure: sopts.AllowInsecure, IndexMaxAge: time.Second})
+	if err != nil {
+		return nil, err
+	}
 	ropts := reposerver.DefaultOptions()
 	ropts.Renderer = &sandbox.Runner{Path: exe, Args: []string{renderWorker}, Limits: lim}
+	ropts.Charts = charts
 	svc, err := reposerver.New(sources, ropts)
 	if err != nil {
 		return nil, err

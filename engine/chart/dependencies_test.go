@@ -1,0 +1,172 @@
+package chart_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	helmchart "helm.sh/helm/v3/pkg/chart"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tollgate-dev/tollgate/engine/chart"
+	"github.com/tollgate-dev/tollgate/internal/chartserver"
+)
+
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// lockFor writes the Chart.lock `helm dependency update` would write for
+// the dependencies of chartYAML resolved to locked (Helm's digest of both).
+func lockFor(t *testing.T, chartYAML string, locked []*helmchart.Dependency) string {
+	t.Helper()
+	var meta helmchart.Metadata
+	if err := yaml.Unmarshal([]byte(chartYAML), &meta); err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal([2][]*helmchart.Dependency{meta.Dependencies, locked})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	out, err := yaml.Marshal(helmchart.Lock{Digest: "sha256:" + hex.EncodeToString(sum[:]), Dependencies: locked})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+func TestDependencies(t *testing.T) {
+	repo := chartserver.NewRepo("", "")
+	defer repo.Close()
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		repo.Add("common", v, pkg(t, "common", v, nil), "")
+	}
+	reg := chartserver.NewRegistry("", "")
+	defer reg.Close()
+	if err := reg.Push("charts", "api", "2.0.0", pkg(t, "api", "2.0.0", nil)); err != nil {
+		t.Fatal(err)
+	}
+	creds := []chart.Repository{{URL: repo.URL, Insecure: true}, {URL: reg.URL, Insecure: true, Template: true}}
+	chartYAML := `apiVersion: v2
+name: app
+version: 0.1.0
+dependencies:
+- {name: common, version: "^1.0.0", repository: "` + repo.URL + `"}
+- {name: api, version: "2.x", repository: "` + reg.URL + `/charts"}
+- {name: local, version: "0.1.0", repository: "file://../local"}
+- {name: vendored, version: "1.0.0", repository: "https://unreachable.invalid"}
+- {name: packed, version: "3.0.0", repository: "https://unreachable.invalid"}
+`
+	tree := map[string]string{
+		"charts/app/Chart.yaml":                     chartYAML,
+		"charts/app/charts/vendored-dir/Chart.yaml": "apiVersion: v2\nname: vendored\nversion: 1.0.0\n",
+		"charts/app/charts/packed-3.0.0.tgz":        string(pkg(t, "packed", "3.0.0", nil)),
+		"charts/local/Chart.yaml":                   "apiVersion: v2\nname: local\nversion: 0.1.0\n",
+	}
+	ignore := cmpopts.IgnoreFields(chart.Dependency{}, "Archive")
+
+	t.Run("constraints", func(t *testing.T) {
+		root := t.TempDir()
+		writeTree(t, root, tree)
+		got, err := newCache(t).Dependencies(t.Context(), root, "charts/app", creds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []chart.Dependency{
+			{Name: "common", Version: "1.1.0", Repository: repo.URL},
+			{Name: "api", Version: "2.0.0", Repository: reg.URL + "/charts"},
+			{Name: "local", Version: "0.1.0", Repository: "file://../local", Dir: "charts/local"},
+		}
+		if d := cmp.Diff(want, got, ignore); d != "" {
+			t.Errorf("dependencies (-want +got):\n%s", d)
+		}
+		for _, d := range got[:2] {
+			if _, err := os.Stat(d.Archive); err != nil {
+				t.Errorf("%s archive: %v", d.Name, err)
+			}
+		}
+	})
+
+	t.Run("Chart.lock pins the versions", func(t *testing.T) {
+		root := t.TempDir()
+		writeTree(t, root, tree)
+		writeTree(t, root, map[string]string{"charts/app/Chart.lock": lockFor(t, chartYAML, []*helmchart.Dependency{
+			{Name: "common", Version: "1.0.0", Repository: repo.URL},
+			{Name: "api", Version: "2.0.0", Repository: reg.URL + "/charts"},
+			{Name: "local", Version: "0.1.0", Repository: "file://../local"},
+			{Name: "vendored", Version: "1.0.0", Repository: "https://unreachable.invalid"},
+			{Name: "packed", Version: "3.0.0", Repository: "https://unreachable.invalid"},
+		})})
+		got, err := newCache(t).Dependencies(t.Context(), root, "charts/app", creds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 3 || got[0].Version != "1.0.0" {
+			t.Errorf("dependencies = %+v, want common at the locked 1.0.0", got)
+		}
+	})
+
+	for _, tt := range []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{
+			name:  "a lock out of sync",
+			files: map[string]string{"charts/app/Chart.lock": "digest: sha256:0000\ndependencies: []\n"},
+			want:  "the lock file (Chart.lock) is out of sync with the dependencies file (Chart.yaml)",
+		},
+		{
+			name:  "a repository named by its local name",
+			files: map[string]string{"charts/app/Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- {name: x, version: 1.0.0, repository: \"@stable\"}\n"},
+			want:  `dependency x: repository "@stable" names a Helm repository by its local name`,
+		},
+		{
+			name:  "a file:// dependency outside the repository",
+			files: map[string]string{"charts/app/Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- {name: x, version: 1.0.0, repository: \"file://../../../etc\"}\n"},
+			want:  "outside the repository root",
+		},
+		{
+			name:  "no repository",
+			files: map[string]string{"charts/app/Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- {name: x, version: 1.0.0}\n"},
+			want:  "charts/app/Chart.yaml: dependency x: it is not in charts/ and names no repository",
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeTree(t, root, tree)
+			writeTree(t, root, tt.files)
+			_, err := newCache(t).Dependencies(t.Context(), root, "charts/app", creds)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+
+	t.Run("nothing missing needs no network", func(t *testing.T) {
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{
+			"Chart.yaml":              "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- {name: packed, version: 3.0.0, repository: https://unreachable.invalid}\n",
+			"charts/packed-3.0.0.tgz": string(pkg(t, "packed", "3.0.0", nil)),
+		})
+		if got, err := newCache(t).Dependencies(t.Context(), root, ".", nil); err != nil || len(got) != 0 {
+			t.Errorf("Dependencies = %v, %v; want none", got, err)
+		}
+	})
+}
