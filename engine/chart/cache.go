@@ -22,7 +22,6 @@ const (
 	DefaultTimeout         = 60 * time.Second
 	DefaultMaxIndexBytes   = 64 << 20
 	DefaultMaxArchiveBytes = 50 << 20
-	DefaultIndexMaxAge     = 3 * time.Minute
 )
 
 // Options configure a Cache.
@@ -39,10 +38,6 @@ type Options struct {
 	// limits (loader.MaxDecompressedChartSize in all,
 	// loader.MaxDecompressedFileSize per file).
 	MaxIndexBytes, MaxArchiveBytes int64
-	// IndexMaxAge is how long a downloaded index is used to resolve
-	// versions before it is downloaded again. An exact version already in
-	// the cache needs no index.
-	IndexMaxAge time.Duration
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -73,9 +68,6 @@ func New(opts Options) (*Cache, error) {
 	if opts.MaxArchiveBytes <= 0 {
 		opts.MaxArchiveBytes = DefaultMaxArchiveBytes
 	}
-	if opts.IndexMaxAge == 0 {
-		opts.IndexMaxAge = DefaultIndexMaxAge
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -96,25 +88,33 @@ type Chart struct {
 // chartName is what a chart name may be: it becomes a path segment.
 var chartName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
+// FetchOptions are what one fetch may use.
+type FetchOptions struct {
+	// Repositories hold the credentials (Match) and which registries are
+	// OCI (IsOCI).
+	Repositories []Repository
+	// PassCredentials sends a repository's basic auth to chart URLs on
+	// other hosts too (the source's helm.passCredentials).
+	PassCredentials bool
+	// IndexMaxAge is how old a downloaded index may be to resolve a
+	// version; zero downloads it again. An exact version already in the
+	// cache needs no index.
+	IndexMaxAge time.Duration
+}
+
 // Fetch returns chart name at version (an exact version or a semver
 // constraint; "" or "*" is the latest) from the repository or registry
-// repoURL, with the credentials repos hold for it (Match). passCredentials
-// sends a repository's basic auth to chart URLs on other hosts too (the
-// source's helm.passCredentials).
-func (c *Cache) Fetch(ctx context.Context, repoURL, name, version string, repos []Repository, passCredentials bool) (Chart, error) {
+// repoURL.
+func (c *Cache) Fetch(ctx context.Context, repoURL, name, version string, o FetchOptions) (Chart, error) {
 	if !chartName.MatchString(name) {
 		return Chart{}, fmt.Errorf("chart name %q is not a valid chart name", name)
 	}
-	repo, _ := Match(repoURL, repos)
-	oci := IsOCI(repoURL, repos)
+	repo, _ := Match(repoURL, o.Repositories)
+	oci := IsOCI(repoURL, o.Repositories)
 	base := filepath.Join(c.opts.Dir, cacheKey(repoURL, repo.Project))
 	// An exact version already fetched needs no network.
-	if v, err := semver.StrictNewVersion(version); err == nil || isExactTag(version) {
-		exact := version
-		if err == nil {
-			exact = v.Original()
-		}
-		if ch, ok := c.cached(base, name, exact); ok {
+	if isExact(version) {
+		if ch, ok := c.cached(base, name, version); ok {
 			return ch, nil
 		}
 	}
@@ -127,7 +127,7 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, name, version string, repos 
 	if oci {
 		data, resolved, digest, err = c.pullOCI(ctx, repo, name, version)
 	} else {
-		data, resolved, err = c.download(ctx, repo, name, version, passCredentials)
+		data, resolved, err = c.download(ctx, repo, name, version, o)
 	}
 	if err != nil {
 		return Chart{}, err
@@ -139,8 +139,12 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, name, version string, repos 
 	return c.store(base, name, resolved, digest, data)
 }
 
-// isExactTag reports whether an OCI tag or version is no constraint.
-func isExactTag(v string) bool {
+// isExact reports whether a version names one version: a semver version,
+// or a tag that is no constraint ("latest"); "" and "*" are constraints.
+func isExact(v string) bool {
+	if _, err := semver.StrictNewVersion(v); err == nil {
+		return true
+	}
 	if v == "" || v == "*" {
 		return false
 	}
@@ -211,7 +215,8 @@ func (c *Cache) store(base, name, version, digest string, data []byte) (Chart, e
 	m.Lock()
 	defer m.Unlock()
 	ch := Chart{Name: name, Version: version, Digest: digest, Archive: archive, Dir: dir}
-	if _, err := os.Stat(dir + ".digest"); err == nil {
+	if stored, err := os.ReadFile(dir + ".digest"); err == nil {
+		ch.Digest = string(stored) // another request stored it first
 		return ch, nil
 	}
 	if err := os.MkdirAll(base, 0o700); err != nil {

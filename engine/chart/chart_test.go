@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tollgate-dev/tollgate/engine/chart"
 	"github.com/tollgate-dev/tollgate/internal/chartserver"
@@ -43,7 +44,7 @@ func TestFetchFromRepository(t *testing.T) {
 	creds := []chart.Repository{{URL: repo.URL + "/", Username: "reader", Password: "s3cret", Insecure: true}}
 	c := newCache(t)
 
-	ch, err := c.Fetch(t.Context(), repo.URL, "web", "~1.0", creds, false)
+	ch, err := c.Fetch(t.Context(), repo.URL, "web", "~1.0", chart.FetchOptions{Repositories: creds})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,19 +58,32 @@ func TestFetchFromRepository(t *testing.T) {
 		t.Errorf("digest = %q", ch.Digest)
 	}
 
-	if _, err := c.Fetch(t.Context(), repo.URL, "web", "1.1.0", []chart.Repository{{URL: repo.URL, Username: "reader", Password: "wrong", Insecure: true}}, false); err == nil || !strings.Contains(err.Error(), "401") {
+	if _, err := c.Fetch(t.Context(), repo.URL, "web", "1.1.0", chart.FetchOptions{Repositories: []chart.Repository{{URL: repo.URL, Username: "reader", Password: "wrong", Insecure: true}}}); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("wrong password: err = %v, want 401", err)
 	}
-	if _, err := c.Fetch(t.Context(), repo.URL, "web", "1.1.0", nil, false); err == nil {
+	if _, err := c.Fetch(t.Context(), repo.URL, "web", "1.1.0", chart.FetchOptions{}); err == nil {
 		t.Error("no credentials and no insecure: fetched a chart from a server whose certificate is not trusted")
+	}
+
+	// A version published since is seen once the index may be no older.
+	hour := chart.FetchOptions{Repositories: creds, IndexMaxAge: time.Hour}
+	if ch, err := c.Fetch(t.Context(), repo.URL, "web", "^1", hour); err != nil || ch.Version != "1.1.0" {
+		t.Fatalf("^1 = %s, %v; want 1.1.0", ch.Version, err)
+	}
+	repo.Add("web", "1.2.0", pkg(t, "web", "1.2.0", nil), "")
+	if ch, err := c.Fetch(t.Context(), repo.URL, "web", "^1", hour); err != nil || ch.Version != "1.1.0" {
+		t.Errorf("^1 from an index up to an hour old = %s, %v; want 1.1.0", ch.Version, err)
+	}
+	if ch, err := c.Fetch(t.Context(), repo.URL, "web", "^1", chart.FetchOptions{Repositories: creds}); err != nil || ch.Version != "1.2.0" {
+		t.Errorf("^1 from a fresh index = %s, %v; want 1.2.0", ch.Version, err)
 	}
 
 	// An exact version in the cache needs no network.
 	repo.Close()
-	if again, err := c.Fetch(t.Context(), repo.URL, "web", "1.0.3", creds, false); err != nil || again.Dir != ch.Dir {
+	if again, err := c.Fetch(t.Context(), repo.URL, "web", "1.0.3", chart.FetchOptions{Repositories: creds}); err != nil || again.Dir != ch.Dir {
 		t.Errorf("cached fetch = %+v, %v; want %s from the cache", again, err, ch.Dir)
 	}
-	if _, err := c.Fetch(t.Context(), repo.URL, "web", "1.1.0", creds, false); !errors.Is(err, chart.ErrUnreachable) {
+	if _, err := c.Fetch(t.Context(), repo.URL, "web", "1.0.0", chart.FetchOptions{Repositories: creds}); !errors.Is(err, chart.ErrUnreachable) {
 		t.Errorf("repository down: err = %v, want ErrUnreachable", err)
 	}
 }
@@ -78,7 +92,7 @@ func TestFetchRefusesAWrongDigest(t *testing.T) {
 	repo := chartserver.NewRepo("", "")
 	defer repo.Close()
 	repo.Add("web", "1.0.0", pkg(t, "web", "1.0.0", nil), strings.Repeat("ab", 32))
-	_, err := newCache(t).Fetch(t.Context(), repo.URL, "web", "1.0.0", []chart.Repository{{URL: repo.URL, Insecure: true}}, false)
+	_, err := newCache(t).Fetch(t.Context(), repo.URL, "web", "1.0.0", chart.FetchOptions{Repositories: []chart.Repository{{URL: repo.URL, Insecure: true}}})
 	if err == nil || !strings.Contains(err.Error(), "digest mismatch") {
 		t.Fatalf("err = %v, want a digest mismatch", err)
 	}
@@ -100,17 +114,17 @@ func TestFetchRefusesHostileRepositories(t *testing.T) {
 	}
 	insecure := func(u string) []chart.Repository { return []chart.Repository{{URL: u, Insecure: true}} }
 
-	_, err = c.Fetch(t.Context(), srv.URL+"/notindex", "web", "1.0.0", insecure(srv.URL+"/notindex"), false)
+	_, err = c.Fetch(t.Context(), srv.URL+"/notindex", "web", "1.0.0", chart.FetchOptions{Repositories: insecure(srv.URL + "/notindex")})
 	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "not a Helm repository index") {
 		t.Errorf("not an index: err = %v, want a refusal that does not quote the page", err)
 	}
-	if _, err = c.Fetch(t.Context(), srv.URL+"/huge", "web", "1.0.0", insecure(srv.URL+"/huge"), false); !errors.Is(err, chart.ErrTooLarge) {
+	if _, err = c.Fetch(t.Context(), srv.URL+"/huge", "web", "1.0.0", chart.FetchOptions{Repositories: insecure(srv.URL + "/huge")}); !errors.Is(err, chart.ErrTooLarge) {
 		t.Errorf("huge index: err = %v, want ErrTooLarge", err)
 	}
-	if _, err = c.Fetch(t.Context(), "http://charts.invalid", "web", "1.0.0", nil, false); err == nil || !strings.Contains(err.Error(), "insecure") {
+	if _, err = c.Fetch(t.Context(), "http://charts.invalid", "web", "1.0.0", chart.FetchOptions{}); err == nil || !strings.Contains(err.Error(), "insecure") {
 		t.Errorf("http:// without insecure: err = %v, want a refusal", err)
 	}
-	if _, err = c.Fetch(t.Context(), srv.URL, "../../etc", "1.0.0", nil, false); err == nil || !strings.Contains(err.Error(), "not a valid chart name") {
+	if _, err = c.Fetch(t.Context(), srv.URL, "../../etc", "1.0.0", chart.FetchOptions{}); err == nil || !strings.Contains(err.Error(), "not a valid chart name") {
 		t.Errorf("chart name with a path: err = %v", err)
 	}
 }
@@ -130,7 +144,7 @@ func TestFetchFromOCI(t *testing.T) {
 		{reg.URL + "/charts", "<1.3", "1.2.0"},
 		{reg.Host + "/charts", "", "1.3.0"}, // enableOCI without the scheme
 	} {
-		ch, err := c.Fetch(t.Context(), tt.repoURL, "api", tt.version, creds, false)
+		ch, err := c.Fetch(t.Context(), tt.repoURL, "api", tt.version, chart.FetchOptions{Repositories: creds})
 		if err != nil {
 			t.Fatalf("%s %q: %v", tt.repoURL, tt.version, err)
 		}
@@ -138,7 +152,7 @@ func TestFetchFromOCI(t *testing.T) {
 			t.Errorf("%s %q = %s (%s), want %s", tt.repoURL, tt.version, ch.Version, ch.Digest, tt.want)
 		}
 	}
-	if _, err := newCache(t).Fetch(t.Context(), reg.URL+"/charts", "api", "1.3.0", []chart.Repository{{URL: reg.Host, Insecure: true, Template: true}}, false); err == nil {
+	if _, err := newCache(t).Fetch(t.Context(), reg.URL+"/charts", "api", "1.3.0", chart.FetchOptions{Repositories: []chart.Repository{{URL: reg.Host, Insecure: true, Template: true}}}); err == nil {
 		t.Error("pulled without credentials")
 	}
 }
@@ -214,7 +228,7 @@ func TestFetchRefusesHostileArchives(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = c.Fetch(t.Context(), repo.URL, "web", "1.0.0", []chart.Repository{{URL: repo.URL, Insecure: true}}, false)
+			_, err = c.Fetch(t.Context(), repo.URL, "web", "1.0.0", chart.FetchOptions{Repositories: []chart.Repository{{URL: repo.URL, Insecure: true}}})
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("err = %v, want %q", err, tt.wantErr)
 			}

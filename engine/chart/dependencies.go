@@ -44,9 +44,9 @@ type Dependency struct {
 // at the versions of Chart.lock (requirements.lock for apiVersion v1) when
 // one is present, which must be in sync with the declared dependencies, or
 // else at the highest version each constraint allows. Repositories are
-// named by URL (https://, oci://) or file:// path; credentials come from
-// repos (Match). A chart with nothing missing needs no network.
-func (c *Cache) Dependencies(ctx context.Context, root, dir string, repos []Repository) ([]Dependency, error) {
+// named by URL (https://, oci://) or file:// path, fetched with o. A chart
+// with nothing missing needs no network.
+func (c *Cache) Dependencies(ctx context.Context, root, dir string, o FetchOptions) ([]Dependency, error) {
 	meta, lock, err := readDependencies(root, dir)
 	if err != nil || meta == nil || len(meta.Dependencies) == 0 {
 		return nil, err
@@ -81,7 +81,7 @@ func (c *Cache) Dependencies(ctx context.Context, root, dir string, repos []Repo
 		if l, ok := locked[d.Name]; ok {
 			version, repository = l.Version, l.Repository
 		}
-		dep, err := c.dependency(ctx, dir, d.Name, version, repository, repos)
+		dep, err := c.dependency(ctx, dir, d.Name, version, repository, o)
 		if err != nil {
 			return nil, fmt.Errorf("%s: dependency %s: %w", path.Join(dir, depsName(meta)), d.Name, err)
 		}
@@ -92,7 +92,7 @@ func (c *Cache) Dependencies(ctx context.Context, root, dir string, repos []Repo
 
 // dependency fetches one dependency, or names the local chart of a
 // file:// one.
-func (c *Cache) dependency(ctx context.Context, dir, name, version, repository string, repos []Repository) (Dependency, error) {
+func (c *Cache) dependency(ctx context.Context, dir, name, version, repository string, o FetchOptions) (Dependency, error) {
 	dep := Dependency{Name: name, Version: version, Repository: repository}
 	lower := strings.ToLower(repository)
 	switch {
@@ -109,7 +109,7 @@ func (c *Cache) dependency(ctx context.Context, dir, name, version, repository s
 	case strings.HasPrefix(repository, "@") || strings.HasPrefix(lower, "alias:"):
 		return dep, fmt.Errorf("repository %q names a Helm repository by its local name; tollgate resolves dependency repositories by URL (https:// or oci://)", repository)
 	}
-	ch, err := c.Fetch(ctx, repository, name, version, repos, false)
+	ch, err := c.Fetch(ctx, repository, name, version, o)
 	if err != nil {
 		return dep, err
 	}

@@ -84,7 +84,7 @@ dependencies:
 	t.Run("constraints", func(t *testing.T) {
 		root := t.TempDir()
 		writeTree(t, root, tree)
-		got, err := newCache(t).Dependencies(t.Context(), root, "charts/app", creds)
+		got, err := newCache(t).Dependencies(t.Context(), root, "charts/app", chart.FetchOptions{Repositories: creds})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +113,7 @@ dependencies:
 			{Name: "vendored", Version: "1.0.0", Repository: "https://unreachable.invalid"},
 			{Name: "packed", Version: "3.0.0", Repository: "https://unreachable.invalid"},
 		})})
-		got, err := newCache(t).Dependencies(t.Context(), root, "charts/app", creds)
+		got, err := newCache(t).Dependencies(t.Context(), root, "charts/app", chart.FetchOptions{Repositories: creds})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,7 @@ dependencies:
 			root := t.TempDir()
 			writeTree(t, root, tree)
 			writeTree(t, root, tt.files)
-			_, err := newCache(t).Dependencies(t.Context(), root, "charts/app", creds)
+			_, err := newCache(t).Dependencies(t.Context(), root, "charts/app", chart.FetchOptions{Repositories: creds})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want %q", err, tt.want)
 			}
@@ -165,7 +165,7 @@ dependencies:
 			"Chart.yaml":              "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- {name: packed, version: 3.0.0, repository: https://unreachable.invalid}\n",
 			"charts/packed-3.0.0.tgz": string(pkg(t, "packed", "3.0.0", nil)),
 		})
-		if got, err := newCache(t).Dependencies(t.Context(), root, ".", nil); err != nil || len(got) != 0 {
+		if got, err := newCache(t).Dependencies(t.Context(), root, ".", chart.FetchOptions{}); err != nil || len(got) != 0 {
 			t.Errorf("Dependencies = %v, %v; want none", got, err)
 		}
 	})

@@ -151,8 +151,8 @@ func (c *Cache) get(ctx context.Context, client *http.Client, href string, r Rep
 }
 
 // index returns the index of repository r, downloaded again once it is
-// older than IndexMaxAge.
-func (c *Cache) index(ctx context.Context, client *http.Client, r Repository) (*index, error) {
+// older than maxAge.
+func (c *Cache) index(ctx context.Context, client *http.Client, r Repository, maxAge time.Duration) (*index, error) {
 	key := cacheKey(r.URL, r.Project)
 	m := c.lock("index/" + key)
 	m.Lock()
@@ -160,7 +160,7 @@ func (c *Cache) index(ctx context.Context, client *http.Client, r Repository) (*
 	c.mu.Lock()
 	ci, ok := c.indexes[key]
 	c.mu.Unlock()
-	if ok && c.opts.Now().Sub(ci.fetched) < c.opts.IndexMaxAge {
+	if ok && c.opts.Now().Sub(ci.fetched) < maxAge {
 		return ci.index, nil
 	}
 	href, err := resolveReference(r.URL, "index.yaml")
@@ -232,12 +232,12 @@ func resolveReference(base, ref string) (string, error) {
 
 // download resolves version of chart name in repository r and downloads
 // its archive, checking the digest the index gives.
-func (c *Cache) download(ctx context.Context, r Repository, name, version string, passCredentials bool) ([]byte, string, error) {
+func (c *Cache) download(ctx context.Context, r Repository, name, version string, o FetchOptions) ([]byte, string, error) {
 	client, err := c.httpClient(r)
 	if err != nil {
 		return nil, "", err
 	}
-	idx, err := c.index(ctx, client, r)
+	idx, err := c.index(ctx, client, r, o.IndexMaxAge)
 	if err != nil {
 		return nil, "", err
 	}
@@ -252,7 +252,7 @@ func (c *Cache) download(ctx context.Context, r Repository, name, version string
 	if err != nil {
 		return nil, "", fmt.Errorf("chart %s-%s in %s: %w", name, cv.Version, redact(r.URL), err)
 	}
-	data, err := c.get(ctx, client, href, r, passCredentials || sameHost(href, r.URL), c.opts.MaxArchiveBytes)
+	data, err := c.get(ctx, client, href, r, o.PassCredentials || sameHost(href, r.URL), c.opts.MaxArchiveBytes)
 	if err != nil {
 		return nil, "", fmt.Errorf("chart %s-%s: %w", name, cv.Version, err)
 	}

@@ -61,11 +61,8 @@ func (c *Cache) pullOCI(ctx context.Context, r Repository, name, version string)
 // ociVersion returns version when it is exact, else the highest tag of ref
 // that the constraint allows ("" and "*": the highest).
 func (c *Cache) ociVersion(ctx context.Context, client *registry.Client, ref, version string) (string, error) {
-	if isExactTag(version) {
+	if isExact(version) {
 		return version, nil
-	}
-	if v, err := semver.StrictNewVersion(version); err == nil {
-		return v.Original(), nil
 	}
 	constraint, err := semver.NewConstraint(cmp.Or(version, "*"))
 	if err != nil {

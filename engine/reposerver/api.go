@@ -37,8 +37,9 @@ type Request struct {
 	// MultipleSources is true when the sources come from spec.sources:
 	// messages then name spec.sources[i] rather than spec.source.
 	MultipleSources bool `json:"multipleSources,omitempty"`
-	// ListingMaxAge is how old a repository's reference listing may be to
-	// resolve branch and tag names; zero asks the server every time.
+	// ListingMaxAge is how old a repository's reference listing (or a Helm
+	// repository's index) may be to resolve branch and tag names (chart
+	// versions); zero asks the server every time.
 	ListingMaxAge time.Duration `json:"listingMaxAge,omitempty"`
 	// NoCache renders again even when the output is cached (a hard
 	// refresh).

@@ -181,7 +181,7 @@ func (s *Service) Generate(ctx context.Context, req *Request) (*Response, error)
 			opts.Capabilities = nil
 		}
 		if kindErr == nil && kind == render.KindHelm && s.opts.Charts != nil {
-			if opts.ChartDependencies, err = s.dependencies(ctx, f, req.HelmRepositories); err != nil {
+			if opts.ChartDependencies, err = s.dependencies(ctx, f, req.chartOptions(f.source)); err != nil {
 				return nil, err
 			}
 		}
@@ -244,7 +244,7 @@ func (s *Service) fetch(ctx context.Context, req *Request) ([]fetched, error) {
 			return nil, &Error{Code: CodeInvalid, Message: field + ".repoURL is empty"}
 		}
 		if src.Chart != "" {
-			f, err := s.fetchChart(ctx, src, field, req.HelmRepositories)
+			f, err := s.fetchChart(ctx, src, field, req.chartOptions(src))
 			if err != nil {
 				return nil, err
 			}
@@ -262,12 +262,11 @@ func (s *Service) fetch(ctx context.Context, req *Request) ([]fetched, error) {
 
 // fetchChart fetches the chart of a Helm repository source at its
 // targetRevision (a version or a constraint).
-func (s *Service) fetchChart(ctx context.Context, src v1alpha1.ApplicationSource, field string, repos []chart.Repository) (fetched, error) {
+func (s *Service) fetchChart(ctx context.Context, src v1alpha1.ApplicationSource, field string, o chart.FetchOptions) (fetched, error) {
 	if s.opts.Charts == nil {
 		return fetched{}, &Error{Code: CodeInvalid, Message: fmt.Sprintf("%s.chart is not supported: this repo-server fetches no Helm repository sources (chart %q from %s)", field, src.Chart, source.RedactURL(src.RepoURL))}
 	}
-	pass := src.Helm != nil && src.Helm.PassCredentials
-	ch, err := s.opts.Charts.Fetch(ctx, src.RepoURL, src.Chart, src.TargetRevision, repos, pass)
+	ch, err := s.opts.Charts.Fetch(ctx, src.RepoURL, src.Chart, src.TargetRevision, o)
 	if err != nil {
 		return fetched{}, chartError(fmt.Sprintf("%s: fetch chart %s", field, src.Chart), err)
 	}
@@ -275,8 +274,8 @@ func (s *Service) fetchChart(ctx context.Context, src v1alpha1.ApplicationSource
 }
 
 // dependencies fetches what the chart of f declares but does not vendor.
-func (s *Service) dependencies(ctx context.Context, f fetched, repos []chart.Repository) ([]render.ChartDependency, error) {
-	deps, err := s.opts.Charts.Dependencies(ctx, f.checkout.Dir, f.dir(), repos)
+func (s *Service) dependencies(ctx context.Context, f fetched, o chart.FetchOptions) ([]render.ChartDependency, error) {
+	deps, err := s.opts.Charts.Dependencies(ctx, f.checkout.Dir, f.dir(), o)
 	if err != nil {
 		return nil, chartError(f.field, err)
 	}
@@ -285,6 +284,17 @@ func (s *Service) dependencies(ctx context.Context, f fetched, repos []chart.Rep
 		out = append(out, render.ChartDependency{Name: d.Name, Archive: d.Archive, Dir: d.Dir})
 	}
 	return out, nil
+}
+
+// chartOptions are the chart fetch options of source src of r: the
+// project's Helm repositories, the source's helm.passCredentials, and
+// indexes as old as Git listings may be.
+func (r *Request) chartOptions(src v1alpha1.ApplicationSource) chart.FetchOptions {
+	return chart.FetchOptions{
+		Repositories:    r.HelmRepositories,
+		PassCredentials: src.Helm != nil && src.Helm.PassCredentials,
+		IndexMaxAge:     r.ListingMaxAge,
+	}
 }
 
 // chartError is a failed chart fetch as the wire carries it: a repository

@@ -330,8 +330,14 @@ func TestSelfHeal(t *testing.T) {
 					n := f.replicas("web")
 					return n == 2, fmt.Sprintf("replicas = %d", n)
 				})
-				app := f.waitSynced(f.head)
-				if op := app.Status.OperationState.Operation; op.Sync == nil || op.Sync.SelfHealAttemptsCount == 0 || len(app.Status.History) != 1 {
+				// The heal is applied before its operation is recorded:
+				// wait for the record, not only for the replicas.
+				app := f.waitApp("synced by a self-heal operation", func(a *v1alpha1.Application) bool {
+					st := a.Status.OperationState
+					return a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && st != nil && st.Phase == v1alpha1.OperationSucceeded &&
+						st.Operation.Sync != nil && st.Operation.Sync.SelfHealAttemptsCount > 0
+				})
+				if op := app.Status.OperationState.Operation; op.Sync.Revision != f.head || len(app.Status.History) != 1 {
 					t.Errorf("self-heal recorded as %+v with history %+v; want autoHealAttemptsCount and no history entry, as Argo CD", op.Sync, app.Status.History)
 				}
 				return

@@ -218,7 +218,7 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	if err != nil {
 		return nil, err
 	}
-	charts, err := chart.New(chart.Options{Dir: filepath.Join(repoDir, "charts"), AllowInsecure: sopts.AllowInsecure, IndexMaxAge: time.Second})
+	charts, err := chart.New(chart.Options{Dir: filepath.Join(repoDir, "charts"), AllowInsecure: sopts.AllowInsecure})
 	if err != nil {
 		return nil, err
 	}
