@@ -163,6 +163,17 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 		p.requeueAfter = healAfter
 		ctrl.LoggerFrom(ctx).V(1).Info("Self-heal waits for its backoff", "after", healAfter)
 	}
+	if req != nil && !req.user {
+		// An automated sync is decided from the cached Application; the
+		// cache may not hold yet what the last pass wrote (its operation's
+		// result), and the revision would sync a second time, drift
+		// included, selfHeal or not. Decide again from a cache that caught
+		// up.
+		if stale, err := r.staleCache(ctx, p); err != nil || stale {
+			p.requeueAfter = staleCacheRetry
+			return err
+		}
+	}
 	if req != nil && !r.mayRunNow(p, tg, req) {
 		req = nil
 	}
@@ -178,6 +189,22 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 	}
 	r.recordComparison(p, after, state, tg.sources)
 	return syncErr
+}
+
+// staleCacheRetry is how soon a pass whose cached Application lagged
+// behind the API server runs again.
+const staleCacheRetry = time.Second
+
+// staleCache reports whether the Application of p, as the pass read it
+// (and wrote it since, which updates its resourceVersion), is older than
+// the API server's.
+func (r *Reconciler) staleCache(ctx context.Context, p *pass) (bool, error) {
+	var fresh metav1.PartialObjectMetadata
+	fresh.SetGroupVersionKind(v1alpha1.ApplicationGroupVersionKind)
+	if err := r.apiReader.Get(ctx, p.key, &fresh); err != nil {
+		return false, fmt.Errorf("get application %s: %w", p.key.Name, err)
+	}
+	return fresh.ResourceVersion != p.app.ResourceVersion, nil
 }
 
 // mayRunNow reports whether the sync req runs in this pass. A requested
