@@ -123,14 +123,26 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, name, version string, o Fetc
 		digest string
 		err    error
 	)
+	// A constraint resolved to a version already fetched downloads no
+	// archive.
+	have := func(v string) bool {
+		_, ok := c.cached(base, name, v)
+		return ok
+	}
 	resolved := version
 	if oci {
-		data, resolved, digest, err = c.pullOCI(ctx, repo, name, version)
+		data, resolved, digest, err = c.pullOCI(ctx, repo, name, version, have)
 	} else {
-		data, resolved, err = c.download(ctx, repo, name, version, o)
+		data, resolved, err = c.download(ctx, repo, name, version, o, have)
 	}
 	if err != nil {
 		return Chart{}, err
+	}
+	if data == nil {
+		if ch, ok := c.cached(base, name, resolved); ok {
+			return ch, nil
+		}
+		return Chart{}, fmt.Errorf("chart %s-%s left the cache while it was fetched", name, resolved)
 	}
 	if digest == "" {
 		sum := sha256.Sum256(data)

@@ -231,8 +231,9 @@ func resolveReference(base, ref string) (string, error) {
 }
 
 // download resolves version of chart name in repository r and downloads
-// its archive, checking the digest the index gives.
-func (c *Cache) download(ctx context.Context, r Repository, name, version string, o FetchOptions) ([]byte, string, error) {
+// its archive, checking the digest the index gives; no archive (nil) when
+// have says the resolved version is already in the cache.
+func (c *Cache) download(ctx context.Context, r Repository, name, version string, o FetchOptions, have func(string) bool) ([]byte, string, error) {
 	client, err := c.httpClient(r)
 	if err != nil {
 		return nil, "", err
@@ -244,6 +245,9 @@ func (c *Cache) download(ctx context.Context, r Repository, name, version string
 	cv, err := idx.get(name, strings.TrimSpace(version))
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", redact(r.URL), err)
+	}
+	if have(cv.Version) {
+		return nil, cv.Version, nil
 	}
 	if len(cv.URLs) == 0 {
 		return nil, "", fmt.Errorf("chart %s-%s in %s has no URL", name, cv.Version, redact(r.URL))

@@ -17,8 +17,9 @@ import (
 // pullOCI resolves version of chart name in the OCI registry repository of
 // r (oci://host/path) and pulls it with Helm's registry client. It returns
 // the archive, the version and the chart layer's digest, which the client
-// verified while pulling.
-func (c *Cache) pullOCI(ctx context.Context, r Repository, name, version string) ([]byte, string, string, error) {
+// verified while pulling; no archive (nil) when have says the resolved
+// version is already in the cache.
+func (c *Cache) pullOCI(ctx context.Context, r Repository, name, version string, have func(string) bool) ([]byte, string, string, error) {
 	hc, err := c.httpClient(r)
 	if err != nil {
 		return nil, "", "", err
@@ -47,6 +48,9 @@ func (c *Cache) pullOCI(ctx context.Context, r Repository, name, version string)
 	resolved, err := c.ociVersion(ctx, client, ref, strings.TrimSpace(version))
 	if err != nil {
 		return nil, "", "", err
+	}
+	if have(resolved) {
+		return nil, resolved, "", nil
 	}
 	res, err := client.Pull(ref+":"+resolved, registry.PullOptWithChart(true))
 	if err != nil {
