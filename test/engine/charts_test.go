@@ -99,3 +99,30 @@ func TestChartDependencyFromOCI(t *testing.T) {
 		t.Errorf("the dependency's ConfigMap: %v, data %v; want chart 2.1.0", err, cm.Data)
 	}
 }
+
+// TestOCIChartSource syncs a chart from an OCI registry named as Argo CD
+// users name it, without the oci:// scheme, marked OCI by its repository
+// Secret (type helm, enableOCI), which also holds the credentials.
+func TestOCIChartSource(t *testing.T) {
+	reg := chartserver.NewRegistry("puller", "pw")
+	defer reg.Close()
+	for _, v := range []string{"3.0.0", "3.1.0"} {
+		if err := reg.Push("charts", "api", v, chartArchive(t, "api", v, "settings")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := newFixture(t, nil)
+	repoURL := reg.Host + "/charts"
+	f.repos = append(f.repos, repoURL)
+	f.create(repositorySecret(argoNS, f.name+"-registry", map[string]string{
+		"type": "helm", "enableOCI": "true", "url": repoURL, "username": "puller", "password": "pw", "insecure": "true",
+	}))
+	f.application(&v1alpha1.SyncPolicyAutomated{}, func(a *v1alpha1.Application) {
+		a.Spec.Source = &v1alpha1.ApplicationSource{RepoURL: repoURL, Chart: "api", TargetRevision: "~3.0"}
+	})
+	f.waitSynced("3.0.0")
+	var cm corev1.ConfigMap
+	if err := f.get(&cm, "settings"); err != nil || cm.Data["chart"] != "3.0.0" {
+		t.Errorf("the chart's ConfigMap: %v, data %v; want chart 3.0.0", err, cm.Data)
+	}
+}
