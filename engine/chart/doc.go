@@ -5,9 +5,10 @@
 // `helm dependency build` resolves them (Chart.lock when it is in sync,
 // else the highest version each constraint allows).
 //
-// Versions are resolved with Helm's own types (repo.IndexFile for
-// repositories, the registry client's tag listing for OCI) and OCI charts
-// are pulled with Helm's registry client. Everything read from the network
+// Versions are resolved as Helm resolves them (an index entry of exactly
+// that version, else the highest the constraint allows; for OCI, the
+// registry client's tag listing) and OCI charts are pulled with Helm's
+// registry client. Everything read from the network
 // is bounded: an index, an archive and each file in it have a size limit,
 // and every request a timeout. An archive whose index entry names a digest
 // must match it; OCI content is verified by digest as it is pulled.
