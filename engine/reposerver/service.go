@@ -181,7 +181,7 @@ func (s *Service) Generate(ctx context.Context, req *Request) (*Response, error)
 			opts.Capabilities = nil
 		}
 		if kindErr == nil && kind == render.KindHelm && s.opts.Charts != nil {
-			if opts.ChartDependencies, err = s.dependencies(ctx, f, req.chartOptions(f.source)); err != nil {
+			if opts.ChartDependencies, err = s.dependencies(ctx, f, req.chartOptions(as.Source)); err != nil {
 				return nil, err
 			}
 		}
