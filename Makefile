@@ -62,6 +62,10 @@ bench: build ## tollgate test beside conftest on a 10,000-document corpus, plus 
 bench-webhook: ## Load benchmark of the admission webhook over HTTPS on loopback.
 	go run ./test/bench/webhookload
 
+.PHONY: bench-admission
+bench-admission: tools ## What the webhook adds to writes through a real kube-apiserver: the same load with and without it registered.
+	go run ./test/bench/admission
+
 .PHONY: bench-engine
 bench-engine: tools ## Sync 500 objects beside kubectl apply --server-side; idle resync cost of 200 Applications (the image's binary, -tags nodev, as the controller); repo-server latency and renders/s with 1 and 2 replicas.
 	go build -trimpath -tags nodev -ldflags "$(LDFLAGS)" -o bin/tollgate-nodev ./cmd/tollgate
