@@ -9,7 +9,10 @@
 //
 //	admission p99 added: X ms at N requests/s (goal < 2 ms)
 //
-// where N is the throughput with the webhook. Run it with
+// where N is the throughput with the webhook. A last round runs against 2
+// webhook replicas behind the one address the API server calls (a TCP
+// proxy standing in for a Service) while one is restarted as a rolling
+// update does, and counts the requests that failed. Run it with
 // `make bench-admission` (it needs bin/k8s from `make tools`).
 package main
 
@@ -19,9 +22,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -95,7 +101,8 @@ func run(ctx context.Context, duration time.Duration, rounds, concurrency int, o
 		cancel()
 		_ = env.Stop()
 	}()
-	if err := serveWebhook(ctx, env); err != nil {
+	reps, err := serveWebhook(ctx, env)
+	if err != nil {
 		return err
 	}
 	if err := fixtures(ctx, env.Client); err != nil {
@@ -134,7 +141,46 @@ func run(ctx context.Context, duration time.Duration, rounds, concurrency int, o
 			}
 		}
 	}
-	return report(out, with, without, concurrency)
+	summary, err := report(out, with, without, concurrency)
+	if err != nil {
+		return err
+	}
+	if err := rollingRestart(ctx, env.Client, c, reps, &registered, duration, concurrency, &seq, out); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(out, summary)
+	return err
+}
+
+// rollingRestart runs a round against 2 replicas while one of them is
+// restarted, and reports the requests that failed. Its line comes before
+// the summary line, which stays last.
+func rollingRestart(ctx context.Context, admin, c client.Client, reps *replicas, vwc *admissionregistrationv1.ValidatingWebhookConfiguration, d time.Duration, concurrency int, seq *atomic.Int64, out io.Writer) error {
+	if err := setWebhook(ctx, admin, vwc, true); err != nil {
+		return err
+	}
+	if err := reps.add(ctx); err != nil {
+		return err
+	}
+	s := &stats{}
+	errs := make(chan error, 1)
+	go func() {
+		time.Sleep(d / 4)
+		errs <- reps.restart(ctx, 0)
+	}()
+	if err := load(ctx, c, d, concurrency, seq, s); err != nil {
+		return err
+	}
+	if err := <-errs; err != nil {
+		return fmt.Errorf("restart a replica: %w", err)
+	}
+	before, after, other := reps.served(0, 0), reps.served(0, 1), reps.served(1, 0)
+	_, err := fmt.Fprintf(out, "2 replicas, one restarted during the load: %d requests, %d failed (reviews over the run: the restarted replica %d before its restart and %d after, the other %d)\n",
+		len(s.latencies)+s.failed, s.failed, before, after, other)
+	if s.firstErr != nil {
+		fmt.Fprintf(out, "first failure: %v\n", s.firstErr)
+	}
+	return err
 }
 
 // setWebhook registers or removes the webhook configuration and waits
@@ -304,43 +350,180 @@ func fixtures(ctx context.Context, c client.Client) error {
 // serveWebhook serves the webhook handler, with the built-in rules and an
 // informer cache of Applications and AppProjects as `tollgate webhook`
 // has, where the API server calls it.
-func serveWebhook(ctx context.Context, env *envtest.Env) error {
+func serveWebhook(ctx context.Context, env *envtest.Env) (*replicas, error) {
 	c, err := cache.New(env.Config, cache.Options{Scheme: env.Client.Scheme()})
 	if err != nil {
-		return fmt.Errorf("create cache: %w", err)
+		return nil, fmt.Errorf("create cache: %w", err)
 	}
 	if err := webhook.IndexApplications(ctx, c); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := c.GetInformer(ctx, webhook.NewAppProject()); err != nil {
-		return fmt.Errorf("watch AppProjects: %w", err)
+		return nil, fmt.Errorf("watch AppProjects: %w", err)
 	}
 	go func() { _ = c.Start(ctx) }()
 	syncCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if !c.WaitForCacheSync(syncCtx) {
-		return errors.New("webhook cache did not sync")
+		return nil, errors.New("webhook cache did not sync")
 	}
 	eval, err := policies.New(ctx, policies.DefaultOptions())
 	if err != nil {
-		return fmt.Errorf("compile policies: %w", err)
+		return nil, fmt.Errorf("compile policies: %w", err)
 	}
 	h, err := webhook.NewHandler(webhook.Options{Config: webhook.DefaultConfig(), Evaluator: eval, Reader: c, Namespace: "tollgate-system"})
 	if err != nil {
+		return nil, err
+	}
+	return newReplicas(ctx, env.WebhookInstallOptions, webhook.NewHTTPHandler(h, logr.Discard()))
+}
+
+// replicas are webhook servers on ports of their own behind one address,
+// the one the API server calls (as replicas behind a Service): a TCP proxy
+// hands each new connection to the next ready replica.
+type replicas struct {
+	opts    crenvtest.WebhookInstallOptions
+	handler http.Handler
+	mu      sync.Mutex
+	servers []*replica
+	next    int
+}
+
+type replica struct {
+	addr  string
+	ready bool
+	stop  context.CancelFunc
+	done  chan struct{}
+	// served counts the reviews each start of the replica answered.
+	served []*atomic.Int64
+}
+
+// newReplicas listens on the address the API server calls and starts one
+// replica behind it.
+func newReplicas(ctx context.Context, opts crenvtest.WebhookInstallOptions, h http.Handler) (*replicas, error) {
+	r := &replicas{opts: opts, handler: h}
+	ln, err := net.Listen("tcp", net.JoinHostPort(opts.LocalServingHost, strconv.Itoa(opts.LocalServingPort)))
+	if err != nil {
+		return nil, fmt.Errorf("listen for the webhook: %w", err)
+	}
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	go r.proxy(ln)
+	if err := r.add(ctx); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// add starts a replica on a free port and puts it in rotation once it
+// serves.
+func (r *replicas) add(ctx context.Context) error {
+	rep := &replica{}
+	r.mu.Lock()
+	r.servers = append(r.servers, rep)
+	r.mu.Unlock()
+	return r.start(ctx, rep)
+}
+
+// start (re)starts replica rep.
+func (r *replicas) start(ctx context.Context, rep *replica) error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(r.opts.LocalServingHost, "0"))
+	if err != nil {
 		return err
 	}
-	opts := env.WebhookInstallOptions
-	srv := crwebhook.NewServer(crwebhook.Options{Host: opts.LocalServingHost, Port: opts.LocalServingPort, CertDir: opts.LocalServingCertDir})
-	srv.Register("/validate", webhook.NewHTTPHandler(h, logr.Discard()))
-	go func() { _ = srv.Start(ctx) }()
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	srv := crwebhook.NewServer(crwebhook.Options{Host: r.opts.LocalServingHost, Port: port, CertDir: r.opts.LocalServingCertDir})
+	served := &atomic.Int64{}
+	srv.Register("/validate", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		served.Add(1)
+		r.handler.ServeHTTP(w, req)
+	}))
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Start(sctx)
+	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for srv.StartedChecker()(nil) != nil {
 		if time.Now().After(deadline) {
+			stop()
 			return errors.New("webhook server did not start")
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
+	r.mu.Lock()
+	rep.addr, rep.ready, rep.stop, rep.done = net.JoinHostPort(r.opts.LocalServingHost, strconv.Itoa(port)), true, stop, done
+	rep.served = append(rep.served, served)
+	r.mu.Unlock()
 	return nil
+}
+
+// restart restarts replica i as a rolling update does: out of rotation
+// first, connections drained by a graceful shutdown (HTTP/2 GOAWAY), then
+// started again and back in rotation.
+func (r *replicas) restart(ctx context.Context, i int) error {
+	r.mu.Lock()
+	rep := r.servers[i]
+	rep.ready = false
+	r.mu.Unlock()
+	time.Sleep(time.Second) // endpoints propagate
+	rep.stop()
+	<-rep.done
+	return r.start(ctx, rep)
+}
+
+// served is what start n of replica i answered.
+func (r *replicas) served(i, n int) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i >= len(r.servers) || n >= len(r.servers[i].served) {
+		return 0
+	}
+	return r.servers[i].served[n].Load()
+}
+
+// proxy passes each connection to the next ready replica.
+func (r *replicas) proxy(ln net.Listener) {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		r.mu.Lock()
+		var addr string
+		for range r.servers {
+			rep := r.servers[r.next%len(r.servers)]
+			r.next++
+			if rep.ready {
+				addr = rep.addr
+				break
+			}
+		}
+		r.mu.Unlock()
+		go pipe(conn, addr)
+	}
+}
+
+// pipe copies between conn and the replica at addr.
+func pipe(conn net.Conn, addr string) {
+	defer conn.Close()
+	if addr == "" {
+		return
+	}
+	up, err := net.Dial("tcp", addr)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	go func() {
+		_, _ = io.Copy(up, conn)
+		up.Close()
+	}()
+	_, _ = io.Copy(conn, up)
 }
 
 // percentile returns the p-th percentile of sorted latencies.
@@ -354,8 +537,9 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
 
-// report prints both ways and the added latency.
-func report(out io.Writer, with, without *stats, concurrency int) error {
+// report prints both ways and the added latency, and returns the summary
+// line.
+func report(out io.Writer, with, without *stats, concurrency int) (summary string, err error) {
 	rows := []struct {
 		name string
 		s    *stats
@@ -375,14 +559,14 @@ func report(out io.Writer, with, without *stats, concurrency int) error {
 		ms(percentile(with.latencies, 0.95)-percentile(without.latencies, 0.95)),
 		ms(p99["with the webhook"]-p99["without"]))
 	if err := tw.Flush(); err != nil {
-		return err
+		return "", err
 	}
 	for _, r := range rows {
 		if r.s.firstErr != nil {
 			fmt.Fprintf(out, "first failure %s: %v\n", r.name, r.s.firstErr)
 		}
 	}
-	_, err := fmt.Fprintf(out, "admission p99 added: %.2f ms at %.0f requests/s (goal < 2 ms)\n",
+	summary = fmt.Sprintf("admission p99 added: %.2f ms at %.0f requests/s (goal < 2 ms)",
 		float64(p99["with the webhook"]-p99["without"])/float64(time.Millisecond), rate["with the webhook"])
-	return err
+	return summary, nil
 }
