@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -69,16 +68,7 @@ func helmRepositories(secrets []corev1.Secret, project string) []chart.Repositor
 	var out []chart.Repository
 	for i := range secrets {
 		s := &secrets[i]
-		value := func(k string) string {
-			if v, ok := s.Data[k]; ok {
-				return string(v)
-			}
-			return s.StringData[k]
-		}
-		flag := func(k string) bool {
-			b, err := strconv.ParseBool(strings.TrimSpace(value(k)))
-			return err == nil && b
-		}
+		value := func(k string) string { return source.SecretValue(s, k) }
 		kind := s.Labels[source.SecretTypeLabel]
 		if !strings.EqualFold(value("type"), "helm") || kind != source.SecretTypeRepository && kind != source.SecretTypeRepoCreds {
 			continue
@@ -89,7 +79,7 @@ func helmRepositories(secrets []corev1.Secret, project string) []chart.Repositor
 		out = append(out, chart.Repository{
 			URL: value("url"), Username: value("username"), Password: value("password"),
 			TLSClientCertData: value("tlsClientCertData"), TLSClientCertKey: value("tlsClientCertKey"),
-			Insecure: flag("insecure"), EnableOCI: flag("enableOCI"),
+			Insecure: source.SecretFlag(s, "insecure"), EnableOCI: source.SecretFlag(s, "enableOCI"),
 			Template: kind == source.SecretTypeRepoCreds, Project: value("project"),
 		})
 	}

@@ -49,6 +49,8 @@ type Cache struct {
 	mu      sync.Mutex
 	locks   map[string]*sync.Mutex
 	indexes map[string]cachedIndex
+	// tags are OCI repositories' tag listings, reused as indexes are.
+	tags map[string]cachedTags
 }
 
 // New returns a Cache in opts.Dir, which it creates.
@@ -71,7 +73,7 @@ func New(opts Options) (*Cache, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Cache{opts: opts, locks: map[string]*sync.Mutex{}, indexes: map[string]cachedIndex{}}, nil
+	return &Cache{opts: opts, locks: map[string]*sync.Mutex{}, indexes: map[string]cachedIndex{}, tags: map[string]cachedTags{}}, nil
 }
 
 // Chart is a chart in the cache.
@@ -125,13 +127,15 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, name, version string, o Fetc
 	)
 	// A constraint resolved to a version already fetched downloads no
 	// archive.
+	var hit Chart
 	have := func(v string) bool {
-		_, ok := c.cached(base, name, v)
+		var ok bool
+		hit, ok = c.cached(base, name, v)
 		return ok
 	}
 	resolved := version
 	if oci {
-		data, resolved, digest, err = c.pullOCI(ctx, repo, name, version, have)
+		data, resolved, digest, err = c.pullOCI(ctx, repo, name, version, o.IndexMaxAge, have)
 	} else {
 		data, resolved, err = c.download(ctx, repo, name, version, o, have)
 	}
@@ -139,10 +143,7 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, name, version string, o Fetc
 		return Chart{}, err
 	}
 	if data == nil {
-		if ch, ok := c.cached(base, name, resolved); ok {
-			return ch, nil
-		}
-		return Chart{}, fmt.Errorf("chart %s-%s left the cache while it was fetched", name, resolved)
+		return hit, nil
 	}
 	if digest == "" {
 		sum := sha256.Sum256(data)

@@ -152,6 +152,20 @@ func TestFetchFromOCI(t *testing.T) {
 			t.Errorf("%s %q = %s (%s), want %s", tt.repoURL, tt.version, ch.Version, ch.Digest, tt.want)
 		}
 	}
+	// A tag pushed since is seen once the listing may be no older.
+	hour := chart.FetchOptions{Repositories: creds, IndexMaxAge: time.Hour}
+	if ch, err := c.Fetch(t.Context(), reg.URL+"/charts", "api", "^1", hour); err != nil || ch.Version != "1.3.0" {
+		t.Fatalf("^1 = %s, %v; want 1.3.0", ch.Version, err)
+	}
+	if err := reg.Push("charts", "api", "1.4.0", pkg(t, "api", "1.4.0", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if ch, err := c.Fetch(t.Context(), reg.URL+"/charts", "api", "^1", hour); err != nil || ch.Version != "1.3.0" {
+		t.Errorf("^1 from tags listed up to an hour ago = %s, %v; want 1.3.0", ch.Version, err)
+	}
+	if ch, err := c.Fetch(t.Context(), reg.URL+"/charts", "api", "^1", chart.FetchOptions{Repositories: creds}); err != nil || ch.Version != "1.4.0" {
+		t.Errorf("^1 from a fresh listing = %s, %v; want 1.4.0", ch.Version, err)
+	}
 	if _, err := newCache(t).Fetch(t.Context(), reg.URL+"/charts", "api", "1.3.0", chart.FetchOptions{Repositories: []chart.Repository{{URL: reg.Host, Insecure: true, Template: true}}}); err == nil {
 		t.Error("pulled without credentials")
 	}

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -152,7 +153,7 @@ func (c *Cache) get(ctx context.Context, client *http.Client, href string, r Rep
 
 // index returns the index of repository r, downloaded again once it is
 // older than maxAge.
-func (c *Cache) index(ctx context.Context, client *http.Client, r Repository, maxAge time.Duration) (*index, error) {
+func (c *Cache) index(ctx context.Context, client func() (*http.Client, error), r Repository, maxAge time.Duration) (*index, error) {
 	key := cacheKey(r.URL, r.Project)
 	m := c.lock("index/" + key)
 	m.Lock()
@@ -167,7 +168,11 @@ func (c *Cache) index(ctx context.Context, client *http.Client, r Repository, ma
 	if err != nil {
 		return nil, fmt.Errorf("repository URL %s: %w", redact(r.URL), err)
 	}
-	data, err := c.get(ctx, client, href, r, true, c.opts.MaxIndexBytes)
+	hc, err := client()
+	if err != nil {
+		return nil, err
+	}
+	data, err := c.get(ctx, hc, href, r, true, c.opts.MaxIndexBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -234,10 +239,10 @@ func resolveReference(base, ref string) (string, error) {
 // its archive, checking the digest the index gives; no archive (nil) when
 // have says the resolved version is already in the cache.
 func (c *Cache) download(ctx context.Context, r Repository, name, version string, o FetchOptions, have func(string) bool) ([]byte, string, error) {
-	client, err := c.httpClient(r)
-	if err != nil {
-		return nil, "", err
-	}
+	// The client is built only when something is downloaded: an idle
+	// comparison resolves from the cached index and finds the archive in
+	// the cache.
+	client := sync.OnceValues(func() (*http.Client, error) { return c.httpClient(r) })
 	idx, err := c.index(ctx, client, r, o.IndexMaxAge)
 	if err != nil {
 		return nil, "", err
@@ -256,7 +261,11 @@ func (c *Cache) download(ctx context.Context, r Repository, name, version string
 	if err != nil {
 		return nil, "", fmt.Errorf("chart %s-%s in %s: %w", name, cv.Version, redact(r.URL), err)
 	}
-	data, err := c.get(ctx, client, href, r, o.PassCredentials || sameHost(href, r.URL), c.opts.MaxArchiveBytes)
+	hc, err := client()
+	if err != nil {
+		return nil, "", err
+	}
+	data, err := c.get(ctx, hc, href, r, o.PassCredentials || sameHost(href, r.URL), c.opts.MaxArchiveBytes)
 	if err != nil {
 		return nil, "", fmt.Errorf("chart %s-%s: %w", name, cv.Version, err)
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/Masterminds/semver/v3"
 	"helm.sh/helm/v3/pkg/registry"
@@ -19,16 +21,45 @@ import (
 // the archive, the version and the chart layer's digest, which the client
 // verified while pulling; no archive (nil) when have says the resolved
 // version is already in the cache.
-func (c *Cache) pullOCI(ctx context.Context, r Repository, name, version string, have func(string) bool) ([]byte, string, string, error) {
-	hc, err := c.httpClient(r)
-	if err != nil {
-		return nil, "", "", err
-	}
-	hc.Transport = limitTransport{next: hc.Transport, max: c.opts.MaxArchiveBytes}
+func (c *Cache) pullOCI(ctx context.Context, r Repository, name, version string, tagsMaxAge time.Duration, have func(string) bool) ([]byte, string, string, error) {
 	base := strings.TrimRight(strings.TrimSpace(r.URL), "/")
 	if rest, ok := cutPrefixFold(base, "oci://"); ok {
 		base = rest
 	}
+	ref := base + "/" + name
+	// The client is built only when the registry is called: an idle
+	// comparison resolves from the cached tags and finds the chart in the
+	// cache.
+	client := sync.OnceValues(func() (*registry.Client, error) { return c.registryClient(r, base) })
+	resolved, err := c.ociVersion(ctx, client, r, ref, strings.TrimSpace(version), tagsMaxAge)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if have(resolved) {
+		return nil, resolved, "", nil
+	}
+	rc, err := client()
+	if err != nil {
+		return nil, "", "", err
+	}
+	res, err := rc.Pull(ref+":"+resolved, registry.PullOptWithChart(true))
+	if err != nil {
+		return nil, "", "", fmt.Errorf("pull oci://%s:%s: %w", ref, resolved, err)
+	}
+	if res.Chart == nil || len(res.Chart.Data) == 0 {
+		return nil, "", "", fmt.Errorf("pull oci://%s:%s: no chart layer", ref, resolved)
+	}
+	return res.Chart.Data, resolved, res.Chart.Digest, ctx.Err()
+}
+
+// registryClient is Helm's registry client for the registry of r (base is
+// its host/path), with r's credentials only and every response bounded.
+func (c *Cache) registryClient(r Repository, base string) (*registry.Client, error) {
+	hc, err := c.httpClient(r)
+	if err != nil {
+		return nil, err
+	}
+	hc.Transport = limitTransport{next: hc.Transport, max: c.opts.MaxArchiveBytes}
 	host, _, _ := strings.Cut(base, "/")
 	authorizer := auth.Client{Client: hc, Cache: auth.NewCache()}
 	if r.Username != "" || r.Password != "" {
@@ -42,29 +73,21 @@ func (c *Cache) pullOCI(ctx context.Context, r Repository, name, version string,
 		registry.ClientOptWriter(io.Discard),
 	)
 	if err != nil {
-		return nil, "", "", fmt.Errorf("registry client for %s: %w", redact(r.URL), err)
+		return nil, fmt.Errorf("registry client for %s: %w", redact(r.URL), err)
 	}
-	ref := base + "/" + name
-	resolved, err := c.ociVersion(ctx, client, ref, strings.TrimSpace(version))
-	if err != nil {
-		return nil, "", "", err
-	}
-	if have(resolved) {
-		return nil, resolved, "", nil
-	}
-	res, err := client.Pull(ref+":"+resolved, registry.PullOptWithChart(true))
-	if err != nil {
-		return nil, "", "", fmt.Errorf("pull oci://%s:%s: %w", ref, resolved, err)
-	}
-	if res.Chart == nil || len(res.Chart.Data) == 0 {
-		return nil, "", "", fmt.Errorf("pull oci://%s:%s: no chart layer", ref, resolved)
-	}
-	return res.Chart.Data, resolved, res.Chart.Digest, ctx.Err()
+	return client, nil
+}
+
+// cachedTags is an OCI repository's tag listing and when it was listed.
+type cachedTags struct {
+	tags   []string
+	listed time.Time
 }
 
 // ociVersion returns version when it is exact, else the highest tag of ref
-// that the constraint allows ("" and "*": the highest).
-func (c *Cache) ociVersion(ctx context.Context, client *registry.Client, ref, version string) (string, error) {
+// that the constraint allows ("" and "*": the highest), from a listing up
+// to maxAge old.
+func (c *Cache) ociVersion(ctx context.Context, client func() (*registry.Client, error), r Repository, ref, version string, maxAge time.Duration) (string, error) {
 	if isExact(version) {
 		return version, nil
 	}
@@ -75,9 +98,9 @@ func (c *Cache) ociVersion(ctx context.Context, client *registry.Client, ref, ve
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	tags, err := client.Tags(ref)
+	tags, err := c.ociTags(client, r, ref, maxAge)
 	if err != nil {
-		return "", fmt.Errorf("list tags of oci://%s: %w", ref, err)
+		return "", err
 	}
 	for _, t := range tags { // highest first
 		if v, err := semver.NewVersion(t); err == nil && constraint.Check(v) {
@@ -85,6 +108,30 @@ func (c *Cache) ociVersion(ctx context.Context, client *registry.Client, ref, ve
 		}
 	}
 	return "", fmt.Errorf("chart oci://%s: no version matches %q", ref, version)
+}
+
+// ociTags lists the semver tags of ref, highest first, reusing a listing
+// up to maxAge old.
+func (c *Cache) ociTags(client func() (*registry.Client, error), r Repository, ref string, maxAge time.Duration) ([]string, error) {
+	key := cacheKey("oci://"+ref, r.Project)
+	c.mu.Lock()
+	ct, ok := c.tags[key]
+	c.mu.Unlock()
+	if ok && c.opts.Now().Sub(ct.listed) < maxAge {
+		return ct.tags, nil
+	}
+	rc, err := client()
+	if err != nil {
+		return nil, err
+	}
+	tags, err := rc.Tags(ref)
+	if err != nil {
+		return nil, fmt.Errorf("list tags of oci://%s: %w", ref, err)
+	}
+	c.mu.Lock()
+	c.tags[key] = cachedTags{tags: tags, listed: c.opts.Now()}
+	c.mu.Unlock()
+	return tags, nil
 }
 
 // limitTransport fails a response body past max bytes.

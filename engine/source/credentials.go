@@ -54,14 +54,14 @@ func MatchCredentials(repoURL, project string, secrets []corev1.Secret, knownHos
 	longest := -1
 	for i := range secrets {
 		s := &secrets[i]
-		if strings.EqualFold(secretValue(s, "type"), "helm") {
+		if strings.EqualFold(SecretValue(s, "type"), "helm") {
 			continue
 		}
-		scope := secretValue(s, "project")
+		scope := SecretValue(s, "project")
 		if scope != "" && scope != project {
 			continue
 		}
-		u := NormalizeURL(secretValue(s, "url"))
+		u := NormalizeURL(SecretValue(s, "url"))
 		if u == "" || want == "" {
 			continue
 		}
@@ -104,7 +104,7 @@ func MatchCredentials(repoURL, project string, secrets []corev1.Secret, knownHos
 
 // scoped reports whether a repository Secret names a project.
 func scoped(s *corev1.Secret) bool {
-	return secretValue(s, "project") != ""
+	return SecretValue(s, "project") != ""
 }
 
 // sameHost reports whether two normalized URLs have the same scheme, user
@@ -126,29 +126,33 @@ func authority(normalized string) string {
 }
 
 func credentialsFromSecret(s *corev1.Secret) Credentials {
-	insecure := false
-	for _, k := range []string{"insecure", "insecureIgnoreHostKey"} {
-		if b, err := strconv.ParseBool(strings.TrimSpace(secretValue(s, k))); err == nil && b {
-			insecure = true
-		}
-	}
+	insecure := SecretFlag(s, "insecure") || SecretFlag(s, "insecureIgnoreHostKey")
 	c := Credentials{
-		Username:    secretValue(s, "username"),
-		Password:    secretValue(s, "password"),
-		BearerToken: secretValue(s, "bearerToken"),
+		Username:    SecretValue(s, "username"),
+		Password:    SecretValue(s, "password"),
+		BearerToken: SecretValue(s, "bearerToken"),
 		Insecure:    insecure,
 	}
-	if k := secretValue(s, "sshPrivateKey"); k != "" {
+	if k := SecretValue(s, "sshPrivateKey"); k != "" {
 		c.SSHPrivateKey = []byte(k)
 	}
 	return c
 }
 
-func secretValue(s *corev1.Secret, key string) string {
+// SecretValue is the value of key in a repository Secret: Data, falling
+// back to StringData for a Secret that has not been through the API server.
+func SecretValue(s *corev1.Secret, key string) string {
 	if v, ok := s.Data[key]; ok {
 		return string(v)
 	}
 	return s.StringData[key]
+}
+
+// SecretFlag reports whether key of a repository Secret holds a true
+// boolean ("true", "1"...).
+func SecretFlag(s *corev1.Secret, key string) bool {
+	b, err := strconv.ParseBool(strings.TrimSpace(SecretValue(s, key)))
+	return err == nil && b
 }
 
 func (c Credentials) hasAuth() bool {
