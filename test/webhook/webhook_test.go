@@ -139,30 +139,14 @@ func setup(ctx context.Context, e *envtest.Env) error {
 		}
 	}
 
-	c, err := cache.New(e.Config, cache.Options{
+	c, err := envtest.WebhookCache(ctx, e.Config, cache.Options{
 		Scheme: clientgoscheme.Scheme,
 		ByObject: map[client.Object]cache.ByObject{
 			webhook.NewAppProject(): {Namespaces: map[string]cache.Config{argocdNS: {}}},
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("create cache: %w", err)
-	}
-	if err := webhook.IndexApplications(ctx, c); err != nil {
 		return err
-	}
-	if _, err := c.GetInformer(ctx, webhook.NewAppProject()); err != nil {
-		return fmt.Errorf("watch AppProjects: %w", err)
-	}
-	go func() {
-		if err := c.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "webhook test: cache:", err)
-		}
-	}()
-	syncCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if !c.WaitForCacheSync(syncCtx) {
-		return errors.New("cache did not sync")
 	}
 	reader = c
 
