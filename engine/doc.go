@@ -97,6 +97,23 @@
 // shared by every Application of the repository; a refresh or an operation
 // lists again, and a full commit SHA as targetRevision needs none.
 //
+// # Processors and replicas
+//
+// Comparisons and operations have separate workers, as Argo CD's status and
+// operation processors (Options.StatusProcessors, OperationProcessors): a
+// comparison that finds a sync due hands the Application to the operation
+// processors, which sync and compare again, so a wave waiting for health
+// holds up no other comparison. A per-Application lock keeps the two apart
+// (processors.go).
+//
+// With a Sharder (engine/shard), several replicas share the Applications:
+// each reconciles only those it owns, and an operation is fenced by the
+// annotation AnnotationOperationReplica, written with the Running state
+// under the Application's resourceVersion. A replica leaves an Application
+// whose operation another live replica runs alone, takes over the fence of
+// one that is gone (fence.go), and stops applying as soon as its own
+// membership lapses.
+//
 // # Deletion
 //
 // An Application with the finalizer resources-finalizer.argocd.argoproj.io

@@ -29,6 +29,11 @@ type Metrics struct {
 	// liveChanges counts changes of tracked live objects that requested a
 	// comparison.
 	liveChanges prometheus.Counter
+	// shardApplications, shardMembers and shardMember describe the shard
+	// of this replica (with sharding).
+	shardApplications prometheus.Gauge
+	shardMembers      prometheus.Gauge
+	shardMember       *prometheus.GaugeVec
 }
 
 // NewMetrics returns unregistered collectors:
@@ -42,6 +47,9 @@ type Metrics struct {
 //   - tollgate_engine_webhook_requests_total{result}
 //   - tollgate_engine_live_changes_total: changes of tracked live objects
 //     that requested a comparison (self-heal from watches)
+//   - tollgate_engine_shard_applications: Applications this replica owns
+//   - tollgate_engine_shard_members: live controller replicas sharing them
+//   - tollgate_engine_shard_member{member}: 1 for each live replica
 func NewMetrics() *Metrics {
 	return &Metrics{
 		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -73,12 +81,35 @@ func NewMetrics() *Metrics {
 			Name: "tollgate_engine_live_changes_total",
 			Help: "Changes of live objects tracked by an Application (spec, tracking or deletion) that requested its comparison.",
 		}),
+		shardApplications: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "tollgate_engine_shard_applications",
+			Help: "Applications this controller replica owns (with --sharding dynamic).",
+		}),
+		shardMembers: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "tollgate_engine_shard_members",
+			Help: "Live controller replicas sharing the Applications (with --sharding dynamic).",
+		}),
+		shardMember: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "tollgate_engine_shard_member",
+			Help: "1 for each live controller replica, by name, as this replica sees them.",
+		}, []string{"member"}),
+	}
+}
+
+// setShard records the shard's members and the Applications owned.
+func (m *Metrics) setShard(members []string, owned int) {
+	m.shardApplications.Set(float64(owned))
+	m.shardMembers.Set(float64(len(members)))
+	m.shardMember.Reset()
+	for _, name := range members {
+		m.shardMember.WithLabelValues(name).Set(1)
 	}
 }
 
 // Collectors returns the collectors, for registration.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.syncs, m.duration, m.applyCalls, m.renders, m.compares, m.webhooks, m.liveChanges}
+	return []prometheus.Collector{m.syncs, m.duration, m.applyCalls, m.renders, m.compares, m.webhooks, m.liveChanges,
+		m.shardApplications, m.shardMembers, m.shardMember}
 }
 
 // Register registers every collector with reg.

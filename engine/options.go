@@ -18,7 +18,12 @@ const (
 	DefaultReconcileTimeout = time.Hour
 	DefaultCompareMaxAge    = time.Hour
 	DefaultHistoryLimit     = 10
-	DefaultConcurrency      = 4
+	// DefaultStatusProcessors and DefaultOperationProcessors are the
+	// Applications compared, and the operations run, at once. Operations
+	// spend most of their time waiting for health, and are as many as
+	// Argo CD's default.
+	DefaultStatusProcessors    = 4
+	DefaultOperationProcessors = 10
 	// DefaultWebhookMaxBytes bounds a Git push webhook body. GitHub caps
 	// payloads at 25 MiB; pushes of ordinary size are far below 1 MiB.
 	DefaultWebhookMaxBytes int64 = 4 << 20
@@ -63,9 +68,15 @@ type Options struct {
 	// period instead of one each. A refresh request or an operation always
 	// lists again. Zero means a tenth of Resync; negative, no reuse.
 	ListingMaxAge time.Duration
-	// MaxConcurrentReconciles is the number of Applications reconciled at
-	// once.
-	MaxConcurrentReconciles int
+	// StatusProcessors is the number of Applications compared at once
+	// (Argo CD's --status-processors). A comparison that finds a sync due
+	// hands it to the operation processors and goes on.
+	StatusProcessors int
+	// OperationProcessors is the number of operations (syncs, with their
+	// waves, hooks and waits for health) run at once (Argo CD's
+	// --operation-processors). An Application is never compared and synced
+	// at the same time.
+	OperationProcessors int
 	// WebhookSecret is the shared secret a Git push webhook must prove:
 	// GitHub's X-Hub-Signature-256 HMAC or GitLab's X-Gitlab-Token. Without
 	// it there is no push endpoint (NewPushHandler refuses).
@@ -86,17 +97,18 @@ type Options struct {
 // DefaultOptions returns the options of a stock controller.
 func DefaultOptions() Options {
 	return Options{
-		Namespace:               DefaultNamespace,
-		Resync:                  DefaultResync,
-		Jitter:                  DefaultJitter,
-		FieldManager:            DefaultFieldManager,
-		TrackingMethod:          policies.TrackingAnnotation,
-		ReconcileTimeout:        DefaultReconcileTimeout,
-		CompareMaxAge:           DefaultCompareMaxAge,
-		MaxConcurrentReconciles: DefaultConcurrency,
-		WebhookMaxBytes:         DefaultWebhookMaxBytes,
-		Now:                     time.Now,
-		Float64:                 rand.Float64,
+		Namespace:           DefaultNamespace,
+		Resync:              DefaultResync,
+		Jitter:              DefaultJitter,
+		FieldManager:        DefaultFieldManager,
+		TrackingMethod:      policies.TrackingAnnotation,
+		ReconcileTimeout:    DefaultReconcileTimeout,
+		CompareMaxAge:       DefaultCompareMaxAge,
+		StatusProcessors:    DefaultStatusProcessors,
+		OperationProcessors: DefaultOperationProcessors,
+		WebhookMaxBytes:     DefaultWebhookMaxBytes,
+		Now:                 time.Now,
+		Float64:             rand.Float64,
 	}
 }
 
@@ -139,8 +151,11 @@ func (o Options) withDefaults() (Options, error) {
 	if o.ListingMaxAge == 0 {
 		o.ListingMaxAge = o.Resync / 10
 	}
-	if o.MaxConcurrentReconciles <= 0 {
-		o.MaxConcurrentReconciles = d.MaxConcurrentReconciles
+	if o.StatusProcessors <= 0 {
+		o.StatusProcessors = d.StatusProcessors
+	}
+	if o.OperationProcessors <= 0 {
+		o.OperationProcessors = d.OperationProcessors
 	}
 	if o.WebhookMaxBytes <= 0 {
 		o.WebhookMaxBytes = d.WebhookMaxBytes

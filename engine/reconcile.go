@@ -47,15 +47,51 @@ type pass struct {
 	// requeueAfter, when positive and sooner than the resync, is when the
 	// Application is due again (a sync retry).
 	requeueAfter time.Duration
+	// operation: the pass is the operation processors'; only they sync.
+	operation bool
+	// handOff: a sync is due, for the operation processors.
+	handOff bool
+	// fenced: the pass fenced the operation it ran
+	// (AnnotationOperationReplica); its last write removes the fence.
+	fenced bool
 }
 
 type pendingEvent struct {
 	eventType, reason, note string
 }
 
-// Reconcile compares one Application with its destination and syncs it
-// when a sync is requested or due; see the package documentation.
+// Reconcile is the status processors' reconcile: it compares one
+// Application with its destination and hands a sync that is due to the
+// operation processors (see processors.go and the package documentation).
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	kl, ok := r.locks.tryLock(req.NamespacedName)
+	if !ok {
+		return reconcile.Result{}, nil // its operation runs; compared when it ends
+	}
+	defer r.unlock(req.NamespacedName, kl)
+	return r.reconcile(ctx, req, false)
+}
+
+// reconcileOperation is the operation processors' reconcile: it runs the
+// Application's operation, or the automated sync that is due, and compares
+// again.
+func (r *Reconciler) reconcileOperation(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	kl := r.locks.lock(req.NamespacedName)
+	defer r.unlock(req.NamespacedName, kl)
+	return r.reconcile(ctx, req, true)
+}
+
+// unlock releases an Application's lock and queues the comparison asked
+// for while it was held.
+func (r *Reconciler) unlock(key types.NamespacedName, kl *keyLock) {
+	if r.locks.unlock(key, kl) {
+		r.statusQueue.add(key)
+	}
+}
+
+// reconcile is one pass over one Application, by the operation processors
+// when operation is set (only they sync), else by the status processors.
+func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request, operation bool) (reconcile.Result, error) {
 	start := time.Now()
 	defer func() { r.metrics.duration.Observe(time.Since(start).Seconds()) }()
 	// The cached Application is read without a copy, as orig, which is
@@ -63,7 +99,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// is the one deep copy the pass changes.
 	var orig v1alpha1.Application
 	err := r.client.Get(ctx, req.NamespacedName, &orig, client.UnsafeDisableDeepCopy)
+	if err == nil && r.shard != nil && !r.shard.Owns(req.String()) {
+		r.forget(req.NamespacedName)
+		return reconcile.Result{}, nil // another replica's
+	}
 	if err == nil && orig.Operation != nil {
+		if !operation {
+			r.operations.add(req.NamespacedName)
+			return reconcile.Result{RequeueAfter: r.opts.requeueAfter()}, nil
+		}
 		// As Argo CD, an operation is acted on from the Application as the
 		// API server has it: the cache may not hold yet what the pass that
 		// ran the operation wrote, and the operation would run (or end)
@@ -78,6 +122,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, fmt.Errorf("get application %s: %w", req.Name, err)
 	}
+	if r.fencedByOther(&orig) {
+		return reconcile.Result{RequeueAfter: r.shard.RenewInterval()}, nil
+	}
+	if err := r.takeOver(ctx, &orig); err != nil {
+		return reconcile.Result{}, err
+	}
 	// A copying read sets the kind; this one leaves the cache's TypeMeta.
 	orig.SetGroupVersionKind(v1alpha1.ApplicationGroupVersionKind)
 	app := orig.DeepCopy()
@@ -85,7 +135,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return r.finalize(ctx, app)
 	}
 	p := &pass{
-		app: app, orig: &orig, key: req.NamespacedName,
+		app: app, orig: &orig, key: req.NamespacedName, operation: operation,
 		instance: render.InstanceName(app.Name, app.Namespace, r.opts.Namespace),
 		now:      metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second)),
 		conds:    conditionEdits{},
@@ -98,17 +148,45 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if runErr != nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 		runErr = fmt.Errorf("reconcile passed its deadline (%s): %w", r.opts.ReconcileTimeout, runErr)
 	}
+	switch {
+	case errors.Is(runErr, errFenceLost):
+		// Another replica runs the operation: nothing of this pass is
+		// written; the next pass finds its fence.
+		return reconcile.Result{RequeueAfter: r.fenceRetry()}, nil
+	case errors.Is(runErr, errNotStarted):
+		return reconcile.Result{}, runErr
+	}
 	if err := r.finish(ctx, p); err != nil {
+		if errors.Is(err, errFenceLost) {
+			return reconcile.Result{RequeueAfter: r.fenceRetry()}, runErr
+		}
 		return reconcile.Result{}, errors.Join(runErr, err)
+	}
+	if p.handOff {
+		r.operations.add(p.key)
 	}
 	if runErr != nil {
 		return reconcile.Result{}, runErr
+	}
+	if operation {
+		// The status processors' resync comes back; only a wait of the
+		// operation (a retry, a sync window) is due here.
+		return reconcile.Result{RequeueAfter: p.requeueAfter}, nil
 	}
 	after := r.opts.requeueAfter()
 	if p.requeueAfter > 0 && p.requeueAfter < after {
 		after = p.requeueAfter
 	}
 	return reconcile.Result{RequeueAfter: after}, nil
+}
+
+// fenceRetry is how soon to look again at an Application another replica
+// runs the operation of.
+func (r *Reconciler) fenceRetry() time.Duration {
+	if r.shard == nil {
+		return staleCacheRetry
+	}
+	return r.shard.RenewInterval()
 }
 
 // run is the data path: destination, sources, render, gate, compare, sync.
@@ -181,7 +259,15 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 		ctrl.LoggerFrom(ctx).V(1).Info("Compared", "sync", cmp.status, "health", cmp.health.Status, "reused", !fresh)
 		return nil
 	}
+	if !p.operation {
+		ctrl.LoggerFrom(ctx).V(1).Info("Sync due, for the operation processors", "sync", cmp.status)
+		p.handOff = true
+		return nil
+	}
 	syncErr := r.sync(ctx, p, tg.cluster, req, state, cmp)
+	if errors.Is(syncErr, errFenceLost) || errors.Is(syncErr, errNotStarted) {
+		return syncErr
+	}
 	// The cluster changed: compare again so the status shows the result.
 	after, err := r.compareAndRemember(ctx, p, tg.cluster, state)
 	if err != nil {
@@ -677,7 +763,12 @@ func (r *Reconciler) finish(ctx context.Context, p *pass) error {
 	var changed []string
 	app.Status.Conditions, changed = p.conds.apply(app.Status.Conditions, p.now)
 	app.Status.ReconciledAt = &p.now
-	if err := writeApplication(ctx, r.client, p.orig, app, p.ranOp); err != nil {
+	fence := ""
+	if p.fenced {
+		fence = r.identity()
+		delete(app.Annotations, AnnotationOperationReplica)
+	}
+	if err := writeApplication(ctx, r.client, p.orig, app, p.ranOp, fence); err != nil {
 		return err
 	}
 	if r.recorder == nil {

@@ -75,6 +75,10 @@ type Dependencies struct {
 	// (health.Assess). Give one with customizations directories; argocd-cm's
 	// checks are added by ApplyArgoCDConfigMap.
 	Health *health.Checker
+	// Shard, when set, limits the replica to the Applications it owns
+	// among the live replicas and fences their operations; nil owns every
+	// Application (one replica, or leader election).
+	Shard Sharder
 }
 
 // Reconciler syncs Argo CD Applications: see the package documentation.
@@ -94,6 +98,14 @@ type Reconciler struct {
 	opts        Options
 
 	clusters *clusters
+	shard    Sharder
+
+	// locks keep the status and the operation processors from working on
+	// one Application at once; statusQueue and operations are their
+	// queues.
+	locks       keyLocks
+	statusQueue queueRef
+	operations  queueRef
 
 	mu    sync.Mutex
 	memos map[types.NamespacedName]*memo
@@ -133,7 +145,7 @@ func New(deps Dependencies, opts Options) (*Reconciler, error) {
 	r := &Reconciler{
 		client: deps.Client, apiReader: deps.APIReader, scheme: deps.Scheme,
 		evaluator: deps.Evaluator, manifests: deps.Manifests, recorder: deps.Recorder,
-		metrics: deps.Metrics, opts: opts, health: deps.Health,
+		metrics: deps.Metrics, opts: opts, health: deps.Health, shard: deps.Shard,
 		memos:   map[types.NamespacedName]*memo{},
 		allowed: map[types.NamespacedName]string{},
 		changes: make(chan event.TypedGenericEvent[*metav1.PartialObjectMetadata], liveChangesBuffer),
@@ -219,10 +231,24 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) 
 		Watches(&v1alpha1.AppProject{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfProject),
 			builder.WithPredicates(inNamespace, projectChanged())).
 		WatchesRawSource(r.liveChanges()).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles}).
+		WatchesRawSource(r.statusQueue.source()).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.StatusProcessors}).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("set up controller: %w", err)
+	}
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named(OperationsControllerName).
+		WatchesRawSource(r.operations.source()).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.OperationProcessors}).
+		Complete(reconcile.Func(r.reconcileOperation))
+	if err != nil {
+		return fmt.Errorf("set up operation processors: %w", err)
+	}
+	if r.shard != nil {
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { return r.followShard(ctx, mgr.GetCache()) })); err != nil {
+			return fmt.Errorf("add shard follower: %w", err)
+		}
 	}
 	return nil
 }

@@ -88,36 +88,49 @@ func conditionMessage(app *v1alpha1.Application, typ string) (string, bool) {
 // writeApplication sends the changes made to app since orig as one JSON
 // merge patch: only the fields that changed are sent, so fields tollgate's
 // types do not know are never dropped. When ranOp is set the operation is
-// cleared too, with an optimistic lock: if the Application changed since it
-// was read and now holds a different operation (a new request), that one
-// is kept. app's metadata is updated from the answer.
-func writeApplication(ctx context.Context, c client.Client, orig, app *v1alpha1.Application, ranOp *v1alpha1.Operation) error {
+// cleared too, and when fence is set the pass ran an operation under that
+// replica's fence (AnnotationOperationReplica), which app no longer has.
+// Either write carries an optimistic lock: if the Application changed since
+// it was read, it is read again; a different operation there (a new
+// request) is kept, and a fence taken by another replica meanwhile drops
+// the write (errFenceLost). app's metadata is updated from the answer.
+func writeApplication(ctx context.Context, c client.Client, orig, app *v1alpha1.Application, ranOp *v1alpha1.Operation, fence string) error {
+	if ranOp == nil && fence == "" {
+		return patchIfChanged(ctx, c, orig, app, false)
+	}
 	if ranOp != nil {
 		app.Operation = nil
-		err := patchIfChanged(ctx, c, orig, app, true)
-		if !apierrors.IsConflict(err) {
-			return err
-		}
-		// Someone wrote the Application meanwhile: read it again and clear
-		// the operation only if it is still the one that ran.
-		var fresh v1alpha1.Application
-		if err := c.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, &fresh); err != nil {
-			return fmt.Errorf("read application again: %w", err)
-		}
-		base := fresh.DeepCopy()
-		fresh.Status = app.Status
-		if !equality.Semantic.DeepEqual(fresh.Operation, ranOp) {
-			fresh.Operation = base.Operation
-		} else {
-			fresh.Operation = nil
-		}
-		if err := patchIfChanged(ctx, c, base, &fresh, true); err != nil {
-			return err
-		}
-		*app = fresh
-		return nil
 	}
-	return patchIfChanged(ctx, c, orig, app, false)
+	err := patchIfChanged(ctx, c, orig, app, true)
+	if !apierrors.IsConflict(err) {
+		return err
+	}
+	// Someone wrote the Application meanwhile: read it again and clear
+	// the operation only if it is still the one that ran; a new request
+	// stays.
+	var fresh v1alpha1.Application
+	if err := c.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, &fresh); err != nil {
+		return fmt.Errorf("read application again: %w", err)
+	}
+	if fence != "" && fresh.Annotations[AnnotationOperationReplica] != fence {
+		return errFenceLost
+	}
+	base := fresh.DeepCopy()
+	fresh.Status = app.Status
+	if fence != "" {
+		delete(fresh.Annotations, AnnotationOperationReplica)
+	}
+	switch {
+	case ranOp != nil && equality.Semantic.DeepEqual(fresh.Operation, ranOp):
+		fresh.Operation = nil
+	case fresh.Operation == nil:
+		fresh.Operation = app.Operation // a retry the pass set, or none
+	}
+	if err := patchIfChanged(ctx, c, base, &fresh, true); err != nil {
+		return err
+	}
+	*app = fresh
+	return nil
 }
 
 // patchIfChanged merge-patches app from orig, skipping the call when

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -209,16 +210,18 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, cl *cluster, req *syncRe
 	app.Status.OperationState = &v1alpha1.OperationState{
 		Operation: req.op, Phase: v1alpha1.OperationRunning, Message: "syncing", StartedAt: started, RetryCount: retries,
 	}
-	// Show the sync as running; a failure to do so does not stop it.
-	if err := writeApplication(ctx, r.client, p.orig, app, nil); err != nil {
-		log.Error(err, "record running sync")
-	} else {
-		p.orig = app.DeepCopy()
+	if err := r.recordRunning(ctx, p); err != nil {
+		return err
 	}
 	opCtx, stop := r.operationContext(ctx, p.key, started.Time)
 	results, runErr := r.runSync(opCtx, p, cl, req, state, cmp)
 	terminated := context.Cause(opCtx)
 	stop()
+	if errors.Is(terminated, errFenceLost) {
+		// This replica's membership lapsed: it stopped applying, and the
+		// replica that owns the Application next resumes the operation.
+		return fmt.Errorf("%w: this replica's shard membership lapsed during the operation", errFenceLost)
+	}
 	finished := metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second))
 	st := app.Status.OperationState
 	st.FinishedAt = &finished
@@ -293,15 +296,52 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, cl *cluster, req *syncRe
 	return nil
 }
 
+// recordRunning writes the Running operation state, so that watchers see
+// the sync. With sharding it is the operation's fence: written with this
+// replica's name under the Application's resourceVersion, it fails with
+// errFenceLost when the Application changed since the pass read it
+// (another replica may have started), and nothing is applied. Without
+// sharding a failure to write does not stop the sync.
+func (r *Reconciler) recordRunning(ctx context.Context, p *pass) error {
+	app := p.app
+	if r.shard == nil {
+		if err := writeApplication(ctx, r.client, p.orig, app, nil, ""); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "record running sync")
+		} else {
+			p.orig = app.DeepCopy()
+		}
+		return nil
+	}
+	if app.Annotations == nil {
+		app.Annotations = map[string]string{}
+	}
+	app.Annotations[AnnotationOperationReplica] = r.shard.Identity()
+	if err := patchIfChanged(ctx, r.client, p.orig, app, true); err != nil {
+		if apierrors.IsConflict(err) {
+			return errFenceLost
+		}
+		return fmt.Errorf("%w: record running sync: %w", errNotStarted, err)
+	}
+	p.orig, p.fenced = app.DeepCopy(), true
+	return nil
+}
+
 // terminatePoll is how often a running operation looks whether it was
-// asked to terminate.
-const terminatePoll = time.Second
+// asked to terminate; fencePoll how often, with sharding, whether this
+// replica still holds its membership (it stops applying at once when not).
+const (
+	terminatePoll = time.Second
+	fencePoll     = 200 * time.Millisecond
+)
 
 // operationContext returns the context one operation runs in. It ends, with
 // a cause wrapping apply.ErrTerminated, when the operation is asked to
 // terminate (tollgate or argocd app terminate-op turn the cached
 // Application's operation phase to Terminating) or has run for
-// Options.SyncTimeout since started. stop releases it.
+// Options.SyncTimeout since started. With sharding, it ends with
+// errFenceLost as soon as this replica no longer holds its membership, a
+// third of the lease duration before another replica may take the
+// operation over. stop releases it.
 func (r *Reconciler) operationContext(ctx context.Context, key types.NamespacedName, started time.Time) (opCtx context.Context, stop func()) {
 	opCtx, cancel := context.WithCancelCause(ctx)
 	var timer *time.Timer
@@ -311,13 +351,22 @@ func (r *Reconciler) operationContext(ctx context.Context, key types.NamespacedN
 		})
 	}
 	go func() {
-		tick := time.NewTicker(terminatePoll)
+		tick := time.NewTicker(fencePoll)
 		defer tick.Stop()
+		var lastPoll time.Time
 		for {
 			select {
 			case <-opCtx.Done():
 				return
-			case <-tick.C:
+			case now := <-tick.C:
+				if r.shard != nil && !r.shard.Holding() {
+					cancel(errFenceLost)
+					return
+				}
+				if now.Sub(lastPoll) < terminatePoll {
+					continue
+				}
+				lastPoll = now
 			}
 			var app v1alpha1.Application
 			if err := r.client.Get(opCtx, key, &app, client.UnsafeDisableDeepCopy); err == nil && terminating(&app) {

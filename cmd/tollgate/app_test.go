@@ -130,7 +130,12 @@ func TestControllerRepoServerAndAppSyncUsageErrors(t *testing.T) {
 		wantErr string
 	}{
 		{[]string{"controller", "--resync", "0s"}, "invalid --resync 0s: must be positive"},
-		{[]string{"controller", "--concurrency", "0"}, "invalid --concurrency 0: must be positive"},
+		{[]string{"controller", "--status-processors", "0"}, "invalid --status-processors 0: must be positive"},
+		{[]string{"controller", "--concurrency", "0"}, "invalid --status-processors 0: must be positive"},
+		{[]string{"controller", "--operation-processors", "0"}, "invalid --operation-processors 0: must be positive"},
+		{[]string{"controller", "--sharding", "static"}, `invalid --sharding "static": want none or dynamic`},
+		{[]string{"controller", "--sharding", "dynamic", "--leader-elect"}, "--sharding dynamic and --leader-elect exclude each other"},
+		{[]string{"controller", "--shard-lease-duration", "1s"}, "invalid --shard-lease-duration 1s: at least 3s"},
 		{[]string{"controller", "--kubeconfig", "/nonexistent/kubeconfig"}, "load kubeconfig /nonexistent/kubeconfig"},
 		{[]string{"controller", "--render-timeout", "0s"}, "invalid --render-timeout 0s: must be positive"},
 		{[]string{"controller", "--render-memory", "lots"}, `invalid --render-memory "lots": want a positive quantity such as 1Gi`},

@@ -26,6 +26,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/engine/health"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
+	"github.com/tollgate-dev/tollgate/engine/shard"
 	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/policies"
 )
@@ -46,11 +47,18 @@ const controllerGCPercent = 50
 
 // controllerOptions are the flags of `tollgate controller`.
 type controllerOptions struct {
-	kubeconfig  string
-	namespace   string
-	repoCache   string
-	resync      time.Duration
-	concurrency int
+	kubeconfig string
+	namespace  string
+	repoCache  string
+	resync     time.Duration
+	// statusProcessors and operationProcessors are the Applications
+	// compared, and the operations run, at once.
+	statusProcessors    int
+	operationProcessors int
+	// sharding is none or dynamic; empty means dynamic, or none with
+	// --leader-elect.
+	sharding           string
+	shardLeaseDuration time.Duration
 	// reconcileTimeout bounds one reconcile of one Application.
 	reconcileTimeout time.Duration
 	syncTimeout      time.Duration
@@ -86,9 +94,11 @@ type controllerOptions struct {
 // which tollgate dev starts from too.
 func defaultControllerOptions() controllerOptions {
 	return controllerOptions{
-		namespace: engine.DefaultNamespace, resync: engine.DefaultResync, concurrency: engine.DefaultConcurrency,
-		reconcileTimeout: engine.DefaultReconcileTimeout,
-		metricsAddr:      ":8080", healthAddr: ":8081", pprofAddr: "0", webhookAddr: ":8082",
+		namespace: engine.DefaultNamespace, resync: engine.DefaultResync,
+		statusProcessors: engine.DefaultStatusProcessors, operationProcessors: engine.DefaultOperationProcessors,
+		shardLeaseDuration: shard.DefaultLeaseDuration,
+		reconcileTimeout:   engine.DefaultReconcileTimeout,
+		metricsAddr:        ":8080", healthAddr: ":8081", pprofAddr: "0", webhookAddr: ":8082",
 		repoOptions: defaultRepoOptions(), repoServerSecret: defaultRepoServerSecret, repoServerService: defaultRepoServerService,
 	}
 }
@@ -122,10 +132,18 @@ file:// needs --allow-file-repos (local development only).
 The Git push webhook (GitHub push, GitLab Push Hook) is served at
 /api/webhook on --webhook-addr only with --webhook-secret (or
 $` + webhookSecretEnv + `): every request must carry GitHub's signature or
-GitLab's token. With --leader-elect, one replica reconciles at a time,
-holding a Lease in $POD_NAMESPACE (else in --namespace).`,
+GitLab's token.
+
+Replicas share the Applications (--sharding dynamic, the default): each
+holds a Lease of its own in $POD_NAMESPACE (else in --namespace), named after
+$POD_NAME (else the host name and process id), and owns the Applications
+that rendezvous hashing gives it among the live replicas; when one stops,
+the others take its Applications within --shard-lease-duration. An
+operation is fenced on its Application, so no two replicas run it. With
+--leader-elect (and --sharding none), one replica reconciles everything
+at a time instead.`,
 		Example: `  tollgate controller --namespace argocd --leader-elect
-  tollgate controller --kubeconfig ~/.kube/config --resync 1m --concurrency 8`,
+  tollgate controller --kubeconfig ~/.kube/config --resync 1m --status-processors 8 --operation-processors 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.webhookSecret == "" {
@@ -139,7 +157,12 @@ holding a Lease in $POD_NAMESPACE (else in --namespace).`,
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)")
 	f.StringVar(&o.namespace, "namespace", o.namespace, "namespace of the Applications, AppProjects and Argo CD Secrets")
 	f.DurationVar(&o.resync, "resync", o.resync, "how often every Application is compared again (±10% jitter)")
-	f.IntVar(&o.concurrency, "concurrency", o.concurrency, "Applications reconciled in parallel")
+	f.IntVar(&o.statusProcessors, "status-processors", o.statusProcessors, "Applications compared in parallel")
+	f.IntVar(&o.statusProcessors, "concurrency", o.statusProcessors, "the former name of --status-processors")
+	_ = f.MarkDeprecated("concurrency", "use --status-processors")
+	f.IntVar(&o.operationProcessors, "operation-processors", o.operationProcessors, "operations (syncs, with their waves, hooks and waits for health) run in parallel; they never hold up comparisons")
+	f.StringVar(&o.sharding, "sharding", "", "how replicas share the Applications: dynamic (each owns a share, by Leases; the default) or none (each reconciles all: one replica, or --leader-elect, which defaults to none)")
+	f.DurationVar(&o.shardLeaseDuration, "shard-lease-duration", o.shardLeaseDuration, "with --sharding dynamic: how long a replica counts as live after its last Lease renewal; replicas renew every third of it")
 	f.DurationVar(&o.reconcileTimeout, "reconcile-timeout", o.reconcileTimeout, "deadline of one reconcile of one Application (fetch, render, comparison and sync); passed, it is retried with backoff")
 	f.DurationVar(&o.syncTimeout, "sync-timeout", 0, "terminate an operation that has run this long since it started, retries included, as Argo CD's --sync-timeout (0: never)")
 	f.StringVar(&o.metricsAddr, "metrics-addr", o.metricsAddr, "address of the Prometheus metrics endpoint (0 disables it)")
@@ -167,8 +190,14 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if o.resync <= 0 {
 		return usageError(fmt.Errorf("invalid --resync %s: must be positive", o.resync))
 	}
-	if o.concurrency <= 0 {
-		return usageError(fmt.Errorf("invalid --concurrency %d: must be positive", o.concurrency))
+	if o.statusProcessors <= 0 {
+		return usageError(fmt.Errorf("invalid --status-processors %d: must be positive", o.statusProcessors))
+	}
+	if o.operationProcessors <= 0 {
+		return usageError(fmt.Errorf("invalid --operation-processors %d: must be positive", o.operationProcessors))
+	}
+	if err := o.checkSharding(); err != nil {
+		return usageError(err)
 	}
 	if o.reconcileTimeout <= 0 {
 		return usageError(fmt.Errorf("invalid --reconcile-timeout %s: must be positive", o.reconcileTimeout))
@@ -220,7 +249,8 @@ func runController(ctx context.Context, o controllerOptions) error {
 		return err
 	}
 	eopts := engine.DefaultOptions()
-	eopts.Namespace, eopts.Resync, eopts.MaxConcurrentReconciles = o.namespace, o.resync, o.concurrency
+	eopts.Namespace, eopts.Resync = o.namespace, o.resync
+	eopts.StatusProcessors, eopts.OperationProcessors = o.statusProcessors, o.operationProcessors
 	eopts.ReconcileTimeout, eopts.SyncTimeout = o.reconcileTimeout, o.syncTimeout
 	eopts.WebhookSecret = o.webhookSecret
 	eopts.ImplicitDefaultProject = cfg.ImplicitDefaultProject
@@ -229,11 +259,19 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if err != nil {
 		return usageError(fmt.Errorf("--customizations: %w", err))
 	}
-	r, err := engine.New(engine.Dependencies{
+	member, err := newShardMember(kc.rest, mgr, o)
+	if err != nil {
+		return err
+	}
+	deps := engine.Dependencies{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Scheme: mgr.GetScheme(),
 		Evaluator: evaluator, Manifests: manifests, Recorder: mgr.GetEventRecorder(engine.ControllerName), Metrics: metrics,
 		Health: checker,
-	}, eopts)
+	}
+	if member != nil {
+		deps.Shard = member
+	}
+	r, err := engine.New(deps, eopts)
 	if err != nil {
 		return err
 	}
@@ -247,9 +285,92 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if err := addPushWebhook(mgr, o, eopts, metrics, log); err != nil {
 		return err
 	}
-	log.Info("Starting controller", "namespace", o.namespace, "resync", o.resync.String(), "leaderElection", o.leaderElect, "repoServers", o.repoServers)
-	if err := mgr.Start(ctx); err != nil {
-		return fmt.Errorf("run controller: %w", err)
+	log.Info("Starting controller", "namespace", o.namespace, "resync", o.resync.String(), "leaderElection", o.leaderElect,
+		"sharding", o.sharding, "repoServers", o.repoServers)
+	if member == nil {
+		if err := mgr.Start(ctx); err != nil {
+			return fmt.Errorf("run controller: %w", err)
+		}
+		return nil
+	}
+	return runSharded(ctx, mgr, member)
+}
+
+// Sharding modes of --sharding.
+const (
+	shardingNone    = "none"
+	shardingDynamic = "dynamic"
+)
+
+// checkSharding resolves the default of --sharding and refuses what
+// cannot work together.
+func (o *controllerOptions) checkSharding() error {
+	if o.sharding == "" {
+		o.sharding = shardingDynamic
+		if o.leaderElect {
+			o.sharding = shardingNone
+		}
+	}
+	switch o.sharding {
+	case shardingNone:
+	case shardingDynamic:
+		if o.leaderElect {
+			return errors.New("--sharding dynamic and --leader-elect exclude each other: replicas either share the Applications or take turns")
+		}
+		if o.shardLeaseDuration < 3*time.Second {
+			return fmt.Errorf("invalid --shard-lease-duration %s: at least 3s", o.shardLeaseDuration)
+		}
+	default:
+		return fmt.Errorf("invalid --sharding %q: want none or dynamic", o.sharding)
+	}
+	return nil
+}
+
+// newShardMember returns this replica's shard membership, nil without
+// sharding. Its Leases are in $POD_NAMESPACE (else --namespace), named
+// after $POD_NAME (else the host name and process id).
+func newShardMember(cfg *rest.Config, mgr manager.Manager, o controllerOptions) (*shard.Membership, error) {
+	if o.sharding != shardingDynamic {
+		return nil, nil
+	}
+	c, err := client.New(controllerRESTConfig(cfg), client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		return nil, fmt.Errorf("create client: %w", err)
+	}
+	identity := os.Getenv("POD_NAME")
+	if identity == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("name this replica: %w", err)
+		}
+		identity = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	return shard.New(c, shard.Options{
+		Namespace: cmp.Or(os.Getenv("POD_NAMESPACE"), o.namespace), Group: o.namespace,
+		Identity: identity, LeaseDuration: o.shardLeaseDuration,
+	})
+}
+
+// runSharded runs the manager while member renews its Lease; the Lease
+// outlives the manager's shutdown (in-flight operations end first) and is
+// then released, so the others take this replica's Applications at once.
+func runSharded(ctx context.Context, mgr manager.Manager, member *shard.Membership) error {
+	renewCtx, stopRenewing := context.WithCancel(context.WithoutCancel(ctx))
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		_ = member.Run(renewCtx)
+	}()
+	runErr := mgr.Start(ctx)
+	stopRenewing()
+	<-renewed
+	releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := member.Release(releaseCtx); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
+	if runErr != nil {
+		return fmt.Errorf("run controller: %w", runErr)
 	}
 	return nil
 }

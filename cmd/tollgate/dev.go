@@ -190,6 +190,7 @@ func devControllerOptions(s *devstack.Stack, repoServer string) controllerOption
 	o := defaultControllerOptions()
 	o.kubeconfig, o.namespace, o.resync = s.ControllerKubeconfig, devstack.ArgoCDNamespace, devResync
 	o.metricsAddr, o.healthAddr, o.webhookAddr = "0", "0", "0"
+	o.sharding = shardingNone // one replica
 	o.repoServers, o.repoServerService, o.repoServerNamespace = []string{repoServer}, devstack.RepoServerName, devstack.TollgateNamespace
 	return o
 }

@@ -139,6 +139,7 @@ func TestDefaultContents(t *testing.T) {
 			"Deployment tollgate-system/tollgate-webhook",
 			"Namespace tollgate-system",
 			"NetworkPolicy tollgate-system/tollgate-repo-server",
+			"PodDisruptionBudget tollgate-system/tollgate-controller",
 			"PodDisruptionBudget tollgate-system/tollgate-repo-server",
 			"PodDisruptionBudget tollgate-system/tollgate-webhook",
 			"Role tollgate-system/tollgate-controller",
@@ -280,7 +281,7 @@ func TestDefaultContents(t *testing.T) {
 			DropCaps                  []corev1.Capability
 			Seccomp                   corev1.SeccompProfileType
 			NamespaceEnv, MemLimitEnv bool
-			HasLimits                 bool
+			NameEnv, HasLimits        bool
 		}
 		summarize := func(name string) container {
 			var dep appsv1.Deployment
@@ -301,9 +302,12 @@ func TestDefaultContents(t *testing.T) {
 				ReadOnlyRoot:   *c.SecurityContext.ReadOnlyRootFilesystem,
 				DropCaps:       c.SecurityContext.Capabilities.Drop,
 				Seccomp:        pod.SecurityContext.SeccompProfile.Type,
-				NamespaceEnv:   len(c.Env) == 2 && c.Env[0].Name == "POD_NAMESPACE" && c.Env[0].ValueFrom.FieldRef.FieldPath == "metadata.namespace",
-				MemLimitEnv: len(c.Env) == 2 && c.Env[1].Name == "GOMEMLIMIT" && c.Env[1].ValueFrom.ResourceFieldRef != nil &&
-					c.Env[1].ValueFrom.ResourceFieldRef.Resource == "limits.memory" && c.Env[1].ValueFrom.ResourceFieldRef.ContainerName == c.Name,
+				NamespaceEnv:   fieldEnv(c, "POD_NAMESPACE") == "metadata.namespace",
+				NameEnv:        fieldEnv(c, "POD_NAME") == "metadata.name",
+				MemLimitEnv: slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+					return e.Name == "GOMEMLIMIT" && e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil &&
+						e.ValueFrom.ResourceFieldRef.Resource == "limits.memory" && e.ValueFrom.ResourceFieldRef.ContainerName == c.Name
+				}),
 				HasLimits: !c.Resources.Limits.Memory().IsZero() && !c.Resources.Requests.Cpu().IsZero(),
 			}
 		}
@@ -315,8 +319,8 @@ func TestDefaultContents(t *testing.T) {
 		wantWebhook, wantController := common, common
 		wantWebhook.Replicas, wantWebhook.ServiceAccount = 2, "tollgate-webhook"
 		wantWebhook.Args = []string{"webhook", "--port", "9443", "--metrics-addr", ":8080"}
-		wantController.Replicas, wantController.ServiceAccount = 1, "tollgate-controller"
-		wantController.Args = []string{"controller", "--namespace", "argocd", "--metrics-addr", ":8080", "--repo-server", "tollgate-repo-server:8443", "--leader-elect"}
+		wantController.Replicas, wantController.ServiceAccount, wantController.NameEnv = 2, "tollgate-controller", true
+		wantController.Args = []string{"controller", "--namespace", "argocd", "--metrics-addr", ":8080", "--repo-server", "tollgate-repo-server:8443", "--sharding", "dynamic"}
 		if diff := gocmp.Diff(wantWebhook, summarize("tollgate-webhook")); diff != "" {
 			t.Errorf("tollgate-webhook (-want +got):\n%s", diff)
 		}
@@ -440,4 +444,15 @@ func convert(t *testing.T, u *unstructured.Unstructured, into any) {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, into, true); err != nil {
 		t.Fatalf("convert %s: %v", ref(u), err)
 	}
+}
+
+// fieldEnv returns the field path of c's environment variable name, ""
+// when it is not set from a field.
+func fieldEnv(c corev1.Container, name string) string {
+	for _, e := range c.Env {
+		if e.Name == name && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+			return e.ValueFrom.FieldRef.FieldPath
+		}
+	}
+	return ""
 }

@@ -202,7 +202,8 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 		return nil, err
 	}
 	opts := engine.DefaultOptions()
-	opts.Namespace, opts.Resync, opts.SyncTimeout, opts.MaxConcurrentReconciles = ns, resync, 90*time.Second, 4
+	opts.Namespace, opts.Resync, opts.SyncTimeout = ns, resync, 90*time.Second
+	opts.StatusProcessors, opts.OperationProcessors = 4, 4
 	switch ns {
 	case strictNS:
 		opts.Resync = strictResync

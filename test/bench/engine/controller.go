@@ -61,7 +61,7 @@ func startController(ctx context.Context, o options, tmp, kubeconfig string) (*c
 	}
 	args := []string{"controller",
 		"--kubeconfig", kubeconfig, "--namespace", argoNS, "--repo-cache", filepath.Join(tmp, "cache"),
-		"--resync", o.resync.String(), "--concurrency", "8",
+		"--resync", o.resync.String(), "--status-processors", "8",
 		"--metrics-addr", metricsAddr, "--health-addr", "0", "--webhook-addr", "0",
 		// The benchmark's repository is a file:// one.
 		"--allow-file-repos",
