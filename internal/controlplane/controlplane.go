@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -62,6 +63,8 @@ type Env struct {
 	Client client.Client
 
 	kcm *process
+	// dataDir is Options.DataDir.
+	dataDir string
 }
 
 // Start starts etcd, kube-apiserver and, when asked, kube-controller-manager,
@@ -116,7 +119,7 @@ func Start(opts Options) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start control plane: %w", err)
 	}
-	e := &Env{Environment: env}
+	e := &Env{Environment: env, dataDir: opts.DataDir}
 	if err := e.init(cfg, scheme, opts); err != nil {
 		_ = e.Stop()
 		return nil, err
@@ -150,6 +153,36 @@ func (e *Env) KubeConfig(user string) ([]byte, error) {
 		return nil, fmt.Errorf("kubeconfig for %s: %w", user, err)
 	}
 	return kc, nil
+}
+
+// StopAPIServer stops kube-apiserver alone, as an outage of the API server
+// with etcd still up: SIGTERM, and SIGKILL a second later (open watches
+// would hold a graceful shutdown for a minute). StartAPIServer starts it
+// again on the same address. Both need Options.DataDir, so that its
+// certificates outlive it.
+func (e *Env) StopAPIServer() error {
+	if e.dataDir == "" {
+		return errors.New("stop kube-apiserver: a restart needs Options.DataDir")
+	}
+	apiserver := e.ControlPlane.APIServer
+	graceful := apiserver.StopTimeout
+	apiserver.StopTimeout = time.Second
+	err := apiserver.Stop()
+	apiserver.StopTimeout = graceful
+	if err != nil && !strings.Contains(err.Error(), "timeout waiting for process") {
+		return fmt.Errorf("stop kube-apiserver: %w", err)
+	}
+	// Killed, it releases its port as it exits.
+	time.Sleep(500 * time.Millisecond)
+	return nil
+}
+
+// StartAPIServer starts kube-apiserver again after StopAPIServer.
+func (e *Env) StartAPIServer() error {
+	if err := e.ControlPlane.APIServer.Start(); err != nil {
+		return fmt.Errorf("start kube-apiserver: %w", err)
+	}
+	return nil
 }
 
 // Stop stops kube-controller-manager, then the API server and etcd.

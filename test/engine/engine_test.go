@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/test/gitserver"
 )
 
 // automated is an automated sync policy.
@@ -397,11 +398,18 @@ func TestEmptyRenderWithoutAllowEmptyDeletesNothing(t *testing.T) {
 	})
 }
 
-func TestGitServerDownKeepsLastSyncedState(t *testing.T) {
+// TestGitServerDownThenForcePush: the Git server goes down during a fetch
+// (a refresh): the last synced state stays and ComparisonError says why.
+// When it returns, history has been rewritten by a force-push that drops
+// the synced commit: the engine follows the branch to the new commit and
+// syncs it.
+func TestGitServerDownThenForcePush(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, baseFiles())
 	f.application(automated(true, true), nil)
 	f.waitSynced(f.head)
+	dropped := f.push(map[string]string{"manifests/configmap.yaml": configMap("settings", "v2")}, nil, "settings v2")
+	f.waitSynced(dropped)
 
 	f.git.Stop()
 	f.refresh()
@@ -409,20 +417,33 @@ func TestGitServerDownKeepsLastSyncedState(t *testing.T) {
 		msg, ok := condition(a, v1alpha1.ApplicationConditionComparisonError)
 		return ok && strings.Contains(msg, "unreachable")
 	})
-	if app.Status.Sync.Revision != f.head || len(app.Status.Resources) != 3 {
+	if app.Status.Sync.Revision != dropped || len(app.Status.Resources) != 3 {
 		t.Errorf("last synced state not kept: %s, %d resources", describeApp(app), len(app.Status.Resources))
 	}
 	consistently(t, "resources kept", 2*resync, func() (bool, string) {
-		gone, why := f.gone(&corev1.ConfigMap{}, "settings")
-		return !gone, why
+		var cm corev1.ConfigMap
+		if err := f.get(&cm, "settings"); err != nil {
+			return false, err.Error()
+		}
+		return cm.Data["key"] == "v2", "settings: " + cm.Data["key"]
 	})
 
+	// Back, with main forced to a commit on f.head that does not contain
+	// the synced one.
 	f.git.Start(t)
+	f.git.Branch(t, f.repo, "rewrite", f.head)
+	rewritten := f.git.CommitOn(t, f.repo, "rewrite", map[string]string{"manifests/configmap.yaml": configMap("settings", "v3")}, nil, "settings v3, rewritten")
+	f.git.Branch(t, f.repo, gitserver.DefaultBranch, rewritten)
 	f.refresh()
-	f.waitApp("ComparisonError cleared once Git is back", func(a *v1alpha1.Application) bool {
-		_, ok := condition(a, v1alpha1.ApplicationConditionComparisonError)
-		return !ok && a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced
-	})
+	f.waitSynced(rewritten)
+	app = f.app()
+	if _, ok := condition(app, v1alpha1.ApplicationConditionComparisonError); ok {
+		t.Errorf("ComparisonError not cleared: %s", describeApp(app))
+	}
+	var cm corev1.ConfigMap
+	if err := f.get(&cm, "settings"); err != nil || cm.Data["key"] != "v3" {
+		t.Errorf("settings after the force-push: %q, %v; want v3", cm.Data["key"], err)
+	}
 }
 
 func TestDeleteApplication(t *testing.T) {

@@ -32,6 +32,10 @@ type Options struct {
 	Webhooks crenvtest.WebhookInstallOptions
 	// Scheme for the client; default client-go's scheme.
 	Scheme *runtime.Scheme
+	// DataDir keeps etcd's data and the API server's certificates, so that
+	// a test can stop and start the API server (StopAPIServer); empty:
+	// temporary directories.
+	DataDir string
 }
 
 // Env is a running control plane.
@@ -78,6 +82,7 @@ func Start(opts Options) (*Env, error) {
 		CRDDirectoryPaths: crds,
 		Webhooks:          opts.Webhooks,
 		Scheme:            opts.Scheme,
+		DataDir:           opts.DataDir,
 	})
 	if err != nil {
 		return nil, err

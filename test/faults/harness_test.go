@@ -61,7 +61,19 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build scheme:", err)
 		os.Exit(1)
 	}
-	os.Exit(envtest.Run(m, envtest.Options{Scheme: scheme}, setup))
+	// A data directory, so that TestAPIServerStoppedMidWave can stop and
+	// start the API server.
+	data, err := os.MkdirTemp("", "tollgate-faults-cp-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := envtest.Run(m, envtest.Options{Scheme: scheme, DataDir: data}, setup)
+	_ = os.RemoveAll(data)
+	if bin != "" {
+		_ = os.RemoveAll(filepath.Dir(bin))
+	}
+	os.Exit(code)
 }
 
 // setup builds the binary and creates the namespaces.
@@ -99,6 +111,49 @@ type apiProxy struct {
 	srv     *httptest.Server
 	mu      sync.Mutex
 	applies []apply
+	// failing, when not 0, is the status every request is answered with
+	// (fail); refused counts them.
+	failing int
+	refused int
+}
+
+// fail answers every new request with code until heal: 429 with
+// Retry-After: 1, as an API server shedding load, or 500, as one whose
+// etcd fails. Open watches keep streaming.
+func (p *apiProxy) fail(code int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failing, p.refused = code, 0
+}
+
+// heal ends fail and returns how many requests it refused.
+func (p *apiProxy) heal() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failing = 0
+	return p.refused
+}
+
+// refuse answers r with the injected failure, if any.
+func (p *apiProxy) refuse(w http.ResponseWriter) bool {
+	p.mu.Lock()
+	code := p.failing
+	if code != 0 {
+		p.refused++
+	}
+	p.mu.Unlock()
+	if code == 0 {
+		return false
+	}
+	reason := metav1.StatusReasonInternalError
+	if code == http.StatusTooManyRequests {
+		reason = metav1.StatusReasonTooManyRequests
+		w.Header().Set("Retry-After", "1")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"injected by the test","reason":%q,"code":%d}`, reason, code)
+	return true
 }
 
 func newAPIProxy(t *testing.T) *apiProxy {
@@ -116,6 +171,9 @@ func newAPIProxy(t *testing.T) *apiProxy {
 	rp.Transport, rp.FlushInterval = transport, -1 // watches stream
 	rp.ErrorLog = nil
 	p.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p.refuse(w) {
+			return
+		}
 		if r.Method == http.MethodPatch && r.Header.Get("Content-Type") == string(types.ApplyPatchType) && r.URL.Query().Get("dryRun") == "" {
 			p.mu.Lock()
 			p.applies = append(p.applies, apply{path: r.URL.Path, at: time.Now()})

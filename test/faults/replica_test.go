@@ -69,42 +69,17 @@ data:
 // and no object is ever applied by both replicas at once.
 func TestReplicasShareAndSurviveEachOther(t *testing.T) {
 	const leaseDuration, resync = 4 * time.Second, 5 * time.Second
-	ns := env.Namespace(t)
-	git := gitserver.New(t)
-	files := map[string]string{}
 	var names []string
 	for i := range appCount {
 		// Fixed names: rendezvous hashing gives each replica a share of
 		// these (4 each).
-		name := fmt.Sprintf("shared-%d", i)
-		names = append(names, name)
-		for p, c := range appFiles(name) {
-			files[p] = c
-		}
+		names = append(names, fmt.Sprintf("shared-%d", i))
 	}
-	repoURL := git.CreateRepo(t, "config", files)
-	create(t, &v1alpha1.AppProject{
-		ObjectMeta: metav1.ObjectMeta{Name: ns, Namespace: argoNS},
-		Spec: v1alpha1.AppProjectSpec{
-			SourceRepos:  []string{repoURL},
-			Destinations: []v1alpha1.ApplicationDestination{{Server: "https://kubernetes.default.svc", Namespace: ns}},
-		},
-	})
-
+	ns, repoURL, _ := repository(t, names, appFiles)
 	opts := replicaOptions{leaseDuration: leaseDuration, resync: resync}
 	a := startReplica(t, "replica-a", opts)
 	waitMembers(t, 1, a)
-	for _, name := range names {
-		create(t, &v1alpha1.Application{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: argoNS},
-			Spec: v1alpha1.ApplicationSpec{
-				Project:     ns,
-				Source:      &v1alpha1.ApplicationSource{RepoURL: repoURL, Path: "apps/" + name, TargetRevision: gitserver.DefaultBranch},
-				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: ns},
-				SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}, Retry: &v1alpha1.RetryStrategy{}},
-			},
-		})
-	}
+	applications(t, ns, repoURL, names)
 	// 1. Every sync runs on replica-a, fenced, waiting in wave 0.
 	eventually(t, "every sync Running on replica-a", func() (bool, string) {
 		return allApps(t, names, func(app *v1alpha1.Application) bool {
@@ -194,6 +169,44 @@ func TestReplicasShareAndSurviveEachOther(t *testing.T) {
 		t.Errorf("replica-b's Lease after SIGTERM: %s", why)
 	}
 }
+
+// repository creates a namespace, a Git repository with files(name) for
+// every name, and an AppProject named after the namespace that permits
+// them.
+func repository(t *testing.T, names []string, files func(name string) map[string]string) (ns, repoURL string, git *gitserver.Server) {
+	t.Helper()
+	ns = env.Namespace(t)
+	git = gitserver.New(t)
+	repoURL = git.CreateRepo(t, "config", filesOf(names, files))
+	create(t, &v1alpha1.AppProject{
+		ObjectMeta: metav1.ObjectMeta{Name: ns, Namespace: argoNS},
+		Spec: v1alpha1.AppProjectSpec{
+			SourceRepos:  []string{repoURL},
+			Destinations: []v1alpha1.ApplicationDestination{{Server: inCluster, Namespace: ns}},
+		},
+	})
+	return ns, repoURL, git
+}
+
+// applications creates an automated Application for each name, from
+// apps/<name> of repoURL into ns, whose failed syncs are not retried.
+func applications(t *testing.T, ns, repoURL string, names []string) {
+	t.Helper()
+	for _, name := range names {
+		create(t, &v1alpha1.Application{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: argoNS},
+			Spec: v1alpha1.ApplicationSpec{
+				Project:     ns,
+				Source:      &v1alpha1.ApplicationSource{RepoURL: repoURL, Path: "apps/" + name, TargetRevision: gitserver.DefaultBranch},
+				Destination: v1alpha1.ApplicationDestination{Server: inCluster, Namespace: ns},
+				SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}, Retry: &v1alpha1.RetryStrategy{}},
+			},
+		})
+	}
+}
+
+// inCluster is the in-cluster destination server.
+const inCluster = "https://kubernetes.default.svc"
 
 // checkRunningOn fails unless each Application's sync is Running on
 // replica.
