@@ -62,6 +62,11 @@ var (
 	reader cache.Cache
 	// reviews records every request the API server sends the webhook.
 	reviews = &recorder{}
+	// serve starts a webhook server where the API server calls it, until
+	// the returned stop; setup starts the first, for the package.
+	serve func(ctx context.Context) (stop func(), err error)
+	// stopWebhook stops the webhook server running now.
+	stopWebhook func()
 )
 
 func TestMain(m *testing.M) {
@@ -172,25 +177,33 @@ func setup(ctx context.Context, e *envtest.Env) error {
 	}
 
 	opts := e.WebhookInstallOptions
-	srv := crwebhook.NewServer(crwebhook.Options{
-		Host:    opts.LocalServingHost,
-		Port:    opts.LocalServingPort,
-		CertDir: opts.LocalServingCertDir,
-	})
-	srv.Register("/validate", webhook.NewHTTPHandler(reviews.wrap(h), logr.Discard()))
-	go func() {
-		if err := srv.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "webhook test: webhook server:", err)
+	serve = func(ctx context.Context) (func(), error) {
+		srv := crwebhook.NewServer(crwebhook.Options{
+			Host:    opts.LocalServingHost,
+			Port:    opts.LocalServingPort,
+			CertDir: opts.LocalServingCertDir,
+		})
+		srv.Register("/validate", webhook.NewHTTPHandler(reviews.wrap(h), logr.Discard()))
+		srvCtx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := srv.Start(srvCtx); err != nil {
+				fmt.Fprintln(os.Stderr, "webhook test: webhook server:", err)
+			}
+		}()
+		deadline := time.Now().Add(30 * time.Second)
+		for srv.StartedChecker()(nil) != nil {
+			if time.Now().After(deadline) {
+				stop()
+				return nil, errors.New("webhook server did not start")
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for srv.StartedChecker()(nil) != nil {
-		if time.Now().After(deadline) {
-			return errors.New("webhook server did not start")
-		}
-		time.Sleep(100 * time.Millisecond)
+		return func() { stop(); <-done }, nil
 	}
-	return nil
+	stopWebhook, err = serve(ctx)
+	return err
 }
 
 // failOnLabel fails the evaluation of objects labelled failLabel, so tests
