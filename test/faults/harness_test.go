@@ -27,6 +27,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -256,7 +257,17 @@ func startReplica(t *testing.T, name string, o replicaOptions) *replica {
 		close(r.exited)
 	}()
 	t.Cleanup(func() {
-		r.kill()
+		// As Kubernetes stops a pod: SIGTERM, then SIGKILL. Its Lease goes
+		// too, so that the next test's replicas do not wait for it to
+		// expire.
+		_ = r.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-r.exited:
+		case <-time.After(30 * time.Second):
+			r.kill()
+		}
+		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: podNS, Name: "tollgate-shard-" + name}}
+		_ = env.Client.Delete(context.Background(), lease)
 		_ = r.log.Close()
 		if t.Failed() {
 			if out, err := os.ReadFile(logPath); err == nil {
