@@ -49,25 +49,26 @@ type controller struct {
 	unasked bool
 }
 
-// startController starts bin/tollgate controller (o.tollgate) against the
-// API server behind the counting proxy of kubeconfig, with its output in
-// tmp/controller.log, and waits until it serves metrics. The process gets
-// SIGTERM when ctx ends, when stop is called, and (Pdeathsig) when this
-// process dies first.
-func startController(ctx context.Context, o options, tmp, kubeconfig string) (*controller, error) {
+// startController starts bin/tollgate controller (o.tollgate) named name
+// against the API server behind the counting proxy of kubeconfig, with its
+// output in tmp/<name>.log, and waits until it serves metrics. The name is
+// its $POD_NAME, which names its shard Lease. The process gets SIGTERM
+// when ctx ends, when stop is called, and (Pdeathsig) when this process
+// dies first.
+func startController(ctx context.Context, o options, tmp, kubeconfig, name string) (*controller, error) {
 	metricsAddr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
 	args := []string{"controller",
-		"--kubeconfig", kubeconfig, "--namespace", argoNS, "--repo-cache", filepath.Join(tmp, "cache"),
+		"--kubeconfig", kubeconfig, "--namespace", argoNS, "--repo-cache", filepath.Join(tmp, "cache-"+name),
 		"--resync", o.resync.String(), "--status-processors", "8",
 		"--metrics-addr", metricsAddr, "--health-addr", "0", "--webhook-addr", "0",
 		// The benchmark's repository is a file:// one.
 		"--allow-file-repos",
 	}
 	c := &controller{
-		logPath:    filepath.Join(tmp, "controller.log"),
+		logPath:    filepath.Join(tmp, name+".log"),
 		metricsURL: "http://" + metricsAddr + "/metrics",
 		http:       &http.Client{Timeout: 30 * time.Second},
 		exited:     make(chan struct{}),
@@ -95,6 +96,7 @@ func startController(ctx context.Context, o options, tmp, kubeconfig string) (*c
 	c.stopProcess = stopProcess
 	c.cmd = exec.CommandContext(procCtx, o.tollgate, args...)
 	c.cmd.Stdout, c.cmd.Stderr = output, output
+	c.cmd.Env = append(os.Environ(), "POD_NAME="+name)
 	c.cmd.Cancel = func() error { return c.cmd.Process.Signal(syscall.SIGTERM) }
 	c.cmd.WaitDelay = stopGrace
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
@@ -176,7 +178,7 @@ func (c *controller) explain(err error) error {
 		}
 	default:
 	}
-	return fmt.Errorf("%w\nlast lines of controller.log:\n%s", err, c.logTail(25))
+	return fmt.Errorf("%w\nlast lines of %s:\n%s", err, filepath.Base(c.logPath), c.logTail(25))
 }
 
 // logTail returns the last n lines of the controller's log.
@@ -253,6 +255,19 @@ func (c *controller) compares(ctx context.Context) (reused, full float64, err er
 		}
 	}
 	return reused, full, nil
+}
+
+// gauge returns the value of the controller's unlabelled gauge name.
+func (c *controller) gauge(ctx context.Context, name string) (float64, error) {
+	families, err := c.scrape(ctx)
+	if err != nil {
+		return 0, err
+	}
+	ms := families[name].GetMetric()
+	if len(ms) != 1 {
+		return 0, fmt.Errorf("%s: %d series at %s", name, len(ms), c.metricsURL)
+	}
+	return ms[0].GetGauge().GetValue(), nil
 }
 
 // heapInUse returns the controller's go_memstats_heap_inuse_bytes.

@@ -130,13 +130,13 @@ spec:
 // fakeKubelet marks every Deployment of the cluster rolled out and available
 // by writing its status subresource, standing in for the deployment
 // controller and the kubelet that the benchmark's control plane does not
-// run. It uses its own client, whose calls are not counted.
-func fakeKubelet(ctx context.Context, c client.Client) {
+// run, every period. It uses its own client, whose calls are not counted.
+func fakeKubelet(ctx context.Context, c client.Client, every time.Duration) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(every):
 		}
 		var deps appsv1.DeploymentList
 		if err := c.List(ctx, &deps); err != nil {

@@ -44,8 +44,19 @@ import (
 	"time"
 )
 
+// Parts of -part.
+const (
+	partEngine = "engine"
+	partScale  = "scale"
+)
+
 // options are the command's flags.
 type options struct {
+	// part is partEngine (parts 1 and 2) or partScale.
+	part string
+	// step and maxApps: the scale part adds step Applications at a time to
+	// the two replicas, up to maxApps, while the idle goal holds.
+	step, maxApps int
 	objects    int
 	apps       int
 	appObjects int
@@ -69,7 +80,14 @@ func main() {
 	flag.IntVar(&o.cycles, "cycles", 3, "idle resync cycles measured in part 2")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "bound on the whole run")
 	flag.StringVar(&o.memProfile, "memprofile", "", "fetch heap profiles of the controller process (/debug/pprof/heap?gc=1) at the start (FILE.base) and the end (FILE) of the idle window; compare them with go tool pprof -base FILE.base FILE")
+	flag.StringVar(&o.part, "part", partEngine, "engine: parts 1 and 2; scale: -apps Applications with 1 replica, then with 2, then steps of -step up to -max-apps while the idle goal holds")
+	flag.IntVar(&o.step, "step", 1000, "scale: Applications added per step after the 2-replica phase (0: no steps)")
+	flag.IntVar(&o.maxApps, "max-apps", 4000, "scale: the most Applications the steps go to")
 	flag.Parse()
+	if o.part != partEngine && o.part != partScale {
+		fmt.Fprintln(os.Stderr, "bench-engine: -part must be engine or scale")
+		os.Exit(2)
+	}
 	if o.objects < 3 || o.apps < 1 || o.appObjects < 3 || o.resync <= 0 || o.cycles < 1 {
 		fmt.Fprintln(os.Stderr, "bench-engine: -objects and -app-objects must be at least 3, -apps and -cycles at least 1, -resync positive")
 		os.Exit(2)

@@ -68,6 +68,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	defer os.RemoveAll(tmp)
 
 	b := &bench{env: env, tmp: tmp, files: map[string]string{}, kinds: &breakdown{}}
+	if o.part == partScale {
+		return b.runScale(ctx, o, out)
+	}
 	manifests(b.files, "big", "big", o.objects)
 	for i := range o.apps {
 		manifests(b.files, fmt.Sprintf("apps/app-%03d", i), fmt.Sprintf("a%03d", i), o.appObjects)
@@ -85,7 +88,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	defer stopProxy()
 	fmt.Fprintf(out, "starting %s controller...\n", o.tollgate)
-	if b.controller, err = startController(ctx, o, tmp, kubeconfig); err != nil {
+	if b.controller, err = startController(ctx, o, tmp, kubeconfig, "controller"); err != nil {
 		return err
 	}
 	// Deferred after the proxy and the control plane, so it runs before
@@ -102,7 +105,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 // measure runs parts 1 and 2 and prints the report.
 func (b *bench) measure(ctx context.Context, o options, out io.Writer) error {
 	kubeletCtx, stopKubelet := context.WithCancel(ctx)
-	go fakeKubelet(kubeletCtx, b.env.Client)
+	go fakeKubelet(kubeletCtx, b.env.Client, 200*time.Millisecond)
 	defer stopKubelet()
 
 	fmt.Fprintf(out, "part 1: one Application of %d objects...\n", o.objects)
@@ -307,6 +310,43 @@ const settlePeriods = 12
 // 60 ms of a 10 s resync cycle's CPU figure is the sampling.
 const heapSampleEvery = 500 * time.Millisecond
 
+// settle waits until a whole resync period passes without a full
+// comparison by any of cs (the last syncs settled), for at most
+// settlePeriods periods, then warns and returns.
+func settle(ctx context.Context, cs []*controller, resync time.Duration) error {
+	for range settlePeriods {
+		before, err := fullCompares(ctx, cs)
+		if err != nil {
+			return err
+		}
+		if err := sleep(ctx, resync+resync/5); err != nil {
+			return err
+		}
+		after, err := fullCompares(ctx, cs)
+		if err != nil {
+			return err
+		}
+		if after == before {
+			return nil
+		}
+	}
+	fmt.Fprintf(os.Stderr, "bench-engine: warning: the controller still compared in full after %d resync periods; measuring anyway\n", settlePeriods)
+	return nil
+}
+
+// fullCompares is the sum of the full comparisons of cs so far.
+func fullCompares(ctx context.Context, cs []*controller) (float64, error) {
+	var sum float64
+	for _, c := range cs {
+		_, full, err := c.compares(ctx)
+		if err != nil {
+			return 0, err
+		}
+		sum += full
+	}
+	return sum, nil
+}
+
 // idle waits until a whole resync period passes without a full comparison
 // (the last syncs settled), then lets the controller resync the untouched
 // Applications for o.cycles periods and measures its process: CPU time
@@ -315,26 +355,8 @@ const heapSampleEvery = 500 * time.Millisecond
 // outside the window so that their cost is not measured.
 func (b *bench) idle(ctx context.Context, o options) (idleResult, error) {
 	c := b.controller
-	settled := false
-	for range settlePeriods {
-		_, before, err := c.compares(ctx)
-		if err != nil {
-			return idleResult{}, err
-		}
-		if err := sleep(ctx, o.resync+o.resync/5); err != nil {
-			return idleResult{}, err
-		}
-		_, after, err := c.compares(ctx)
-		if err != nil {
-			return idleResult{}, err
-		}
-		if after == before {
-			settled = true
-			break
-		}
-	}
-	if !settled {
-		fmt.Fprintf(os.Stderr, "bench-engine: warning: the controller still compared in full after %d resync periods; measuring anyway\n", settlePeriods)
+	if err := settle(ctx, []*controller{c}, o.resync); err != nil {
+		return idleResult{}, err
 	}
 	if o.memProfile != "" {
 		if err := c.heapProfile(ctx, o.memProfile+".base"); err != nil {
