@@ -57,12 +57,12 @@ type options struct {
 	// step and maxApps: the scale part adds step Applications at a time to
 	// the two replicas, up to maxApps, while the idle goal holds.
 	step, maxApps int
-	objects    int
-	apps       int
-	appObjects int
-	resync     time.Duration
-	cycles     int
-	timeout    time.Duration
+	objects       int
+	apps          int
+	appObjects    int
+	resync        time.Duration
+	cycles        int
+	timeout       time.Duration
 	// tollgate is the tollgate binary run as the controller.
 	tollgate string
 	// memProfile, when set, receives heap profiles of the controller taken
