@@ -15,6 +15,15 @@
 //     through clear_refs before the window), peak Go heap in use (sampled
 //     from its /metrics every 500 ms), API calls, and apply calls (target 0).
 //
+// With -part scale it measures scale out instead: -apps Applications of
+// -app-objects objects synced by one replica (time to the first full sync,
+// then idle cycles: CPU, peak RSS and API calls), a fresh -apps synced by
+// two replicas sharing them (--sharding dynamic; the same, per replica),
+// then -step more at a time for the two replicas, one idle measure each,
+// until a replica misses the idle goal or -max-apps is reached (see
+// scale.go for the goal). make bench-scale runs it with 2,000
+// Applications of 10 objects.
+//
 // The controller and kubectl each reach the API server through a counting
 // reverse proxy of their own on loopback (plain HTTP; the proxy holds the
 // admin credentials), which classifies every request. The engine's
@@ -32,6 +41,8 @@
 // subresource, as the deployment controller would once pods ran.
 //
 // Usage: go run ./test/bench/engine [-tollgate bin/tollgate] [-objects 500] [-apps 200] [-app-objects 20] [-resync 10s] [-cycles 3] [-memprofile FILE]
+//
+//	go run ./test/bench/engine -part scale [-apps 2000] [-app-objects 10] [-step 1000] [-max-apps 4000] [-resync 60s] [-cycles 2]
 package main
 
 import (
