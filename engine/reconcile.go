@@ -94,48 +94,16 @@ func (r *Reconciler) unlock(key types.NamespacedName, kl *keyLock) {
 func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request, operation bool) (reconcile.Result, error) {
 	start := time.Now()
 	defer func() { r.metrics.duration.Observe(time.Since(start).Seconds()) }()
-	// The cached Application is read without a copy, as orig, which is
-	// never modified (it shares its maps and slices with the cache); app
-	// is the one deep copy the pass changes.
-	var orig v1alpha1.Application
-	err := r.client.Get(ctx, req.NamespacedName, &orig, client.UnsafeDisableDeepCopy)
-	if err == nil && r.shard != nil && !r.shard.Owns(req.String()) {
-		r.forget(req.NamespacedName)
-		return reconcile.Result{}, nil // another replica's
+	orig, res, err := r.read(ctx, req, operation)
+	if orig == nil || err != nil {
+		return res, err
 	}
-	if err == nil && orig.Operation != nil {
-		if !operation {
-			r.operations.add(req.NamespacedName)
-			return reconcile.Result{RequeueAfter: r.opts.requeueAfter()}, nil
-		}
-		// As Argo CD, an operation is acted on from the Application as the
-		// API server has it: the cache may not hold yet what the pass that
-		// ran the operation wrote, and the operation would run (or end)
-		// a second time.
-		orig = v1alpha1.Application{}
-		err = r.apiReader.Get(ctx, req.NamespacedName, &orig)
-	}
-	if err != nil {
-		if apierrors.IsNotFound(err) {
-			r.forget(req.NamespacedName)
-			return reconcile.Result{}, nil
-		}
-		return reconcile.Result{}, fmt.Errorf("get application %s: %w", req.Name, err)
-	}
-	if r.fencedByOther(&orig) {
-		return reconcile.Result{RequeueAfter: r.shard.RenewInterval()}, nil
-	}
-	if err := r.takeOver(ctx, &orig); err != nil {
-		return reconcile.Result{}, err
-	}
-	// A copying read sets the kind; this one leaves the cache's TypeMeta.
-	orig.SetGroupVersionKind(v1alpha1.ApplicationGroupVersionKind)
 	app := orig.DeepCopy()
 	if app.DeletionTimestamp != nil {
 		return r.finalize(ctx, app)
 	}
 	p := &pass{
-		app: app, orig: &orig, key: req.NamespacedName, operation: operation,
+		app: app, orig: orig, key: req.NamespacedName, operation: operation,
 		instance: render.InstanceName(app.Name, app.Namespace, r.opts.Namespace),
 		now:      metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second)),
 		conds:    conditionEdits{},
@@ -178,6 +146,50 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request, opera
 		after = p.requeueAfter
 	}
 	return reconcile.Result{RequeueAfter: after}, nil
+}
+
+// read returns the Application of req as this pass acts on it, or nil
+// with the result to return: it is another replica's, it is gone, its
+// operation is for the operation processors, or another replica runs it.
+// The fence of a replica that is gone is taken over here.
+func (r *Reconciler) read(ctx context.Context, req reconcile.Request, operation bool) (*v1alpha1.Application, reconcile.Result, error) {
+	// The cached Application is read without a copy, as orig, which is
+	// never modified (it shares its maps and slices with the cache); the
+	// pass changes a deep copy of it.
+	var orig v1alpha1.Application
+	err := r.client.Get(ctx, req.NamespacedName, &orig, client.UnsafeDisableDeepCopy)
+	if err == nil && r.shard != nil && !r.shard.Owns(req.String()) {
+		r.forget(req.NamespacedName)
+		return nil, reconcile.Result{}, nil // another replica's
+	}
+	if err == nil && orig.Operation != nil {
+		if !operation {
+			r.operations.add(req.NamespacedName)
+			return nil, reconcile.Result{RequeueAfter: r.opts.requeueAfter()}, nil
+		}
+		// As Argo CD, an operation is acted on from the Application as the
+		// API server has it: the cache may not hold yet what the pass that
+		// ran the operation wrote, and the operation would run (or end)
+		// a second time.
+		orig = v1alpha1.Application{}
+		err = r.apiReader.Get(ctx, req.NamespacedName, &orig)
+	}
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+			return nil, reconcile.Result{}, nil
+		}
+		return nil, reconcile.Result{}, fmt.Errorf("get application %s: %w", req.Name, err)
+	}
+	if r.fencedByOther(&orig) {
+		return nil, reconcile.Result{RequeueAfter: r.shard.RenewInterval()}, nil
+	}
+	if err := r.takeOver(ctx, &orig); err != nil {
+		return nil, reconcile.Result{}, err
+	}
+	// A copying read sets the kind; this one leaves the cache's TypeMeta.
+	orig.SetGroupVersionKind(v1alpha1.ApplicationGroupVersionKind)
+	return &orig, reconcile.Result{}, nil
 }
 
 // fenceRetry is how soon to look again at an Application another replica
