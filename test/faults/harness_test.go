@@ -229,6 +229,8 @@ type replica struct {
 type replicaOptions struct {
 	leaseDuration time.Duration
 	resync        time.Duration
+	// args are more flags.
+	args []string
 }
 
 // startReplica starts a controller replica named name, sharing the
@@ -246,6 +248,7 @@ func startReplica(t *testing.T, name string, o replicaOptions) *replica {
 		"--repo-cache", filepath.Join(t.TempDir(), "cache"), "--allow-insecure-repos",
 		"--resync", o.resync.String(), "--sharding", "dynamic", "--shard-lease-duration", o.leaseDuration.String(),
 		"--metrics-addr", r.metrics, "--health-addr", "0", "--webhook-addr", "0", "-v", "1")
+	r.cmd.Args = append(r.cmd.Args, o.args...)
 	r.cmd.Env = append(os.Environ(), "POD_NAME="+name, "POD_NAMESPACE="+podNS)
 	r.cmd.Stdout, r.cmd.Stderr = r.log, r.log
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

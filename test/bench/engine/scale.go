@@ -109,6 +109,7 @@ func (b *bench) runScale(ctx context.Context, o options, out io.Writer) (err err
 		return fmt.Errorf("1 replica: %w", err)
 	}
 	results = append(results, one)
+	printRows(out, o, one)
 
 	// The first batch goes (its objects stay: no finalizer), and a fresh
 	// one is synced by two replicas.
@@ -130,6 +131,7 @@ func (b *bench) runScale(ctx context.Context, o options, out io.Writer) (err err
 		return fmt.Errorf("2 replicas: %w", err)
 	}
 	results = append(results, two)
+	printRows(out, o, two)
 	total := o.apps
 	for i, batch := range batches[2:] {
 		if !results[len(results)-1].withinGoal() {
@@ -143,6 +145,7 @@ func (b *bench) runScale(ctx context.Context, o options, out io.Writer) (err err
 		}
 		step.apps = total
 		results = append(results, step)
+		printRows(out, o, step)
 	}
 	reportScale(out, o, results, base)
 	return nil
@@ -304,6 +307,15 @@ func measureIdle(ctx context.Context, rs []*replicaRun, o options) ([]idleResult
 		}
 	}
 	return out, nil
+}
+
+// printRows prints one measured configuration as it is done, so that a run
+// cut short still shows what it measured.
+func printRows(out io.Writer, o options, r scaleResult) {
+	for i, idle := range r.idle {
+		fmt.Fprintf(out, "  %d replica(s), %d Applications: replica %d owns %.0f; first full sync %.0fs; per idle cycle %.2fs CPU, %.0f MiB peak RSS, %.0f API calls, %.0f apply+dry-run\n",
+			r.replicas, r.apps, i+1, r.owned[i], r.firstSync.Seconds(), idle.cpu.Seconds(), mib(idle.mem.peak), idle.calls, idle.applies+idle.dryRuns)
+	}
 }
 
 // reportScale prints the scale part's table; base is the first replica's
