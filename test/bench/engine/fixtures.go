@@ -12,6 +12,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/test/envtest"
@@ -146,4 +150,39 @@ func fakeKubelet(ctx context.Context, c client.Client, every time.Duration) {
 			envtest.MarkAvailable(ctx, c, &deps.Items[i])
 		}
 	}
+}
+
+// watchKubelet is fakeKubelet for large clusters: one list, then a watch,
+// marking each Deployment available as it is created or changed, so that
+// its cost follows the changes and not the cluster's size. It re-lists
+// when the watch ends, until ctx ends.
+func watchKubelet(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme) error {
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	go func() {
+		for ctx.Err() == nil {
+			var deps appsv1.DeploymentList
+			if err := c.List(ctx, &deps); err != nil {
+				_ = sleep(ctx, time.Second)
+				continue
+			}
+			for i := range deps.Items {
+				envtest.MarkAvailable(ctx, c, &deps.Items[i])
+			}
+			w, err := c.Watch(ctx, &appsv1.DeploymentList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: deps.ResourceVersion}})
+			if err != nil {
+				_ = sleep(ctx, time.Second)
+				continue
+			}
+			for ev := range w.ResultChan() {
+				if d, ok := ev.Object.(*appsv1.Deployment); ok && (ev.Type == watch.Added || ev.Type == watch.Modified) {
+					envtest.MarkAvailable(ctx, c, d)
+				}
+			}
+			w.Stop()
+		}
+	}()
+	return nil
 }

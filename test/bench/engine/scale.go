@@ -196,11 +196,13 @@ func waitMembers(ctx context.Context, rs []*replicaRun) error {
 // (timed when timed), lets the replicas settle and measures o.cycles idle
 // cycles.
 func (b *bench) scalePhase(ctx context.Context, o options, rs []*replicaRun, batch string, n int, timed bool) (scaleResult, error) {
-	// The fake kubelet lists every Deployment: it runs while the
-	// Applications sync, not while the replicas are measured.
+	// The fake kubelet runs while the Applications sync, not while the
+	// replicas are measured.
 	kubeletCtx, stopKubelet := context.WithCancel(ctx)
 	defer stopKubelet()
-	go fakeKubelet(kubeletCtx, b.env.Client, time.Second)
+	if err := watchKubelet(kubeletCtx, b.env.Config, b.env.Client.Scheme()); err != nil {
+		return scaleResult{}, err
+	}
 	start := time.Now()
 	for j := range n {
 		name := fmt.Sprintf("%s-%04d", batch, j)
@@ -262,7 +264,7 @@ func (b *bench) waitSynced(ctx context.Context, prefix string, n int) error {
 		if synced == n {
 			return nil
 		}
-		if err := sleep(ctx, 2*time.Second); err != nil {
+		if err := sleep(ctx, 5*time.Second); err != nil {
 			return fmt.Errorf("%d of %d applications synced: %w", synced, n, err)
 		}
 	}
