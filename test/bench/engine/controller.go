@@ -270,6 +270,20 @@ func (c *controller) gauge(ctx context.Context, name string) (float64, error) {
 	return ms[0].GetGauge().GetValue(), nil
 }
 
+// passes returns how many reconciles the controller ran and their total
+// seconds (tollgate_engine_reconcile_duration_seconds).
+func (c *controller) passes(ctx context.Context) (count uint64, seconds float64, err error) {
+	families, err := c.scrape(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, m := range families["tollgate_engine_reconcile_duration_seconds"].GetMetric() {
+		count += m.GetHistogram().GetSampleCount()
+		seconds += m.GetHistogram().GetSampleSum()
+	}
+	return count, seconds, nil
+}
+
 // heapInUse returns the controller's go_memstats_heap_inuse_bytes.
 func (c *controller) heapInUse(ctx context.Context) (uint64, error) {
 	families, err := c.scrape(ctx)

@@ -274,8 +274,10 @@ func (b *bench) waitSynced(ctx context.Context, prefix string, n int) error {
 // once: CPU time and peak RSS of its process, its API calls.
 func measureIdle(ctx context.Context, rs []*replicaRun, o options) ([]idleResult, error) {
 	type mark struct {
-		cpu   time.Duration
-		kinds map[string]int64
+		cpu    time.Duration
+		kinds  map[string]int64
+		passes uint64
+		secs   float64
 	}
 	before := make([]mark, len(rs))
 	for i, r := range rs {
@@ -286,7 +288,11 @@ func measureIdle(ctx context.Context, rs []*replicaRun, o options) ([]idleResult
 		if err != nil {
 			return nil, err
 		}
-		before[i] = mark{cpu: cpu, kinds: r.kinds.snapshot()}
+		passes, secs, err := r.c.passes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		before[i] = mark{cpu: cpu, kinds: r.kinds.snapshot(), passes: passes, secs: secs}
 	}
 	if err := sleep(ctx, time.Duration(o.cycles)*o.resync); err != nil {
 		return nil, err
@@ -303,7 +309,16 @@ func measureIdle(ctx context.Context, rs []*replicaRun, o options) ([]idleResult
 			return nil, err
 		}
 		kinds := r.kinds.since(before[i].kinds)
+		passes, secs, err := r.c.passes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var passTime time.Duration
+		if d := passes - before[i].passes; d > 0 {
+			passTime = time.Duration((secs - before[i].secs) / float64(d) * float64(time.Second))
+		}
 		out[i] = idleResult{
+			passes: float64(passes-before[i].passes) / n, passTime: passTime,
 			cpu: (cpu - before[i].cpu) / time.Duration(o.cycles), mem: mem,
 			calls: float64(total(kinds)) / n, applies: float64(kinds[classApply]) / n, dryRuns: float64(kinds[classDryRun]) / n,
 		}
@@ -315,8 +330,9 @@ func measureIdle(ctx context.Context, rs []*replicaRun, o options) ([]idleResult
 // cut short still shows what it measured.
 func printRows(out io.Writer, o options, r scaleResult) {
 	for i, idle := range r.idle {
-		fmt.Fprintf(out, "  %d replica(s), %d Applications: replica %d owns %.0f; first full sync %.0fs; per idle cycle %.2fs CPU, %.0f MiB peak RSS, %.0f API calls, %.0f apply+dry-run\n",
-			r.replicas, r.apps, i+1, r.owned[i], r.firstSync.Seconds(), idle.cpu.Seconds(), mib(idle.mem.peak), idle.calls, idle.applies+idle.dryRuns)
+		fmt.Fprintf(out, "  %d replica(s), %d Applications: replica %d owns %.0f; first full sync %.0fs; per idle cycle %.2fs CPU, %.0f MiB peak RSS, %.0f API calls, %.0f apply+dry-run, %.0f reconciles of %s mean\n",
+			r.replicas, r.apps, i+1, r.owned[i], r.firstSync.Seconds(), idle.cpu.Seconds(), mib(idle.mem.peak), idle.calls, idle.applies+idle.dryRuns,
+			idle.passes, idle.passTime.Round(time.Millisecond))
 	}
 }
 
@@ -325,7 +341,7 @@ func printRows(out io.Writer, o options, r scaleResult) {
 func reportScale(out io.Writer, o options, results []scaleResult, base memory) {
 	fmt.Fprintf(out, "\nscale: %d objects per Application, resync %s; figures per replica and idle cycle\n", o.appObjects, o.resync)
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "replicas\tApplications\towned\tfirst full sync\tCPU per cycle\tpeak RSS\tAPI calls per cycle\tapply+dry-run\twithin goal\t")
+	fmt.Fprintln(w, "replicas\tApplications\towned\tfirst full sync\tCPU per cycle\tpeak RSS\tAPI calls per cycle\tapply+dry-run\treconciles per cycle (mean)\twithin goal\t")
 	largest := 0
 	for _, r := range results {
 		for i, idle := range r.idle {
@@ -333,8 +349,9 @@ func reportScale(out io.Writer, o options, results []scaleResult, base memory) {
 			if r.firstSync > 0 && i == 0 {
 				first = fmt.Sprintf("%.0fs", r.firstSync.Seconds())
 			}
-			fmt.Fprintf(w, "%d\t%d\t%.0f\t%s\t%.2fs\t%.0f MiB\t%.0f (%.1f/s)\t%.0f\t%v\t\n", r.replicas, r.apps, r.owned[i], first,
-				idle.cpu.Seconds(), mib(idle.mem.peak), idle.calls, idle.calls/o.resync.Seconds(), idle.applies+idle.dryRuns, r.withinGoal())
+			fmt.Fprintf(w, "%d\t%d\t%.0f\t%s\t%.2fs\t%.0f MiB\t%.0f (%.1f/s)\t%.0f\t%.0f (%s)\t%v\t\n", r.replicas, r.apps, r.owned[i], first,
+				idle.cpu.Seconds(), mib(idle.mem.peak), idle.calls, idle.calls/o.resync.Seconds(), idle.applies+idle.dryRuns,
+				idle.passes, idle.passTime.Round(time.Millisecond), r.withinGoal())
 		}
 		if r.replicas == 2 && r.withinGoal() {
 			largest = max(largest, r.apps)
