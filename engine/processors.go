@@ -60,9 +60,8 @@ type keyLock struct {
 	dirty bool
 }
 
-// lock waits for key's lock (the operation processors).
-func (l *keyLocks) lock(key types.NamespacedName) *keyLock {
-	l.mu.Lock()
+// entry returns key's lock, counted as used; l.mu is held.
+func (l *keyLocks) entry(key types.NamespacedName) *keyLock {
 	if l.m == nil {
 		l.m = map[types.NamespacedName]*keyLock{}
 	}
@@ -72,6 +71,13 @@ func (l *keyLocks) lock(key types.NamespacedName) *keyLock {
 		l.m[key] = kl
 	}
 	kl.refs++
+	return kl
+}
+
+// lock waits for key's lock (the operation processors).
+func (l *keyLocks) lock(key types.NamespacedName) *keyLock {
+	l.mu.Lock()
+	kl := l.entry(key)
 	l.mu.Unlock()
 	kl.Lock()
 	return kl
@@ -82,19 +88,12 @@ func (l *keyLocks) lock(key types.NamespacedName) *keyLock {
 func (l *keyLocks) tryLock(key types.NamespacedName) (*keyLock, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.m == nil {
-		l.m = map[types.NamespacedName]*keyLock{}
-	}
-	kl := l.m[key]
-	if kl == nil {
-		kl = &keyLock{}
-		l.m[key] = kl
-	}
+	kl := l.entry(key)
 	if !kl.TryLock() {
 		kl.dirty = true
+		kl.refs--
 		return nil, false
 	}
-	kl.refs++
 	return kl, true
 }
 
