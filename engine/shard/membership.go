@@ -61,6 +61,9 @@ type Membership struct {
 	// unix nanoseconds (0: never).
 	renewed atomic.Int64
 	holding atomic.Bool
+	// lease is the Lease as this member last wrote it; only Run's
+	// goroutine uses it.
+	lease *coordinationv1.Lease
 	// changed receives a value when the live members or Holding change.
 	changed chan struct{}
 }
@@ -190,9 +193,21 @@ func (m *Membership) refresh(ctx context.Context) error {
 // leaseName is the name of member's Lease.
 func leaseName(member string) string { return leasePrefix + member }
 
-// renew creates or renews this member's Lease.
+// renew creates or renews this member's Lease. It updates the Lease it
+// wrote last, one call; when that fails (the Lease was changed or deleted
+// meanwhile), it reads the Lease again.
 func (m *Membership) renew(ctx context.Context) error {
 	now := m.opts.Now()
+	if m.lease != nil {
+		lease := m.lease.DeepCopy()
+		lease.Spec = m.leaseSpec(now, *m.lease.Spec.AcquireTime)
+		if err := m.c.Update(ctx, lease); err == nil {
+			m.lease = lease
+			m.renewed.Store(now.UnixNano())
+			return nil
+		}
+		m.lease = nil
+	}
 	key := types.NamespacedName{Namespace: m.opts.Namespace, Name: leaseName(m.opts.Identity)}
 	var lease coordinationv1.Lease
 	err := m.c.Get(ctx, key, &lease)
@@ -214,6 +229,7 @@ func (m *Membership) renew(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("renew lease %s: %w", key.Name, err)
 	}
+	m.lease = &lease
 	m.renewed.Store(now.UnixNano())
 	return nil
 }
