@@ -295,8 +295,8 @@ func (b *bench) syncMany(ctx context.Context, o options) (time.Duration, error) 
 type idleResult struct {
 	// passes are the reconciles per cycle and passTime their mean wall
 	// time (scale part only).
-	passes   float64
-	passTime time.Duration
+	passes              float64
+	passTime            time.Duration
 	cpu                 time.Duration
 	mem                 memory
 	peakHeap            uint64

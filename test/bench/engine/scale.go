@@ -103,13 +103,23 @@ func (b *bench) runScale(ctx context.Context, o options, out io.Writer) (err err
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "scale: %d Applications of %d objects, 1 replica...\n", o.apps, o.appObjects)
-	one, err := b.scalePhase(ctx, o, replicas, "a", o.apps, true)
-	if err != nil {
-		return fmt.Errorf("1 replica: %w", err)
+	// phase measures a batch of n Applications with the replicas running
+	// now; total is how many Applications they then have.
+	phase := func(batch string, n, total int, timed bool) error {
+		desc := fmt.Sprintf("%d replica(s), %d Applications", len(replicas), total)
+		fmt.Fprintf(out, "scale: %s...\n", desc)
+		r, err := b.scalePhase(ctx, o, replicas, batch, n, timed)
+		if err != nil {
+			return fmt.Errorf("%s: %w", desc, err)
+		}
+		r.apps = total
+		results = append(results, r)
+		printRows(out, o, r)
+		return nil
 	}
-	results = append(results, one)
-	printRows(out, o, one)
+	if err := phase("a", o.apps, o.apps, true); err != nil {
+		return err
+	}
 
 	// The first batch goes (its objects stay: no finalizer), and a fresh
 	// one is synced by two replicas.
@@ -125,27 +135,18 @@ func (b *bench) runScale(ctx context.Context, o options, out io.Writer) (err err
 	if err := waitMembers(ctx, replicas); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "scale: %d Applications of %d objects, 2 replicas...\n", o.apps, o.appObjects)
-	two, err := b.scalePhase(ctx, o, replicas, "b", o.apps, true)
-	if err != nil {
-		return fmt.Errorf("2 replicas: %w", err)
+	if err := phase("b", o.apps, o.apps, true); err != nil {
+		return err
 	}
-	results = append(results, two)
-	printRows(out, o, two)
 	total := o.apps
 	for i, batch := range batches[2:] {
 		if !results[len(results)-1].withinGoal() {
 			break
 		}
 		total += sizes[i+2]
-		fmt.Fprintf(out, "scale: %d Applications, 2 replicas...\n", total)
-		step, err := b.scalePhase(ctx, o, replicas, batch, sizes[i+2], false)
-		if err != nil {
-			return fmt.Errorf("2 replicas, %d Applications: %w", total, err)
+		if err := phase(batch, sizes[i+2], total, false); err != nil {
+			return err
 		}
-		step.apps = total
-		results = append(results, step)
-		printRows(out, o, step)
 	}
 	reportScale(out, o, results, base)
 	return nil
