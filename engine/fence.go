@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // Sharder tells a controller replica which Applications are its own when
@@ -43,8 +44,9 @@ type Sharder interface {
 // it when the operation ends. Another replica leaves the Application alone
 // while the named one is live, and takes it over once it is not: a
 // requested operation is resumed, an automated one is ended with phase
-// Error and the Application compared again.
-const AnnotationOperationReplica = "tollgate.dev/operation-replica"
+// Error and the Application compared again. Only the controller writes it:
+// the gates deny it anywhere else (rule reserved-annotation).
+const AnnotationOperationReplica = policies.AnnotationOperationReplica
 
 // errFenceLost: another replica took over the operation of this pass; its
 // results are dropped.

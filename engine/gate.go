@@ -91,6 +91,9 @@ func (r *Reconciler) gate(ctx context.Context, app *v1alpha1.Application, projec
 		opts.Scope = mapperScope{mapper}
 	}
 	ins := policies.BuildInputs(opts, items)
+	// The live Application carries this controller's own operation fence;
+	// a rendered Application carrying one is denied.
+	ins[0].Context.ReservedAnnotations = nil
 	decisions, err := r.evaluator.EvaluateAll(ctx, ins)
 	if err != nil {
 		return verdict{}, fmt.Errorf("evaluate policies: %w", err)

@@ -284,12 +284,12 @@ func TestRulesTable(t *testing.T) {
 		"destination-server-and-name": SeverityDeny, "project-resource-denied": SeverityDeny,
 		"project-not-found": SeverityDeny, "app-namespace": SeverityDeny,
 		"missing-resources-finalizer": SeverityWarn, "default-project": SeverityWarn, "hpa-replicas-conflict": SeverityWarn,
-		"exemption-not-allowed": SeverityDeny, "protected-namespace": SeverityDeny,
+		"exemption-not-allowed": SeverityDeny, "protected-namespace": SeverityDeny, "reserved-annotation": SeverityDeny,
 	}
 	wantBoundary := []string{
 		"app-namespace", "destination-server-and-name", "exemption-not-allowed", "no-argocd-destination",
 		"project-destination-denied", "project-not-found", "project-resource-denied", "project-source-denied",
-		"protected-namespace",
+		"protected-namespace", "reserved-annotation",
 	}
 	gotSev := map[string]Severity{}
 	var gotBoundary []string

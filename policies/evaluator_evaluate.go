@@ -121,6 +121,7 @@ func (e *Evaluator) evaluate(ctx context.Context, in Input, cache valueCache) ([
 		if in.Context.RedeclaredKind != "" {
 			vs = append(vs, redeclaredKindViolation(in))
 		}
+		vs = append(vs, reservedAnnotationViolations(in)...)
 	}
 	if e.user != nil {
 		obj, err := whole()

@@ -199,7 +199,8 @@ func kindObjects(t testing.TB) []map[string]any {
 	}
 	var objects []map[string]any
 	add := func(s string) { objects = append(objects, jsonDecode(t, s).(map[string]any)) }
-	add(`{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "child", "namespace": "shop"},
+	add(`{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "child", "namespace": "shop",
+		"annotations": {"tollgate.dev/operation-replica": "tollgate-controller-0"}},
 		"spec": {"project": "missing", "source": {"repoURL": "https://elsewhere.example.com/x.git"},
 		"destination": {"server": "https://kubernetes.default.svc", "name": "in-cluster", "namespace": "argocd"}}}`)
 	add(`{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "plain", "namespace": "argocd"},
@@ -251,7 +252,7 @@ func kindCorpus(t *testing.T, objects []map[string]any, kinds []string) []Input 
 				delete(o, "kind")
 			}
 			for _, scoped := range []bool{false, true} {
-				ctx := Context{EnforcementPoint: PointSync, ClusterScoped: scoped, ScaledByHPA: true}
+				ctx := Context{EnforcementPoint: PointSync, ClusterScoped: scoped, ScaledByHPA: true, ReservedAnnotations: ReservedAnnotationsOf(o)}
 				ins = append(ins,
 					Input{Object: o, Application: app, Project: project, Context: ctx},
 					Input{Object: o, Context: ctx},

@@ -66,6 +66,8 @@ type InputOptions struct {
 //     judges it when it syncs the parent (the built-in rules then check where
 //     it lands and whether the parent's project permits the kind, not its
 //     own spec; that is checked when the child itself is reviewed).
+//   - An Application that carries a reserved annotation (the controller's
+//     operation fence) gets Context.ReservedAnnotations.
 //   - Project is the AppProject named by the Application's spec.project
 //     (empty means "default"); for a "default" project missing from the
 //     set, DefaultProject() with opts.ImplicitDefaultProject, else nil.
@@ -122,12 +124,13 @@ func BuildInputs(opts InputOptions, items []Item) []Input {
 			Application: app,
 			Project:     resolveProject(app, byName, opts.ImplicitDefaultProject),
 			Context: Context{
-				EnforcementPoint: opts.Point,
-				ArgoCDNamespace:  argocdNamespace,
-				ClusterScoped:    clusterScoped,
-				ScaledByHPA:      scaledByHPA(it, hpas),
-				KindUnplaced:     !known,
-				RedeclaredKind:   place.redeclared(obj),
+				EnforcementPoint:    opts.Point,
+				ArgoCDNamespace:     argocdNamespace,
+				ClusterScoped:       clusterScoped,
+				ScaledByHPA:         scaledByHPA(it, hpas),
+				KindUnplaced:        !known,
+				RedeclaredKind:      place.redeclared(obj),
+				ReservedAnnotations: ReservedAnnotationsOf(obj),
 			},
 		}
 	}

@@ -35,6 +35,7 @@ var builtinRules = []RuleInfo{
 	{ID: "project-resource-denied", Severity: SeverityDeny, Boundary: true, Description: "A resource's group and kind must be allowed by the AppProject's resource lists."},
 	{ID: "project-source-denied", Severity: SeverityDeny, Boundary: true, Description: "An Application's source repositories must be allowed by its AppProject."},
 	{ID: "protected-namespace", Severity: SeverityDeny, Boundary: true, Description: "Nothing deploys into tollgate's own or the control plane's namespaces."},
+	{ID: "reserved-annotation", Severity: SeverityDeny, Boundary: true, Description: "Only tollgate's controller writes its operation fence annotation on Applications."},
 }
 
 // Rules returns the built-in rules with their default severities, sorted by

@@ -69,6 +69,15 @@ type Context struct {
 	// built-in API group: it describes that kind, and the evaluator denies
 	// the CRD with project-resource-denied.
 	RedeclaredKind string `json:"-"`
+	// ReservedAnnotations are the reserved annotations (the controller's
+	// operation fence, AnnotationOperationReplica) the review finds written
+	// without the controller's authority; the evaluator denies each with
+	// reserved-annotation. BuildInputs sets those an Application carries
+	// (nothing in Git or a render may carry them); the webhook replaces
+	// them with those a request adds, changes or removes, unless the
+	// controller makes it; the engine clears them on the live Application
+	// it syncs.
+	ReservedAnnotations []string `json:"-"`
 	// ScaledByHPA is true when a HorizontalPodAutoscaler in the same review
 	// (or cluster) targets Object.
 	ScaledByHPA bool `json:"scaledByHPA,omitempty"`

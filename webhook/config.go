@@ -92,16 +92,25 @@ type Config struct {
 	// metadata is written by whoever writes the object. Nil means
 	// DefaultSyncUsers; [] trusts nobody's tracking.
 	SyncUsers []string `json:"syncUsers"`
+	// ControllerUsers are the users of tollgate's controller, the only
+	// ones that may write its reserved annotations on Applications (the
+	// operation fence, rule reserved-annotation). Nil means
+	// DefaultControllerUsers; [] lets nobody write them.
+	ControllerUsers []string `json:"controllerUsers"`
+}
+
+// DefaultControllerUsers returns tollgate's controller's service account
+// in tollgateNS.
+func DefaultControllerUsers(tollgateNS string) []string {
+	return []string{"system:serviceaccount:" + tollgateNS + ":tollgate-controller"}
 }
 
 // DefaultSyncUsers returns the sync engines' users by default: tollgate's
 // controller in tollgateNS and Argo CD's application controller in
 // argocdNS.
 func DefaultSyncUsers(tollgateNS, argocdNS string) []string {
-	return []string{
-		"system:serviceaccount:" + tollgateNS + ":tollgate-controller",
-		"system:serviceaccount:" + argocdNS + ":argocd-application-controller",
-	}
+	return append(DefaultControllerUsers(tollgateNS),
+		"system:serviceaccount:"+argocdNS+":argocd-application-controller")
 }
 
 // DefaultExemptNamespaces returns the namespaces exempt by default: the
@@ -192,7 +201,7 @@ func (c Config) Validate() error {
 	for _, l := range []struct {
 		field string
 		names []string
-	}{{"exemptUsers", c.ExemptUsers}, {"exemptGroups", c.ExemptGroups}, {"syncUsers", c.SyncUsers}} {
+	}{{"exemptUsers", c.ExemptUsers}, {"exemptGroups", c.ExemptGroups}, {"syncUsers", c.SyncUsers}, {"controllerUsers", c.ControllerUsers}} {
 		for i, s := range l.names {
 			if strings.TrimSpace(s) == "" || strings.TrimSpace(s) != s {
 				errs = append(errs, fmt.Errorf("%s[%d]: invalid name %q (empty or surrounded by spaces)", l.field, i, s))

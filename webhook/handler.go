@@ -81,6 +81,7 @@ type Handler struct {
 	exemptUsers      map[string]bool
 	exemptGroups     map[string]bool
 	syncUsers        map[string]bool
+	controllerUsers  map[string]bool
 
 	eval atomic.Pointer[evaluatorBox]
 }
@@ -114,9 +115,13 @@ func NewHandler(opts Options) (*Handler, error) {
 		exemptUsers:        set(opts.Config.ExemptUsers),
 		exemptGroups:       set(opts.Config.ExemptGroups),
 		syncUsers:          set(opts.Config.SyncUsers),
+		controllerUsers:    set(opts.Config.ControllerUsers),
 	}
 	if opts.Config.SyncUsers == nil {
 		h.syncUsers = set(DefaultSyncUsers(opts.Config.TollgateNamespaceOrDefault(), h.argocdNS))
+	}
+	if opts.Config.ControllerUsers == nil {
+		h.controllerUsers = set(DefaultControllerUsers(opts.Config.TollgateNamespaceOrDefault()))
 	}
 	if opts.Namespace != "" {
 		h.exemptNamespaces[opts.Namespace] = true
@@ -191,12 +196,12 @@ func (h *Handler) decide(ctx context.Context, req admission.Request) outcome {
 	case req.SubResource != "":
 		return h.reviewEphemeralContainers(ctx, req)
 	}
-	obj, out, ok := h.objectToJudge(req)
+	obj, old, out, ok := h.objectToJudge(req)
 	if !ok {
 		return out
 	}
 	if argo && req.Kind.Kind == ApplicationGVK.Kind {
-		return h.reviewApplication(ctx, req, obj)
+		return h.reviewApplication(ctx, req, old, obj)
 	}
 	return h.reviewObject(ctx, req, obj)
 }
@@ -217,32 +222,37 @@ func (h *Handler) exemption(req admission.Request) string {
 	return ""
 }
 
-// objectToJudge decodes the new object of a CREATE or UPDATE. ok is false
-// when there is nothing to judge; out then says why (a skipped UPDATE or a
-// malformed object).
-func (h *Handler) objectToJudge(req admission.Request) (obj map[string]any, out outcome, ok bool) {
+// objectToJudge decodes the new object of a CREATE or UPDATE, and the old
+// one of an UPDATE. ok is false when there is nothing to judge; out then
+// says why (a skipped UPDATE or a malformed object).
+func (h *Handler) objectToJudge(req admission.Request) (obj, old map[string]any, out outcome, ok bool) {
 	obj, err := decodeObject(req.Object)
 	if err != nil {
-		return nil, failed(http.StatusBadRequest, fmt.Errorf("read request object: %w", err)), false
+		return nil, nil, failed(http.StatusBadRequest, fmt.Errorf("read request object: %w", err)), false
 	}
 	completeObject(obj, req)
 	if req.Operation != admissionv1.Update {
-		return obj, outcome{}, true
+		return obj, nil, outcome{}, true
 	}
 	if beingDeleted(obj) {
-		return nil, skipped("object is being deleted"), false
+		return nil, nil, skipped("object is being deleted"), false
 	}
-	if old, err := decodeObject(req.OldObject); err == nil && onlyMetadataOrStatus(old, obj) && !h.authorityChanged(old, obj) {
-		return nil, skipped("only metadata or status changed"), false
+	if old, err = decodeObject(req.OldObject); err == nil && onlyMetadataOrStatus(old, obj) && !h.authorityChanged(req, old, obj) {
+		return nil, nil, skipped("only metadata or status changed"), false
 	}
-	return obj, outcome{}, true
+	return obj, old, outcome{}, true
 }
 
-// authorityChanged reports whether an UPDATE changes what an AppProject
-// grants others or who owns it: its exemption annotation, which exempts the
-// project's Applications and all they render, or its tracking metadata. An
-// object's other metadata changes nothing a rule judged before.
-func (h *Handler) authorityChanged(oldObj, newObj map[string]any) bool {
+// authorityChanged reports whether an UPDATE of metadata changes something
+// a rule judges: an AppProject's exemption annotation, which exempts the
+// project's Applications and all they render, or its tracking metadata;
+// an Application's reserved annotations, written by anyone but the
+// controller. An object's other metadata changes nothing a rule judged
+// before.
+func (h *Handler) authorityChanged(req admission.Request, oldObj, newObj map[string]any) bool {
+	if len(h.reservedWrites(req, oldObj, newObj)) > 0 {
+		return true
+	}
 	if stringAt(newObj, "kind") != "AppProject" {
 		return false
 	}
@@ -258,13 +268,31 @@ func (h *Handler) authorityChanged(oldObj, newObj map[string]any) bool {
 	return false
 }
 
-// reviewApplication judges an Application with its AppProject.
-func (h *Handler) reviewApplication(ctx context.Context, req admission.Request, app map[string]any) outcome {
+// reservedWrites returns the reserved annotations (the controller's
+// operation fence) a request adds, changes or removes on an Application,
+// unless the controller makes it; old is nil for a CREATE. Only the
+// controller may write them: set by anyone else, the fence pauses another
+// replica's work on the Application, and removed, lets a second replica
+// start an operation that is still running.
+func (h *Handler) reservedWrites(req admission.Request, old, obj map[string]any) []string {
+	if h.controllerUsers[req.UserInfo.Username] {
+		return nil
+	}
+	return policies.ReservedAnnotationChanges(old, obj)
+}
+
+// reviewApplication judges an Application with its AppProject. Its
+// reserved annotations are judged by what the request writes (old is nil
+// for a CREATE): an UPDATE that keeps the controller's fence is not
+// denied for it.
+func (h *Handler) reviewApplication(ctx context.Context, req admission.Request, old, app map[string]any) outcome {
 	proj, err := h.getProject(ctx, projectName(app))
 	if err != nil {
 		return h.lookupFailed(err)
 	}
-	return h.judge(ctx, h.input(req, app, app, proj))
+	in := h.input(req, app, app, proj)
+	in.Context.ReservedAnnotations = h.reservedWrites(req, old, app)
+	return h.judge(ctx, in)
 }
 
 // reviewObject judges any other object, with the Application that owns it

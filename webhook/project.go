@@ -25,7 +25,7 @@ func (h *Handler) reviewProject(ctx context.Context, req admission.Request) outc
 	if req.Operation == admissionv1.Delete {
 		return h.projectDeleted(ctx, req)
 	}
-	proj, out, ok := h.objectToJudge(req)
+	proj, _, out, ok := h.objectToJudge(req)
 	if !ok {
 		return out
 	}

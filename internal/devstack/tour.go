@@ -59,7 +59,7 @@ var badChanges = []badChange{
 
 // badApplications are the cases whose bad change is a new Application,
 // applied with kubectl and refused by the webhook.
-var badApplications = []string{"argocd-destination", "source-repo"}
+var badApplications = []string{"argocd-destination", "source-repo", "operation-fence"}
 
 // Tour runs the scripted tour on a stack whose webhook and controller run
 // and whose Applications Install created. It narrates in plain words, with

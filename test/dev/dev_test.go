@@ -64,6 +64,7 @@ func TestTour(t *testing.T) {
 		`denied the request: [no-latest-tag] container "web" uses image "nginx:latest"`,
 		"[no-argocd-destination]",
 		"[project-source-denied]",
+		"[reserved-annotation]",
 		"ok: guestbook-dev refused commit",
 		"with no-plaintext-secret; its 4 live objects are unchanged (same resourceVersions)",
 		"with exemption-not-allowed, project-resource-denied; its 4 live objects are unchanged",

@@ -295,6 +295,40 @@ spec:
 			},
 		},
 		{
+			// app of apps: a child Application carrying the controller's
+			// operation fence would keep every controller replica but the
+			// named one away from it.
+			name: "child Application carrying the operation fence",
+			files: func(s scene) map[string]string {
+				return map[string]string{"manifests/child.yaml": fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: %[1]s-child
+  namespace: %[2]s
+  annotations:
+    %[3]s: tollgate-controller-0
+spec:
+  project: %[1]s
+  source:
+    repoURL: https://git.example.com/x.git
+    path: .
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: %[2]s
+`, s.name, s.ns, policies.AnnotationOperationReplica)}
+			},
+			want: func(s scene) []string {
+				return []string{
+					reservedAnnotation(s.ns, s.name+"-child"),
+					fmt.Sprintf(`[app-namespace] %s: Application %q is in namespace %q, but Argo CD reads it only from its own namespace %q; set metadata.namespace to %[4]q`,
+						lineRef("Application", s.ns, s.name+"-child"), s.name+"-child", s.ns, argoNS),
+				}
+			},
+			absent: func(s scene) []client.Object {
+				return []client.Object{ref("argoproj.io/v1alpha1", "Application", s.ns, s.name+"-child")}
+			},
+		},
+		{
 			// The engine has no implicit default project.
 			name: "project default that does not exist",
 			app: func(_ scene, a *v1alpha1.Application) {
@@ -576,6 +610,13 @@ func destinationDenied(s scene, kind, ns, name string) string {
 func protectedObject(s scene, kind, ns, name string) string {
 	return fmt.Sprintf(`[protected-namespace] %s: %s %q of Application %q lands in the protected namespace %q; deploy it into a namespace of the team`,
 		lineRef(kind, ns, name), kind, name, s.name, ns)
+}
+
+// reservedAnnotation is the reserved-annotation line of a rendered
+// Application carrying the controller's operation fence.
+func reservedAnnotation(ns, name string) string {
+	return fmt.Sprintf(`[reserved-annotation] %s: the annotation %q of Application %q is reserved for tollgate's controller, which writes it while a sync runs to keep the other controller replicas away; a manifest or a user may not set, change or remove it`,
+		lineRef("Application", ns, name), policies.AnnotationOperationReplica, name)
 }
 
 // ref is an object to look up by apiVersion, kind, namespace and name.

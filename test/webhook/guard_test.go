@@ -271,6 +271,55 @@ func TestGuardApplications(t *testing.T) {
 	}
 }
 
+// TestGuardOperationFence: only tollgate's controller writes its operation
+// fence on an Application. A tenant who sets it to a live replica's name
+// would keep every other replica away from the Application; one who removes
+// it while a sync runs would let a second replica start the same
+// operation. An edit that keeps the fence is judged as usual.
+func TestGuardOperationFence(t *testing.T) {
+	ctx := t.Context()
+	g := newGuardTeam(t, "web", nil)
+	tenant, controller := newUser(t, ""), newUser(t, syncSA)
+	key := policies.AnnotationOperationReplica
+	refused := fmt.Sprintf(`[reserved-annotation] the annotation %q of Application %q is reserved for tollgate's controller, which writes it while a sync runs to keep the other controller replicas away; a manifest or a user may not set, change or remove it`,
+		key, g.app)
+	write := func(u user, edit func(*unstructured.Unstructured)) error {
+		t.Helper()
+		app := webhook.NewApplication()
+		if err := u.Get(ctx, client.ObjectKey{Namespace: argocdNS, Name: g.app}, app); err != nil {
+			t.Fatal(err)
+		}
+		edit(app)
+		return u.Update(ctx, app)
+	}
+	fence := func(replica string) func(*unstructured.Unstructured) {
+		return func(app *unstructured.Unstructured) {
+			a := app.GetAnnotations()
+			if a == nil {
+				a = map[string]string{}
+			}
+			if replica == "" {
+				delete(a, key)
+			} else {
+				a[key] = replica
+			}
+			app.SetAnnotations(a)
+		}
+	}
+	wantDenials(t, write(tenant, fence("tollgate-controller-0")), argoprojHook, refused)
+	wantAllowed(t, write(controller, fence("tollgate-controller-0")))
+	wantDenials(t, write(tenant, fence("tollgate-controller-1")), argoprojHook, refused)
+	wantDenials(t, write(tenant, fence("")), argoprojHook, refused)
+	wantAllowed(t, write(tenant, func(app *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(app.Object, "v2", "spec", "source", "targetRevision")
+	}))
+	wantAllowed(t, write(controller, fence("")))
+
+	fenced := application(unique(t, g.inside, "fenced"), g.project, g.inside)
+	fenced.SetAnnotations(map[string]string{key: "tollgate-controller-0"})
+	wantDenials(t, tenant.Create(ctx, fenced), argoprojHook, strings.ReplaceAll(refused, g.app, fenced.GetName()))
+}
+
 // TestGuardWideAppProject: the pattern the README once showed, every
 // namespace of every server, is refused at the door: it would let the
 // team into tollgate's namespace, the control plane's and Argo CD's.

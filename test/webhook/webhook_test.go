@@ -50,7 +50,8 @@ const (
 	exemptSA = "deployer"
 	otherSA  = "intruder"
 	// syncSA stands for a sync engine (tollgate's controller, Argo CD's
-	// application controller): the webhook's only syncUsers.
+	// application controller): the webhook's only syncUsers, and its only
+	// controllerUsers.
 	syncSA = "syncer"
 	// failLabel makes the test evaluator fail, to see the failurePolicy.
 	failLabel = "tollgate.test/fail-evaluation"
@@ -126,6 +127,7 @@ func setup(ctx context.Context, e *envtest.Env) error {
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "create", "update"}},
 			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "create", "update"}},
+			{APIGroups: []string{"argoproj.io"}, Resources: []string{"applications"}, Verbs: []string{"get", "update"}},
 		},
 	}}
 	for _, sa := range []string{exemptSA, otherSA, syncSA} {
@@ -160,6 +162,7 @@ func setup(ctx context.Context, e *envtest.Env) error {
 	cfg.ExemptUsers = append(cfg.ExemptUsers, "system:serviceaccount:"+botsNS+":"+exemptSA)
 	cfg.Exemptions = append(cfg.Exemptions, operatorExemption)
 	cfg.SyncUsers = []string{"system:serviceaccount:" + botsNS + ":" + syncSA}
+	cfg.ControllerUsers = cfg.SyncUsers
 	popts := policies.DefaultOptions()
 	popts.Config = cfg.Config
 	eval, err := policies.New(ctx, popts)
