@@ -90,7 +90,7 @@ or when its sources or the cluster cannot be read.`,
 
 // runAppDiff reads the Application, compares it and prints the difference.
 func runAppDiff(cmd *cobra.Command, o appDiffOptions) error {
-	if _, _, err := o.check(); err != nil {
+	if _, err := o.check(); err != nil {
 		return err
 	}
 	if o.local != "" && o.revision != "" {
@@ -150,11 +150,11 @@ func diffManifests(app *v1alpha1.Application, o appDiffOptions) (reposerver.Gene
 		if err != nil {
 			return nil, nil, err
 		}
-		_, lim, err := o.check()
+		rs, err := o.check()
 		if err != nil {
 			return nil, nil, err
 		}
-		runner, err := newSandbox(lim)
+		runner, err := newSandbox(rs.limits)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -205,7 +205,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if o.syncTimeout < 0 {
 		return usageError(fmt.Errorf("invalid --sync-timeout %s: must not be negative", o.syncTimeout))
 	}
-	if _, _, err := o.repoOptions.check(); err != nil {
+	if _, err := o.repoOptions.check(); err != nil {
 		return err
 	}
 	kc, err := loadKubeconfig(o.kubeconfig)

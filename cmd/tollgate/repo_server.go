@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/tollgate-dev/tollgate/certs"
 	"github.com/tollgate-dev/tollgate/engine/chart"
@@ -39,6 +40,8 @@ type repoOptions struct {
 	maxFetchBytes string
 	// parallelism is how many renders run at once.
 	parallelism int
+	// renderCacheSize bounds the rendered sources kept in memory.
+	renderCacheSize string
 }
 
 // defaultRepoOptions are the defaults of the repository service's flags.
@@ -46,6 +49,7 @@ func defaultRepoOptions() repoOptions {
 	return repoOptions{
 		renderTimeout: sandbox.DefaultLimits().Timeout, renderMemory: defaultRenderMemory,
 		fetchTimeout: source.DefaultFetchTimeout, maxFetchBytes: defaultMaxFetchBytes,
+		renderCacheSize: resource.NewQuantity(reposerver.DefaultRenderCacheSize, resource.BinarySI).String(),
 	}
 }
 
@@ -59,26 +63,38 @@ func addRepoFlags(f *pflag.FlagSet, o *repoOptions) {
 	f.DurationVar(&o.fetchTimeout, "fetch-timeout", o.fetchTimeout, "time limit of one Git fetch (listing, download and checkout)")
 	f.StringVar(&o.maxFetchBytes, "max-fetch-bytes", o.maxFetchBytes, "size limit of what one Git fetch downloads into a repository's cache (a Kubernetes quantity)")
 	f.IntVar(&o.parallelism, "parallelism", o.parallelism, "renders run at once; more wait (0: no limit)")
+	f.StringVar(&o.renderCacheSize, "render-cache-size", o.renderCacheSize, "bytes of rendered manifests kept in memory, least recently used first out (a Kubernetes quantity); keep it above the renders of every Application, or each comparison renders again")
+}
+
+// repoSettings are the repository service's flags, checked.
+type repoSettings struct {
+	sources     source.Options
+	limits      sandbox.Limits
+	renderCache int64
 }
 
 // check validates the flags that need no I/O, so a bad value is a usage
 // error before anything starts.
-func (o repoOptions) check() (source.Options, sandbox.Limits, error) {
-	sopts := source.DefaultOptions()
-	sopts.AllowInsecure, sopts.AllowFile = o.allowInsecureRepos, o.allowFileRepos
+func (o repoOptions) check() (repoSettings, error) {
+	var rs repoSettings
+	rs.sources = source.DefaultOptions()
+	rs.sources.AllowInsecure, rs.sources.AllowFile = o.allowInsecureRepos, o.allowFileRepos
 	if o.fetchTimeout <= 0 {
-		return sopts, sandbox.Limits{}, usageError(fmt.Errorf("invalid --fetch-timeout %s: must be positive", o.fetchTimeout))
+		return rs, usageError(fmt.Errorf("invalid --fetch-timeout %s: must be positive", o.fetchTimeout))
 	}
 	size, err := positiveQuantity("--max-fetch-bytes", o.maxFetchBytes)
 	if err != nil {
-		return sopts, sandbox.Limits{}, err
+		return rs, err
 	}
-	sopts.FetchTimeout, sopts.MaxFetchBytes = o.fetchTimeout, size
+	rs.sources.FetchTimeout, rs.sources.MaxFetchBytes = o.fetchTimeout, size
 	if o.parallelism < 0 {
-		return sopts, sandbox.Limits{}, usageError(fmt.Errorf("invalid --parallelism %d: must not be negative", o.parallelism))
+		return rs, usageError(fmt.Errorf("invalid --parallelism %d: must not be negative", o.parallelism))
 	}
-	lim, err := sandboxLimits(o.renderTimeout, o.renderMemory)
-	return sopts, lim, err
+	if rs.renderCache, err = positiveQuantity("--render-cache-size", o.renderCacheSize); err != nil {
+		return rs, err
+	}
+	rs.limits, err = sandboxLimits(o.renderTimeout, o.renderMemory)
+	return rs, err
 }
 
 // newRepoService builds the repository service of o: a Git cache and a
@@ -86,11 +102,11 @@ func (o repoOptions) check() (source.Options, sandbox.Limits, error) {
 // render limits, so tenant charts and overlays are never parsed in the
 // calling process.
 func newRepoService(o repoOptions) (*reposerver.Service, error) {
-	sopts, lim, err := o.check()
+	rs, err := o.check()
 	if err != nil {
 		return nil, err
 	}
-	runner, err := newSandbox(lim)
+	runner, err := newSandbox(rs.limits)
 	if err != nil {
 		return nil, err
 	}
@@ -98,16 +114,16 @@ func newRepoService(o repoOptions) (*reposerver.Service, error) {
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "tollgate-repo-cache")
 	}
-	cache, err := source.NewCache(dir, sopts)
+	cache, err := source.NewCache(dir, rs.sources)
 	if err != nil {
 		return nil, err
 	}
-	charts, err := chart.New(chart.Options{Dir: filepath.Join(dir, "charts"), AllowInsecure: sopts.AllowInsecure, Timeout: o.fetchTimeout})
+	charts, err := chart.New(chart.Options{Dir: filepath.Join(dir, "charts"), AllowInsecure: rs.sources.AllowInsecure, Timeout: o.fetchTimeout})
 	if err != nil {
 		return nil, err
 	}
 	ropts := reposerver.DefaultOptions()
-	ropts.Renderer, ropts.Parallelism, ropts.Charts = runner, o.parallelism, charts
+	ropts.Renderer, ropts.Parallelism, ropts.Charts, ropts.RenderCacheSize = runner, o.parallelism, charts, rs.renderCache
 	return reposerver.New(cache, ropts)
 }
 

@@ -20,8 +20,10 @@ import (
 
 // Defaults of Options.
 const (
-	// DefaultRenderCacheSize is how many rendered sources are kept.
-	DefaultRenderCacheSize = 512
+	// DefaultRenderCacheSize is how many bytes of rendered sources are
+	// kept in memory: the renders of thousands of small Applications, or
+	// a few large charts. Argo CD keeps every render in Redis for a day.
+	DefaultRenderCacheSize = 256 << 20
 	// DefaultCheckoutMaxIdle is how long an unused checkout is kept.
 	DefaultCheckoutMaxIdle = time.Hour
 )
@@ -44,8 +46,11 @@ type Options struct {
 	Renderer Renderer
 	// RenderLimits bound what one source may render (file sizes, objects).
 	RenderLimits render.Limits
-	// RenderCacheSize is how many rendered sources are kept in memory.
-	RenderCacheSize int
+	// RenderCacheSize bounds the bytes of rendered sources kept in memory;
+	// the least recently used go first. It must hold the renders of every
+	// Application in flight: a cache smaller than that renders each one
+	// again at every comparison.
+	RenderCacheSize int64
 	// CheckoutMaxIdle is how long a checkout no request used stays on
 	// disk (see Run); negative keeps them.
 	CheckoutMaxIdle time.Duration
@@ -74,6 +79,16 @@ type rendered struct {
 	kind    string
 }
 
+// size is what a rendered source costs the cache: its objects' bytes and
+// their slice headers.
+func (r rendered) size() int64 {
+	n := int64(len(r.kind)) + 64
+	for _, o := range r.objects {
+		n += int64(len(o)) + 24
+	}
+	return n
+}
+
 // Service fetches and renders Applications' sources. It is safe for
 // concurrent use.
 type Service struct {
@@ -99,7 +114,7 @@ func New(sources Fetcher, opts Options) (*Service, error) {
 	if opts.RenderLimits == (render.Limits{}) {
 		opts.RenderLimits = d.RenderLimits
 	}
-	s := &Service{sources: sources, opts: opts, renders: newLRU[string, rendered](opts.RenderCacheSize), renderer: opts.Renderer}
+	s := &Service{sources: sources, opts: opts, renders: newLRU[string](opts.RenderCacheSize, rendered.size), renderer: opts.Renderer}
 	if s.renderer == nil {
 		s.renderer = InProcess{}
 	}

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
@@ -242,11 +243,28 @@ func (b *bench) scalePhase(ctx context.Context, o options, rs []*replicaRun, bat
 }
 
 // waitSynced waits until n Applications whose names start with prefix are
-// synced and healthy.
+// synced and healthy, reading them from an informer cache.
 func (b *bench) waitSynced(ctx context.Context, prefix string, n int) error {
+	if b.apps == nil {
+		c, err := cache.New(b.env.Config, cache.Options{
+			Scheme:            b.env.Client.Scheme(),
+			DefaultNamespaces: map[string]cache.Config{argoNS: {}},
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := c.GetInformer(ctx, &v1alpha1.Application{}); err != nil {
+			return err
+		}
+		go func() { _ = c.Start(ctx) }()
+		if !c.WaitForCacheSync(ctx) {
+			return fmt.Errorf("application cache did not sync: %w", ctx.Err())
+		}
+		b.apps = c
+	}
 	for {
 		var apps v1alpha1.ApplicationList
-		if err := b.env.Client.List(ctx, &apps, client.InNamespace(argoNS)); err != nil {
+		if err := b.apps.List(ctx, &apps, client.InNamespace(argoNS), client.UnsafeDisableDeepCopy); err != nil {
 			return err
 		}
 		synced := 0
@@ -265,7 +283,7 @@ func (b *bench) waitSynced(ctx context.Context, prefix string, n int) error {
 		if synced == n {
 			return nil
 		}
-		if err := sleep(ctx, 5*time.Second); err != nil {
+		if err := sleep(ctx, time.Second); err != nil {
 			return fmt.Errorf("%d of %d applications synced: %w", synced, n, err)
 		}
 	}
