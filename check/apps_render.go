@@ -8,6 +8,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/policies/report"
 )
 
 // maxAppDepth bounds how deep Applications rendered by Applications (app of
@@ -49,9 +50,19 @@ type appJob struct {
 	source appSource
 }
 
-// where names an Application document in messages: "file:line: Application "name"".
-func (j appJob) where() string {
-	return fmt.Sprintf("%s: Application %q", location(j.app.file, j.app.doc.Line), j.name)
+// key identifies the Application document of the job.
+func (j appJob) key() string {
+	return j.app.file + "\x00" + docKey(j.app.doc)
+}
+
+// failure is the error result of the job's Application.
+func (j appJob) failure(err error) report.Result {
+	ns, _ := nestedString(j.app.doc.Object, "metadata", "namespace")
+	return report.Result{
+		File: j.app.file, Document: j.app.doc.Index, Line: j.app.doc.Line,
+		Kind: "Application", Name: j.name, Namespace: ns, Application: j.app.appName,
+		Error: err.Error(),
+	}
 }
 
 // location formats file:line, or file when the line is unknown.
@@ -66,15 +77,18 @@ func location(file string, line int) string {
 // the Applications among found whose repository is repoURL (normalized;
 // "" renders nothing), and then of the Applications those render, level by
 // level. Each Application is rendered once. It returns the rendered
-// documents with their Application, what the renders claimed, and notes
-// about sources that were not rendered. Renders of one level run
-// concurrently. An Application that cannot be decoded, or that the engine
-// would refuse (planApplication), is an error naming its file and line,
-// as a failed render is.
-func renderApplications(ctx context.Context, root repoRoot, repoURL string, found []entry, build buildFunc, lim render.Limits) ([]entry, claims, []Note, error) {
+// documents with their Application, what the renders claimed, notes about
+// sources that were not rendered, and one error result per Application
+// that could not be rendered: one that cannot be decoded, that the engine
+// would refuse (planApplication), or one of whose sources fails to render.
+// Such an Application renders nothing, as Argo CD then generates no
+// manifests for it; the others are unaffected. Renders of one level run
+// concurrently. The error returned is ctx's.
+func renderApplications(ctx context.Context, root repoRoot, repoURL string, found []entry, build buildFunc, lim render.Limits) ([]entry, claims, []Note, []report.Result, error) {
 	c := claims{docs: map[string]bool{}, dirs: map[string]bool{}}
 	var out []entry
 	var notes []Note
+	var failures []report.Result
 	seen := map[string]bool{}
 	pending := applications(found)
 	for depth := 0; len(pending) > 0; depth++ {
@@ -92,10 +106,11 @@ func renderApplications(ctx context.Context, root repoRoot, repoURL string, foun
 				continue
 			}
 			seen[key] = true
-			plan, err := planApplication(a.doc.Object, repoURL, root)
 			job := appJob{app: a, name: name}
+			plan, err := planApplication(a.doc.Object, repoURL, root)
 			if err != nil {
-				return nil, c, nil, fmt.Errorf("%s: %w", job.where(), err)
+				failures = append(failures, job.failure(err))
+				continue
 			}
 			if repoURL != "" {
 				for _, msg := range plan.Skipped {
@@ -108,21 +123,34 @@ func renderApplications(ctx context.Context, root repoRoot, repoURL string, foun
 			}
 		}
 		results := make([]render.Result, len(jobs))
+		errs := make([]error, len(jobs))
 		err := forEach(ctx, len(jobs), func(ctx context.Context, i int) error {
-			j := jobs[i]
-			res, err := renderSource(ctx, root.given, j.source, build, lim)
-			if err != nil {
-				return fmt.Errorf("%s %w", j.where(), err)
+			results[i], errs[i] = renderSource(ctx, root.given, jobs[i].source, build, lim)
+			if errs[i] != nil && ctx.Err() != nil {
+				return ctx.Err()
 			}
-			results[i] = res
 			return nil
 		})
 		if err != nil {
-			return nil, c, nil, err
+			return nil, c, nil, nil, err
+		}
+		// An Application with a source that failed renders nothing; the
+		// failed source's directory is claimed, so that its walked copy
+		// does not report the same failure again.
+		failed := map[string]bool{}
+		for i, j := range jobs {
+			if errs[i] != nil && !failed[j.key()] {
+				failed[j.key()] = true
+				failures = append(failures, j.failure(errs[i]))
+				c.dirs[cleanRel(j.source.Path)] = true
+			}
 		}
 		pending = nil
 		for i, res := range results {
 			j := jobs[i]
+			if failed[j.key()] {
+				continue
+			}
 			if res.Kind == render.KindDirectory {
 				for _, d := range res.Documents {
 					c.docs[docKey(d)] = true
@@ -142,7 +170,7 @@ func renderApplications(ctx context.Context, root repoRoot, repoURL string, foun
 			}
 		}
 	}
-	return out, c, notes, nil
+	return out, c, notes, failures, nil
 }
 
 // renderSource renders one planned source of an Application from the

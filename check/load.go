@@ -59,18 +59,25 @@ type loadedUnit struct {
 	unit    unit
 	entries []entry
 	notes   []Note
+	// err is why the unit could not be decoded or rendered; the run
+	// reports it as an error result and judges the other units.
+	err error
 }
 
 // loadUnits decodes or renders the units concurrently, with up to
 // GOMAXPROCS at once, and returns them in unit order. helmValues are the
-// merged --helm-values for the charts found by walking. The error is that
-// of the first unit, in unit order, that failed.
+// merged --helm-values for the charts found by walking. A unit that fails
+// keeps its error (loadedUnit.err); the error returned is ctx's.
 func loadUnits(ctx context.Context, units []unit, helmValues map[string]any, build buildFunc, lim render.Limits) ([]loadedUnit, error) {
 	out := make([]loadedUnit, len(units))
 	err := forEach(ctx, len(units), func(ctx context.Context, i int) error {
 		l, err := loadUnit(ctx, units[i], helmValues, build, lim)
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		l.err = err
 		out[i] = l
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, err

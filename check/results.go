@@ -3,12 +3,27 @@ package check
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
+	"strings"
 
 	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/policies/report"
 )
+
+// unitFailure is the error result of a walked file or directory that
+// could not be decoded or rendered: at the file, document and line a
+// decode error names, else at the unit.
+func unitFailure(l loadedUnit) report.Result {
+	res := report.Result{File: l.unit.display(l.unit.rel)}
+	var de *render.DecodeError
+	if errors.As(l.err, &de) {
+		res.File, res.Document, res.Line = de.File, max(de.Index, 0), de.Line
+	}
+	res.Error = strings.TrimPrefix(l.err.Error(), res.File+": ")
+	return res
+}
 
 // buildResults appends to results the report results of the decisions
 // about entries, one per entry in entry order, pointing every violation at

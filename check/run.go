@@ -83,6 +83,9 @@ type gathered struct {
 	// without documents.
 	files map[string]bool
 	notes []Note
+	// failures are the error results of what could not be decoded or
+	// rendered: walked files and directories, and Applications.
+	failures []report.Result
 }
 
 // Run is `tollgate test` without its output: it finds the documents under
@@ -163,7 +166,7 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 	for _, l := range loaded {
 		walked = append(walked, l.entries...)
 	}
-	appEntries, cl, appNotes, err := renderApplications(ctx, root, repoURL, walked, build, lim)
+	appEntries, cl, appNotes, appFailures, err := renderApplications(ctx, root, repoURL, walked, build, lim)
 	if err != nil {
 		return g, err
 	}
@@ -179,6 +182,10 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 		if cl.claimsUnit(root, l.unit) {
 			continue
 		}
+		if l.err != nil {
+			g.failures = append(g.failures, unitFailure(l))
+			continue
+		}
 		g.notes = append(g.notes, l.notes...)
 		for _, e := range l.entries {
 			if !cl.claimsEntry(root, e) {
@@ -188,6 +195,7 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 	}
 	g.entries = append(g.entries, appEntries...)
 	g.notes = append(g.notes, appNotes...)
+	g.failures = append(g.failures, appFailures...)
 	slices.SortStableFunc(g.entries, func(a, b entry) int {
 		return cmp.Or(strings.Compare(a.file, b.file), cmp.Compare(a.doc.Index, b.doc.Index), cmp.Compare(a.doc.Line, b.doc.Line))
 	})
@@ -225,6 +233,11 @@ func judge(ctx context.Context, c compiled, g gathered, lim render.Limits) (repo
 		}
 		start = end
 	}
+	// What could not be checked is reported in file order with the rest.
+	results = append(results, g.failures...)
+	slices.SortStableFunc(results, func(a, b report.Result) int {
+		return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Document, b.Document), cmp.Compare(a.Line, b.Line))
+	})
 	for _, r := range results {
 		g.files[r.File] = true
 	}

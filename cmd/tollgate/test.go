@@ -56,8 +56,13 @@ test (--repo-url, by default the origin remote of the Git repository at
 --repo-root) has its path rendered from the checkout exactly as Argo CD would,
 and what it renders is checked in that Application's context.
 
+A file that does not decode, or a directory or Application that does not
+render, is reported as an error result (ERROR in the text format) and the
+rest is still judged.
+
 Exit status: 0 when nothing is denied, 1 when something is (or, with
---fail-on-warn, warned), 2 on usage or input errors.`,
+--fail-on-warn, warned), 2 on usage errors, bad policies or configuration,
+or when something could not be decoded or rendered (after the report).`,
 		Example: `  tollgate test .
   tollgate test -o github --repo-url https://github.com/org/config.git apps/ argocd/
   tollgate test --policy policy/ --namespace main --fail-on-warn manifests/`,
@@ -141,6 +146,9 @@ func runTest(cmd *cobra.Command, o testOptions) error {
 	rep.ToolVersion = version
 	if err := report.Write(cmd.OutOrStdout(), format, rep); err != nil {
 		return err
+	}
+	if n := rep.Summary.Errors; n > 0 {
+		return usageError(fmt.Errorf("%d of the files, directories and Applications checked could not be decoded or rendered; the report lists them, and everything else was judged", n))
 	}
 	if rep.Summary.Denied > 0 || o.FailOnWarn && rep.Summary.Warned > 0 {
 		return deniedError()

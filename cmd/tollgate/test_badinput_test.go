@@ -40,29 +40,38 @@ func TestTestBadInput(t *testing.T) {
 		setup func(t *testing.T, repo, outside string)
 		// args follow "test --repo-root REPO"; REPO is replaced.
 		args []string
-		// wantErr are substrings of the error message.
+		// wantErr are substrings of the error message, or with reported
+		// of the report.
 		wantErr []string
+		// reported: the input error concerns one file, directory or
+		// Application, which the report lists as an ERROR while the rest
+		// (other.yaml, added to files) is judged; the run still exits 2.
+		reported bool
 	}{
 		{
 			name:    "malformed YAML",
+			reported: true,
 			files:   map[string]string{"bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [unclosed\n"},
 			args:    []string{"REPO"},
-			wantErr: []string{"bad.yaml: document 1 (line 4)"},
+			wantErr: []string{"ERROR  bad.yaml:4  document 1 (line 4): "},
 		},
 		{
 			name:    "malformed second document",
+			reported: true,
 			files:   map[string]string{"bad.yaml": deployment + "---\napiVersion: v1\nkind: ConfigMap\n\tdata: x\n"},
 			args:    []string{"REPO"},
-			wantErr: []string{"bad.yaml: document 2 (line 1"},
+			wantErr: []string{"ERROR  bad.yaml:1", "document 2 (line 1"},
 		},
 		{
 			name:    "alias bomb",
+			reported: true,
 			files:   map[string]string{"bomb.yaml": aliasBomb()},
 			args:    []string{"REPO"},
-			wantErr: []string{"bomb.yaml: document 1 (line 1)", "too many YAML nodes"},
+			wantErr: []string{"ERROR  bomb.yaml:1  document 1 (line 1): ", "too many YAML nodes"},
 		},
 		{
 			name: "50 MB file",
+			reported: true,
 			setup: func(t *testing.T, repo, _ string) {
 				f, err := os.Create(filepath.Join(repo, "huge.yaml"))
 				if err != nil {
@@ -74,26 +83,29 @@ func TestTestBadInput(t *testing.T) {
 				}
 			},
 			args:    []string{"REPO"},
-			wantErr: []string{"huge.yaml: file too large: 52428800 bytes"},
+			wantErr: []string{"ERROR  huge.yaml  file too large: 52428800 bytes"},
 		},
 		{
 			name:    "document without kind",
+			reported: true,
 			files:   map[string]string{"nokind.yaml": "apiVersion: v1\nmetadata: {name: x}\n"},
 			args:    []string{"REPO"},
-			wantErr: []string{"nokind.yaml: document 1 (line 1): object has apiVersion \"v1\" but no kind"},
+			wantErr: []string{"ERROR  nokind.yaml:1  document 1 (line 1): object has apiVersion \"v1\" but no kind"},
 		},
 		{
 			name: "binary file",
+			reported: true,
 			setup: func(t *testing.T, repo, _ string) {
 				if err := os.WriteFile(filepath.Join(repo, "blob.yaml"), []byte("\x7fELF\x02\x01\x01\x00\x00\x00"), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			},
 			args:    []string{"REPO"},
-			wantErr: []string{"blob.yaml: binary file: not UTF-8 text"},
+			wantErr: []string{"ERROR  blob.yaml  binary file: not UTF-8 text"},
 		},
 		{
 			name: "symlink out of the repository",
+			reported: true,
 			setup: func(t *testing.T, repo, outside string) {
 				target := filepath.Join(outside, "secret.yaml")
 				if err := os.WriteFile(target, []byte(deployment), 0o644); err != nil {
@@ -108,6 +120,7 @@ func TestTestBadInput(t *testing.T) {
 		},
 		{
 			name: "kustomization reaching out of the repository",
+			reported: true,
 			files: map[string]string{
 				"apps/web/kustomization.yaml": "resources:\n  - ../../../outside\n",
 			},
@@ -119,6 +132,7 @@ func TestTestBadInput(t *testing.T) {
 		},
 		{
 			name: "helm template error",
+			reported: true,
 			files: map[string]string{
 				"chart/Chart.yaml":          "apiVersion: v2\nname: c\nversion: 0.1.0\n",
 				"chart/templates/pod.yaml":  "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ required \"name is required\" .Values.name }}\n",
@@ -144,6 +158,7 @@ func TestTestBadInput(t *testing.T) {
 		},
 		{
 			name: "Application path out of the repository",
+			reported: true,
 			files: map[string]string{"app.yaml": `apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata: {name: escape, namespace: argocd}
@@ -152,10 +167,11 @@ spec:
   destination: {server: https://kubernetes.default.svc, namespace: x}
 `},
 			args:    []string{"--repo-url", "https://example.com/r", "REPO"},
-			wantErr: []string{`app.yaml:1: Application "escape" spec.source: render ../../..: outside the repository root`},
+			wantErr: []string{`ERROR  app.yaml:1  Application/escape  spec.source: render ../../..: outside the repository root`},
 		},
 		{
 			name: "Application field of the wrong type",
+			reported: true,
 			files: map[string]string{"app.yaml": `apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata: {name: typo, namespace: argocd}
@@ -163,13 +179,14 @@ spec:
   source: {repoURL: https://example.com/r.git, path: x, helm: {valueFiles: values.yaml}}
 `},
 			args:    []string{"--repo-url", "https://example.com/r", "REPO"},
-			wantErr: []string{`app.yaml:1: Application "typo": spec.source.helm.valueFiles: want a list of strings, got a string`},
+			wantErr: []string{`ERROR  app.yaml:1  Application/typo  spec.source.helm.valueFiles: want a list of strings, got a string`},
 		},
 		{
 			// The engine refuses a source with a field tollgate does not
 			// honour; tollgate test refuses it the same way, with the
 			// engine's message, as it reports a render that failed.
 			name: "Application field tollgate does not honour",
+			reported: true,
 			files: map[string]string{"app.yaml": `apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata: {name: patched, namespace: argocd}
@@ -180,7 +197,7 @@ spec:
     kustomize: {version: v5.4.0}
 `},
 			args:    []string{"--repo-url", "https://example.com/r", "REPO"},
-			wantErr: []string{`app.yaml:1: Application "patched": spec.source.kustomize.version is not supported`},
+			wantErr: []string{`ERROR  app.yaml:1  Application/patched  spec.source.kustomize.version is not supported`},
 		},
 		{
 			name:    "repository URL that is not one",
@@ -223,6 +240,9 @@ spec:
 				}
 			}
 			writeFiles(t, repo, tt.files)
+			if tt.reported {
+				writeFiles(t, repo, map[string]string{"other.yaml": strings.Replace(deployment, "nginx:1.27.3", "nginx:latest", 1)})
+			}
 			if tt.setup != nil {
 				tt.setup(t, repo, outside)
 			}
@@ -235,12 +255,18 @@ spec:
 				t.Fatalf("exit code = %d, want %d (error %q)\nstdout:\n%s", r.code, exitUsage, r.err, r.stdout)
 			}
 			msg := strings.ReplaceAll(r.err, repo, "REPO")
-			for _, want := range tt.wantErr {
-				if !strings.Contains(msg, want) {
-					t.Errorf("error = %q, want it to contain %q", msg, want)
+			if tt.reported {
+				msg = strings.ReplaceAll(r.stdout, repo, "REPO")
+				if !strings.Contains(r.stdout, "DENY  other.yaml:") || !strings.Contains(r.err, "could not be decoded or rendered") {
+					t.Errorf("the rest was not judged, or no error was printed\nstdout:\n%s\nstderr: %s", r.stdout, r.err)
 				}
 			}
-			if r.stdout != "" {
+			for _, want := range tt.wantErr {
+				if !strings.Contains(msg, want) {
+					t.Errorf("report or error = %q, want it to contain %q", msg, want)
+				}
+			}
+			if !tt.reported && r.stdout != "" {
 				t.Errorf("stdout = %q, want no report on an input error", r.stdout)
 			}
 		})

@@ -452,3 +452,50 @@ func TestTestSymlinkedDirectoryArgument(t *testing.T) {
 		t.Errorf("violations mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestTestRenderErrorHidesNothing is the run issue #17 describes on
+// argoproj/argocd-example-apps: one Application's chart has a dependency it
+// does not vendor. That Application is an error result in every format,
+// the other Applications and files are still judged, and the run exits 2
+// after the report.
+func TestTestRenderErrorHidesNothing(t *testing.T) {
+	repo := t.TempDir()
+	app := func(name, path string) string {
+		return "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: " + name +
+			"\n  namespace: argocd\n  finalizers: [resources-finalizer.argocd.argoproj.io]\nspec:\n  project: default\n  source:\n    repoURL: " +
+			fixtureURL + "\n    path: " + path + "\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: shop\n"
+	}
+	writeFiles(t, repo, map[string]string{
+		"apps/helm-deps.yaml": app("helm-deps", "charts/deps"),
+		"apps/web.yaml":       app("web", "web"),
+		"charts/deps/Chart.yaml": "apiVersion: v2\nname: deps\nversion: 0.1.0\ndependencies:\n" +
+			"- name: redis\n  version: 17.0.0\n  repository: https://charts.example.com\n",
+		"charts/deps/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deps\n",
+		"web/deployment.yaml":           strings.Replace(deployment, "nginx:1.27.3", "nginx:latest", 1),
+	})
+	for _, tt := range []struct {
+		format    string
+		errorMark string
+	}{
+		{report.FormatText, "ERROR  apps/helm-deps.yaml:1  Application/helm-deps  spec.source: "},
+		{report.FormatJSON, `"error": "spec.source: `},
+		{report.FormatJUnit, `<error message="spec.source: `},
+		{report.FormatSARIF, `"text": "Application/helm-deps: spec.source: `},
+		{report.FormatGitHub, "::error file=apps/helm-deps.yaml,line=1,title=error::Application/helm-deps: spec.source: "},
+	} {
+		t.Run(tt.format, func(t *testing.T) {
+			r := runCLI(t, nil, "test", "-o", tt.format, "--repo-url", fixtureURL, "--repo-root", repo, repo)
+			if r.code != exitUsage {
+				t.Fatalf("exit code = %d, want %d (error %q)\n%s", r.code, exitUsage, r.err, r.stdout)
+			}
+			for _, want := range []string{tt.errorMark, "redis", "no-latest-tag"} {
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("report lacks %q:\n%s", want, r.stdout)
+				}
+			}
+			if !strings.Contains(r.err, "1 of the files, directories and Applications checked could not be decoded or rendered") {
+				t.Errorf("error = %q", r.err)
+			}
+		})
+	}
+}

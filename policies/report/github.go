@@ -16,8 +16,12 @@ import (
 //	::error file=apps/web/deployment.yaml,line=12,title=no-latest-tag::Deployment/web: message
 //
 // ("::warning" for warn; "line=" only when the line is known; " (app name)"
-// after the message for rendered objects), then the summary line of the text
-// format as plain log output. Values are escaped as the runner expects
+// after the message for rendered objects), an error command titled "error"
+// for each result that could not be checked,
+//
+//	::error file=apps/db,title=error::render helm chart apps/db: ...
+//
+// then the summary line of the text format as plain log output. Values are escaped as the runner expects
 // (actions/toolkit escapeData and escapeProperty), so a message cannot end
 // the command early or start a new one.
 
@@ -25,8 +29,16 @@ import (
 func renderGitHub(r Report) ([]byte, error) {
 	var b bytes.Buffer
 	for _, res := range r.Results {
+		if res.Error != "" {
+			msg := res.Error
+			if subject := res.subject(); subject != "" {
+				msg = subject + ": " + msg
+			}
+			b.WriteString(githubCommand("error", res.File, res.Line, "error", msg, res.Application))
+			b.WriteByte('\n')
+		}
 		for _, f := range res.Violations {
-			b.WriteString(githubCommand(res, f))
+			b.WriteString(githubViolation(res, f))
 			b.WriteByte('\n')
 		}
 	}
@@ -35,28 +47,31 @@ func renderGitHub(r Report) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// githubCommand renders one violation as a workflow command, without the
-// newline.
-func githubCommand(res Result, f Finding) string {
-	var b strings.Builder
-	b.WriteString("::")
+// githubViolation renders one violation as a workflow command, without
+// the newline.
+func githubViolation(res Result, f Finding) string {
+	level := "warning"
 	if f.Severity == policies.SeverityDeny {
-		b.WriteString("error")
-	} else {
-		b.WriteString("warning")
+		level = "error"
 	}
-	b.WriteString(" file=")
-	b.WriteString(escapeProperty(filepath.ToSlash(res.File)))
-	if line := res.line(f); line > 0 {
+	return githubCommand(level, res.File, res.line(f), f.Rule, res.object()+": "+f.Message, res.Application)
+}
+
+// githubCommand renders one workflow command, without the newline; line
+// 0 leaves the line out.
+func githubCommand(level, file string, line int, title, msg, app string) string {
+	var b strings.Builder
+	b.WriteString("::" + level + " file=")
+	b.WriteString(escapeProperty(filepath.ToSlash(file)))
+	if line > 0 {
 		b.WriteString(",line=")
 		b.WriteString(strconv.Itoa(line))
 	}
 	b.WriteString(",title=")
-	b.WriteString(escapeProperty(f.Rule))
+	b.WriteString(escapeProperty(title))
 	b.WriteString("::")
-	msg := res.object() + ": " + f.Message
-	if res.Application != "" {
-		msg += " (app " + res.Application + ")"
+	if app != "" {
+		msg += " (app " + app + ")"
 	}
 	b.WriteString(escapeData(msg))
 	return b.String()

@@ -77,8 +77,8 @@ func TestGitHubCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := githubCommand(tt.res, tt.f); got != tt.want {
-				t.Errorf("githubCommand() =\n%q\nwant\n%q", got, tt.want)
+			if got := githubViolation(tt.res, tt.f); got != tt.want {
+				t.Errorf("githubViolation() =\n%q\nwant\n%q", got, tt.want)
 			}
 		})
 	}

@@ -9,13 +9,17 @@ import (
 // this order, is
 //
 //	{"results":[{"file","document","kind","name","namespace","application",
-//	             "violations":[{"rule","severity","message"}]}],
-//	 "summary":{"files","documents","denied","warned"}}
+//	             "violations":[{"rule","severity","message"}],"error"}],
+//	 "summary":{"files","documents","denied","warned","errors"}}
 //
 // indented by two spaces and ending in a newline. "results" and every
 // "violations" are arrays, never null; string fields are always present
-// (empty when unknown); "document" is 0-based; "severity" is "deny" or
-// "warn". Characters such as <, > and & are written as themselves.
+// (empty when unknown) except "error", which a result has only when what
+// its file holds could not be checked (a file that does not decode, a
+// directory or an Application that does not render; its "violations" is
+// then empty), and "errors", present only when it is not 0; "document"
+// is 0-based; "severity" is "deny" or "warn". Characters such as <, > and
+// & are written as themselves.
 
 type jsonReport struct {
 	Results []jsonResult `json:"results"`
@@ -30,6 +34,7 @@ type jsonResult struct {
 	Namespace   string          `json:"namespace"`
 	Application string          `json:"application"`
 	Violations  []jsonViolation `json:"violations"`
+	Error       string          `json:"error,omitempty"`
 }
 
 type jsonViolation struct {
@@ -43,6 +48,7 @@ type jsonSummary struct {
 	Documents int `json:"documents"`
 	Denied    int `json:"denied"`
 	Warned    int `json:"warned"`
+	Errors    int `json:"errors,omitempty"`
 }
 
 // renderJSON renders the json format described above.
@@ -54,6 +60,7 @@ func renderJSON(r Report) ([]byte, error) {
 			Documents: r.Summary.Documents,
 			Denied:    r.Summary.Denied,
 			Warned:    r.Summary.Warned,
+			Errors:    r.Summary.Errors,
 		},
 	}
 	for _, res := range r.Results {
@@ -65,6 +72,7 @@ func renderJSON(r Report) ([]byte, error) {
 			Namespace:   res.Namespace,
 			Application: res.Application,
 			Violations:  make([]jsonViolation, 0, len(res.Violations)),
+			Error:       res.Error,
 		}
 		for _, f := range res.Violations {
 			jr.Violations = append(jr.Violations, jsonViolation{

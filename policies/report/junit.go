@@ -39,6 +39,12 @@ import (
 // text-format lines in <system-out>, which GitLab shows as the test case's
 // system output and Jenkins as its standard output.
 //
+// A result that could not be checked (a file that does not decode, a
+// directory or an Application that does not render) is one testcase with
+// an <error> (message, type "error", and its text-format line as the body),
+// counted in the errors attributes: the check did not run, which is what
+// JUnit's error status says.
+//
 // Characters XML cannot hold (most control characters) are replaced by
 // encoding/xml with U+FFFD, so the output always parses.
 
@@ -65,6 +71,7 @@ type junitTestcase struct {
 	Classname string        `xml:"classname,attr"`
 	File      string        `xml:"file,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Error     *junitFailure `xml:"error,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
 }
 
@@ -94,6 +101,10 @@ func renderJUnit(r Report) ([]byte, error) {
 				suite.Failures++
 				out.Failures++
 			}
+			if tc.Error != nil {
+				suite.Errors++
+				out.Errors++
+			}
 		}
 	}
 	var b bytes.Buffer
@@ -108,8 +119,17 @@ func renderJUnit(r Report) ([]byte, error) {
 }
 
 // junitCases returns the testcases of one document: one per rule it broke,
-// or one passing testcase when it broke none.
+// or one passing testcase when it broke none, or one in error when it could
+// not be checked.
 func junitCases(res Result) []junitTestcase {
+	if res.Error != "" {
+		name := res.File
+		if subject := res.subject(); subject != "" {
+			name = fmt.Sprintf("%s#%d %s", res.File, res.Document, subject)
+		}
+		return []junitTestcase{{Name: name, Classname: "tollgate", File: res.File,
+			Error: &junitFailure{Message: res.Error, Type: "error", Body: errorLine(res)}}}
+	}
 	base := fmt.Sprintf("%s#%d %s", res.File, res.Document, res.object())
 	if len(res.Violations) == 0 {
 		return []junitTestcase{{Name: base, Classname: "tollgate", File: res.File}}

@@ -53,6 +53,12 @@ type Result struct {
 	Application string
 	// Violations are the rules the document broke, empty when it passed.
 	Violations []Finding
+	// Error says why what File holds could not be checked (a file that
+	// does not decode, a directory or an Application that does not
+	// render), "" when it was. A result with an Error has no Violations;
+	// Kind and Name are set when the error is about one object (an
+	// Application), Document and Line when about one document.
+	Error string
 }
 
 // Finding is one violation reported against a Result.
@@ -74,6 +80,8 @@ type Summary struct {
 	Files, Documents int
 	// Denied and Warned count violations (not documents) of each severity.
 	Denied, Warned int
+	// Errors counts the results that could not be checked.
+	Errors int
 }
 
 // The report formats Write accepts.
@@ -139,14 +147,19 @@ func Write(w io.Writer, format string, r Report) error {
 }
 
 // Summarize counts results: Files is the number of distinct Result.File
-// values, Documents the number of results, Denied and Warned the violations
-// of each severity. A caller that also checked files holding no documents
-// adds those to Files itself.
+// values, Documents the number of results that were checked, Errors of
+// those that could not be, Denied and Warned the violations of each
+// severity. A caller that also checked files holding no documents adds
+// those to Files itself.
 func Summarize(results []Result) Summary {
 	var s Summary
 	files := make(map[string]struct{})
 	for _, res := range results {
 		files[res.File] = struct{}{}
+		if res.Error != "" {
+			s.Errors++
+			continue
+		}
 		for _, f := range res.Violations {
 			switch f.Severity {
 			case policies.SeverityDeny:
@@ -157,7 +170,7 @@ func Summarize(results []Result) Summary {
 		}
 	}
 	s.Files = len(files)
-	s.Documents = len(results)
+	s.Documents = len(results) - s.Errors
 	return s
 }
 
@@ -165,7 +178,7 @@ func Summarize(results []Result) Summary {
 // result and field.
 func (r Report) validate() error {
 	s := r.Summary
-	if s.Files < 0 || s.Documents < 0 || s.Denied < 0 || s.Warned < 0 {
+	if s.Files < 0 || s.Documents < 0 || s.Denied < 0 || s.Warned < 0 || s.Errors < 0 {
 		return fmt.Errorf("summary: negative count in %+v", s)
 	}
 	for i, res := range r.Results {
@@ -178,6 +191,9 @@ func (r Report) validate() error {
 		}
 		if res.Line < 0 {
 			return fmt.Errorf("%s: line %d is negative", where, res.Line)
+		}
+		if res.Error != "" && len(res.Violations) > 0 {
+			return fmt.Errorf("%s: has both an error and violations", where)
 		}
 		for j, f := range res.Violations {
 			switch {
@@ -203,6 +219,15 @@ func (r Result) line(f Finding) int {
 	return r.Line
 }
 
+// subject names what an error result is about: the object as Kind/name
+// when the error names one, else "" (a file or directory).
+func (r Result) subject() string {
+	if r.Kind == "" && r.Name == "" {
+		return ""
+	}
+	return r.object()
+}
+
 // object names the object as Kind/name, with placeholders for what is
 // missing so a line never reads "/web".
 func (r Result) object() string {
@@ -225,15 +250,20 @@ func severityLabel(s policies.Severity) string {
 }
 
 // summaryLine is the closing line of the text and github formats, e.g.
-// "FAIL  5 documents in 3 files: 2 denied, 1 warned". A run fails when it
-// denied anything; warnings alone pass.
+// "FAIL  5 documents in 3 files: 2 denied, 1 warned", with ", 1 error"
+// when something could not be checked. A run fails when it denied
+// anything or could not check something; warnings alone pass.
 func summaryLine(s Summary) string {
 	verdict := "PASS"
-	if s.Denied > 0 {
+	if s.Denied > 0 || s.Errors > 0 {
 		verdict = "FAIL"
 	}
-	return fmt.Sprintf("%s  %s in %s: %d denied, %d warned",
+	line := fmt.Sprintf("%s  %s in %s: %d denied, %d warned",
 		verdict, plural(s.Documents, "document"), plural(s.Files, "file"), s.Denied, s.Warned)
+	if s.Errors > 0 {
+		line += ", " + plural(s.Errors, "error")
+	}
+	return line
 }
 
 // plural formats n with noun, adding "s" unless n is 1.

@@ -93,6 +93,32 @@ func passingReport() Report {
 	}
 }
 
+// erroredReport is a run where a chart and an Application could not be
+// rendered and the rest was still judged.
+func erroredReport() Report {
+	r := Report{
+		ToolVersion:      "1.4.0-test",
+		RuleDescriptions: map[string]string{"no-latest-tag": "Images must be pinned to a tag other than latest or a digest."},
+		Results: []Result{
+			{File: "apps/argocd/shop.yaml", Document: 0, Line: 3, Kind: "Application", Name: "shop", Namespace: "argocd",
+				Error: "spec.source: render helm chart charts/shop: chart dependency \"redis\" is not vendored in charts/"},
+			{File: "apps/db", Error: "render kustomize apps/db: accumulating resources: missing.yaml: no such file"},
+			{File: "apps/guestbook/deployment.yaml", Document: 0, Line: 1, Kind: "Deployment", Name: "guestbook-ui", Namespace: "guestbook",
+				Violations: []Finding{{Rule: "no-latest-tag", Severity: deny, Line: 21, Message: `container "ui" uses image "ui:latest"`}}},
+			{File: "apps/guestbook/deployment.yaml", Document: 1, Line: 34, Kind: "Service", Name: "guestbook-ui", Namespace: "guestbook"},
+		},
+	}
+	r.Summary = Summarize(r.Results)
+	return r
+}
+
+func TestSummarizeErrors(t *testing.T) {
+	want := Summary{Files: 3, Documents: 2, Denied: 1, Errors: 2}
+	if diff := cmp.Diff(want, erroredReport().Summary); diff != "" {
+		t.Errorf("Summarize() (-want +got):\n%s", diff)
+	}
+}
+
 func TestWriteGolden(t *testing.T) {
 	fixtures := []struct {
 		name   string
@@ -100,6 +126,7 @@ func TestWriteGolden(t *testing.T) {
 	}{
 		{"fail", failingReport()},
 		{"pass", passingReport()},
+		{"error", erroredReport()},
 	}
 	for _, fx := range fixtures {
 		for _, format := range Formats() {
@@ -196,7 +223,7 @@ func TestWriteInvalidReport(t *testing.T) {
 		{
 			name:    "negative summary",
 			mutate:  func(r *Report) { r.Summary.Denied = -1 },
-			wantErr: `validate report: summary: negative count in {Files:4 Documents:5 Denied:-1 Warned:2}`,
+			wantErr: `validate report: summary: negative count in {Files:4 Documents:5 Denied:-1 Warned:2 Errors:0}`,
 		},
 	}
 	for _, tt := range tests {

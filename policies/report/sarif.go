@@ -23,6 +23,13 @@ import (
 // " (app name)" for rendered objects; its location is the file relative to
 // %SRCROOT% (forward slashes, percent-encoded as a URI reference), with a
 // region only when the line is known.
+//
+// Results that could not be checked (a file that does not decode, a
+// directory or an Application that does not render) are not findings: the
+// run then has one invocation with executionSuccessful false and one
+// toolExecutionNotification per result (level "error", the message and the
+// location as above), which code scanning reports as a failed analysis
+// rather than as an alert. Without them the run has no "invocations".
 
 const (
 	sarifSchema  = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -40,8 +47,20 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool    sarifTool     `json:"tool"`
-	Results []sarifResult `json:"results"`
+	Tool        sarifTool         `json:"tool"`
+	Invocations []sarifInvocation `json:"invocations,omitempty"`
+	Results     []sarifResult     `json:"results"`
+}
+
+type sarifInvocation struct {
+	ExecutionSuccessful        bool                `json:"executionSuccessful"`
+	ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications"`
+}
+
+type sarifNotification struct {
+	Level     string          `json:"level"`
+	Message   sarifMessage    `json:"message"`
+	Locations []sarifLocation `json:"locations"`
 }
 
 type sarifTool struct {
@@ -132,10 +151,26 @@ func renderSARIF(r Report) ([]byte, error) {
 	}
 
 	results := make([]sarifResult, 0)
+	var notes []sarifNotification
 	for _, res := range r.Results {
+		if res.Error != "" {
+			text := res.Error
+			if subject := res.subject(); subject != "" {
+				text = subject + ": " + text
+			}
+			notes = append(notes, sarifNotification{
+				Level:     "error",
+				Message:   sarifMessage{Text: withApplication(text, res.Application)},
+				Locations: []sarifLocation{{PhysicalLocation: sarifLocationOf(res.File, res.Line)}},
+			})
+		}
 		for _, f := range res.Violations {
 			results = append(results, sarifResultOf(res, f, index[f.Rule]))
 		}
+	}
+	var invocations []sarifInvocation
+	if len(notes) > 0 {
+		invocations = []sarifInvocation{{ToolExecutionNotifications: notes}}
 	}
 
 	return encodeJSON(sarifLog{
@@ -148,7 +183,8 @@ func renderSARIF(r Report) ([]byte, error) {
 				Version:        r.ToolVersion,
 				Rules:          rules,
 			}},
-			Results: results,
+			Invocations: invocations,
+			Results:     results,
 		}},
 	})
 }
@@ -160,23 +196,33 @@ func sarifResultOf(res Result, f Finding, ruleIndex int) sarifResult {
 	if f.Severity == policies.SeverityDeny {
 		level = "error"
 	}
-	text := res.object() + ": " + f.Message
-	if res.Application != "" {
-		text += " (app " + res.Application + ")"
-	}
-	loc := sarifPhysicalLocation{
-		ArtifactLocation: sarifArtifactLocation{URI: artifactURI(res.File), URIBaseID: "%SRCROOT%"},
-	}
-	if line := res.line(f); line > 0 {
-		loc.Region = &sarifRegion{StartLine: line}
-	}
 	return sarifResult{
 		RuleID:    f.Rule,
 		RuleIndex: ruleIndex,
 		Level:     level,
-		Message:   sarifMessage{Text: text},
-		Locations: []sarifLocation{{PhysicalLocation: loc}},
+		Message:   sarifMessage{Text: withApplication(res.object()+": "+f.Message, res.Application)},
+		Locations: []sarifLocation{{PhysicalLocation: sarifLocationOf(res.File, res.line(f))}},
 	}
+}
+
+// sarifLocationOf is the physical location of file, with a region when
+// line is known.
+func sarifLocationOf(file string, line int) sarifPhysicalLocation {
+	loc := sarifPhysicalLocation{
+		ArtifactLocation: sarifArtifactLocation{URI: artifactURI(file), URIBaseID: "%SRCROOT%"},
+	}
+	if line > 0 {
+		loc.Region = &sarifRegion{StartLine: line}
+	}
+	return loc
+}
+
+// withApplication appends " (app name)" for what an Application rendered.
+func withApplication(text, app string) string {
+	if app == "" {
+		return text
+	}
+	return text + " (app " + app + ")"
 }
 
 // artifactURI turns a repo-relative file path into a relative URI reference:

@@ -14,9 +14,14 @@ import (
 //	DENY  apps/web/deployment.yaml:12  Deployment/web  [no-latest-tag] message (app guestbook)
 //
 // (":12" only when the line is known, the app suffix only for rendered
-// objects), then a blank line and the summary line
+// objects), one line per result that could not be checked,
 //
-//	FAIL  5 documents in 3 files: 2 denied, 1 warned
+//	ERROR  apps/db  render helm chart apps/db: ... (app billing)
+//	ERROR  argocd/web.yaml:3  Application/web  spec.source: render ...
+//
+// then a blank line and the summary line
+//
+//	FAIL  5 documents in 3 files: 2 denied, 1 warned, 1 error
 //
 // Passing documents print nothing. There is no colour. Every value is made
 // printable (see printable), so one violation is always one line.
@@ -24,6 +29,11 @@ func renderText(r Report) ([]byte, error) {
 	var b bytes.Buffer
 	n := 0
 	for _, res := range r.Results {
+		if res.Error != "" {
+			b.WriteString(errorLine(res))
+			b.WriteByte('\n')
+			n++
+		}
 		for _, f := range res.Violations {
 			b.WriteString(textLine(res, f))
 			b.WriteByte('\n')
@@ -46,6 +56,24 @@ func textLine(res Result, f Finding) string {
 	}
 	s := fmt.Sprintf("%s  %s  %s  [%s] %s",
 		severityLabel(f.Severity), loc, printable(res.object()), printable(f.Rule), printable(f.Message))
+	if res.Application != "" {
+		s += " (app " + printable(res.Application) + ")"
+	}
+	return s
+}
+
+// errorLine renders a result that could not be checked as a single line,
+// without the newline.
+func errorLine(res Result) string {
+	loc := printable(res.File)
+	if res.Line > 0 {
+		loc += ":" + strconv.Itoa(res.Line)
+	}
+	s := "ERROR  " + loc
+	if subject := res.subject(); subject != "" {
+		s += "  " + printable(subject)
+	}
+	s += "  " + printable(res.Error)
 	if res.Application != "" {
 		s += " (app " + printable(res.Application) + ")"
 	}
