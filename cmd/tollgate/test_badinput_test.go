@@ -49,28 +49,28 @@ func TestTestBadInput(t *testing.T) {
 		reported bool
 	}{
 		{
-			name:    "malformed YAML",
+			name:     "malformed YAML",
 			reported: true,
-			files:   map[string]string{"bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [unclosed\n"},
-			args:    []string{"REPO"},
-			wantErr: []string{"ERROR  bad.yaml:4  document 1 (line 4): "},
+			files:    map[string]string{"bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [unclosed\n"},
+			args:     []string{"REPO"},
+			wantErr:  []string{"ERROR  bad.yaml:4  document 1 (line 4): "},
 		},
 		{
-			name:    "malformed second document",
+			name:     "malformed second document",
 			reported: true,
-			files:   map[string]string{"bad.yaml": deployment + "---\napiVersion: v1\nkind: ConfigMap\n\tdata: x\n"},
-			args:    []string{"REPO"},
-			wantErr: []string{"ERROR  bad.yaml:1", "document 2 (line 1"},
+			files:    map[string]string{"bad.yaml": deployment + "---\napiVersion: v1\nkind: ConfigMap\n\tdata: x\n"},
+			args:     []string{"REPO"},
+			wantErr:  []string{"ERROR  bad.yaml:1", "document 2 (line 1"},
 		},
 		{
-			name:    "alias bomb",
+			name:     "alias bomb",
 			reported: true,
-			files:   map[string]string{"bomb.yaml": aliasBomb()},
-			args:    []string{"REPO"},
-			wantErr: []string{"ERROR  bomb.yaml:1  document 1 (line 1): ", "too many YAML nodes"},
+			files:    map[string]string{"bomb.yaml": aliasBomb()},
+			args:     []string{"REPO"},
+			wantErr:  []string{"ERROR  bomb.yaml:1  document 1 (line 1): ", "too many YAML nodes"},
 		},
 		{
-			name: "50 MB file",
+			name:     "50 MB file",
 			reported: true,
 			setup: func(t *testing.T, repo, _ string) {
 				f, err := os.Create(filepath.Join(repo, "huge.yaml"))
@@ -86,14 +86,14 @@ func TestTestBadInput(t *testing.T) {
 			wantErr: []string{"ERROR  huge.yaml  file too large: 52428800 bytes"},
 		},
 		{
-			name:    "document without kind",
+			name:     "document without kind",
 			reported: true,
-			files:   map[string]string{"nokind.yaml": "apiVersion: v1\nmetadata: {name: x}\n"},
-			args:    []string{"REPO"},
-			wantErr: []string{"ERROR  nokind.yaml:1  document 1 (line 1): object has apiVersion \"v1\" but no kind"},
+			files:    map[string]string{"nokind.yaml": "apiVersion: v1\nmetadata: {name: x}\n"},
+			args:     []string{"REPO"},
+			wantErr:  []string{"ERROR  nokind.yaml:1  document 1 (line 1): object has apiVersion \"v1\" but no kind"},
 		},
 		{
-			name: "binary file",
+			name:     "binary file",
 			reported: true,
 			setup: func(t *testing.T, repo, _ string) {
 				if err := os.WriteFile(filepath.Join(repo, "blob.yaml"), []byte("\x7fELF\x02\x01\x01\x00\x00\x00"), 0o644); err != nil {
@@ -104,7 +104,7 @@ func TestTestBadInput(t *testing.T) {
 			wantErr: []string{"ERROR  blob.yaml  binary file: not UTF-8 text"},
 		},
 		{
-			name: "symlink out of the repository",
+			name:     "symlink out of the repository",
 			reported: true,
 			setup: func(t *testing.T, repo, outside string) {
 				target := filepath.Join(outside, "secret.yaml")
@@ -119,7 +119,7 @@ func TestTestBadInput(t *testing.T) {
 			wantErr: []string{"link.yaml", "outside the repository root"},
 		},
 		{
-			name: "kustomization reaching out of the repository",
+			name:     "kustomization reaching out of the repository",
 			reported: true,
 			files: map[string]string{
 				"apps/web/kustomization.yaml": "resources:\n  - ../../../outside\n",
@@ -131,7 +131,7 @@ func TestTestBadInput(t *testing.T) {
 			wantErr: []string{"render kustomize apps/web"},
 		},
 		{
-			name: "helm template error",
+			name:     "helm template error",
 			reported: true,
 			files: map[string]string{
 				"chart/Chart.yaml":          "apiVersion: v2\nname: c\nversion: 0.1.0\n",
@@ -157,7 +157,7 @@ func TestTestBadInput(t *testing.T) {
 			wantErr: []string{"d.yaml:1: document 1: evaluate policies for Deployment/web", "exceeded"},
 		},
 		{
-			name: "Application path out of the repository",
+			name:     "Application path out of the repository",
 			reported: true,
 			files: map[string]string{"app.yaml": `apiVersion: argoproj.io/v1alpha1
 kind: Application
@@ -170,7 +170,7 @@ spec:
 			wantErr: []string{`ERROR  app.yaml:1  Application/escape  spec.source: render ../../..: outside the repository root`},
 		},
 		{
-			name: "Application field of the wrong type",
+			name:     "Application field of the wrong type",
 			reported: true,
 			files: map[string]string{"app.yaml": `apiVersion: argoproj.io/v1alpha1
 kind: Application
@@ -185,7 +185,7 @@ spec:
 			// The engine refuses a source with a field tollgate does not
 			// honour; tollgate test refuses it the same way, with the
 			// engine's message, as it reports a render that failed.
-			name: "Application field tollgate does not honour",
+			name:     "Application field tollgate does not honour",
 			reported: true,
 			files: map[string]string{"app.yaml": `apiVersion: argoproj.io/v1alpha1
 kind: Application
