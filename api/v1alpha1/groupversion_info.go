@@ -16,8 +16,8 @@ var (
 	// GroupVersion is argoproj.io/v1alpha1.
 	GroupVersion = schema.GroupVersion{Group: Group, Version: Version}
 
-	// SchemeBuilder registers Application, ApplicationList, AppProject and
-	// AppProjectList with a scheme.
+	// SchemeBuilder registers Application, AppProject and ApplicationSet and
+	// their lists with a scheme.
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds the types of this package to a scheme.
@@ -26,12 +26,15 @@ var (
 
 // Resource and kind names, for RBAC rules, REST mappings and messages.
 const (
-	ApplicationKind     = "Application"
-	ApplicationListKind = "ApplicationList"
-	ApplicationResource = "applications"
-	AppProjectKind      = "AppProject"
-	AppProjectListKind  = "AppProjectList"
-	AppProjectResource  = "appprojects"
+	ApplicationKind        = "Application"
+	ApplicationListKind    = "ApplicationList"
+	ApplicationResource    = "applications"
+	AppProjectKind         = "AppProject"
+	AppProjectListKind     = "AppProjectList"
+	AppProjectResource     = "appprojects"
+	ApplicationSetKind     = "ApplicationSet"
+	ApplicationSetListKind = "ApplicationSetList"
+	ApplicationSetResource = "applicationsets"
 )
 
 // ApplicationGroupVersionKind is the GroupVersionKind of Application.
@@ -39,6 +42,9 @@ var ApplicationGroupVersionKind = GroupVersion.WithKind(ApplicationKind)
 
 // AppProjectGroupVersionKind is the GroupVersionKind of AppProject.
 var AppProjectGroupVersionKind = GroupVersion.WithKind(AppProjectKind)
+
+// ApplicationSetGroupVersionKind is the GroupVersionKind of ApplicationSet.
+var ApplicationSetGroupVersionKind = GroupVersion.WithKind(ApplicationSetKind)
 
 // ApplicationGroupVersionResource is the GroupVersionResource of Application.
 var ApplicationGroupVersionResource = GroupVersion.WithResource(ApplicationResource)
@@ -50,6 +56,7 @@ func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion,
 		&Application{}, &ApplicationList{},
 		&AppProject{}, &AppProjectList{},
+		&ApplicationSet{}, &ApplicationSetList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

@@ -80,6 +80,7 @@ func newRootCmd() *cobra.Command {
 		newControllerCmd(),
 		newRepoServerCmd(),
 		newAppCmd(),
+		newApplicationSetCmd(),
 		newRenderWorkerCmd(),
 	)
 	for _, c := range optionalCommands {

@@ -1,0 +1,164 @@
+package check
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/appset"
+	"github.com/tollgate-dev/tollgate/engine/render"
+	"github.com/tollgate-dev/tollgate/engine/source"
+)
+
+// AppSetOptions say where the generators of ApplicationSets read from
+// outside the controller.
+type AppSetOptions struct {
+	// RepoRoot is the checkout git generators read for the repository
+	// under test; "" means ".".
+	RepoRoot string
+	// RepoURL is the URL of the repository under test; "" means the origin
+	// remote of the Git repository containing RepoRoot.
+	RepoURL string
+	// ClusterFiles hold Argo CD cluster Secrets for clusters generators.
+	ClusterFiles []string
+}
+
+// GeneratedSet is the outcome of one ApplicationSet of a file.
+type GeneratedSet struct {
+	// Name is the ApplicationSet's metadata.name.
+	Name string
+	// File, Index and Line locate its document.
+	File        string
+	Index, Line int
+	// Applications are the generated Applications.
+	Applications []appset.Generated
+}
+
+// GenerateApplicationSets generates the Applications of every
+// ApplicationSet in file as the controller would: git generators read the
+// checkout at o.RepoRoot when their repository is the one under test (and
+// are refused otherwise: there is nothing else to read), clusters
+// generators the cluster Secrets of o.ClusterFiles. Errors name the file,
+// the ApplicationSet and the field.
+func GenerateApplicationSets(ctx context.Context, file string, o AppSetOptions) ([]GeneratedSet, error) {
+	lim := render.DefaultLimits()
+	docs, err := decodePath(file, lim)
+	if err != nil {
+		return nil, err
+	}
+	src, err := appSetSources(o, lim)
+	if err != nil {
+		return nil, err
+	}
+	var out []GeneratedSet
+	for _, d := range docs {
+		if !isKind(d.Object, v1alpha1.Group, v1alpha1.ApplicationSetKind) {
+			continue
+		}
+		where := location(file, d.Line)
+		set, err := decodeApplicationSet(d.Object)
+		if err != nil {
+			return nil, fmt.Errorf("%s: ApplicationSet: %w", where, err)
+		}
+		gen, err := appset.Generate(ctx, set, src)
+		if err != nil {
+			return nil, fmt.Errorf("%s: ApplicationSet %q: %w", where, set.Name, err)
+		}
+		out = append(out, GeneratedSet{Name: set.Name, File: file, Index: d.Index, Line: d.Line, Applications: gen})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no ApplicationSet", file)
+	}
+	return out, nil
+}
+
+// decodeApplicationSet decodes an ApplicationSet document strictly: a
+// field tollgate does not know is refused by name rather than dropped.
+func decodeApplicationSet(obj map[string]any) (*v1alpha1.ApplicationSet, error) {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var set v1alpha1.ApplicationSet
+	if err := dec.Decode(&set); err != nil {
+		return nil, err
+	}
+	return &set, nil
+}
+
+// appSetSources are the generators' sources outside the controller.
+func appSetSources(o AppSetOptions, lim render.Limits) (appset.Sources, error) {
+	rootDir := cmp.Or(o.RepoRoot, ".")
+	root, err := openRepoRoot(rootDir)
+	if err != nil {
+		return appset.Sources{}, err
+	}
+	repoURL, _, err := repositoryURL(o.RepoURL, root, rootDir)
+	if err != nil {
+		return appset.Sources{}, err
+	}
+	var secrets []corev1.Secret
+	for _, f := range o.ClusterFiles {
+		docs, err := decodePath(f, lim)
+		if err != nil {
+			return appset.Sources{}, err
+		}
+		for _, d := range docs {
+			if !isKind(d.Object, "", "Secret") {
+				continue
+			}
+			var s corev1.Secret
+			b, err := json.Marshal(d.Object)
+			if err == nil {
+				err = json.Unmarshal(b, &s)
+			}
+			if err != nil {
+				return appset.Sources{}, fmt.Errorf("%s: Secret: %w", location(f, d.Line), err)
+			}
+			secrets = append(secrets, s)
+		}
+	}
+	return appset.Sources{
+		Git:      checkoutReader{root: root.given, repoURL: repoURL},
+		Clusters: func(context.Context) ([]corev1.Secret, error) { return secrets, nil },
+	}, nil
+}
+
+// checkoutReader serves the repository under test from its checkout.
+type checkoutReader struct {
+	root, repoURL string
+}
+
+// Checkout implements appset.GitReader. The revision is not checked out:
+// the checkout is what is under test.
+func (c checkoutReader) Checkout(_ context.Context, repoURL, _ string) (string, error) {
+	if c.repoURL == "" || source.NormalizeURL(repoURL) != c.repoURL {
+		return "", fmt.Errorf("repository %s is not the repository under test (--repo-url), the only one read outside the controller", source.RedactURL(repoURL))
+	}
+	return c.root, nil
+}
+
+// decodePath decodes the documents of a file given on the command line.
+func decodePath(file string, lim render.Limits) ([]render.Document, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, err
+	}
+	docs, _, err := render.DecodeFile(filepath.Dir(abs), filepath.Base(abs), lim)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return docs, nil
+}

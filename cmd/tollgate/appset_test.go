@@ -1,0 +1,125 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+)
+
+// appSetRepo is a repository under test with two application directories
+// and an ApplicationSet of a matrix of its directories and the clusters.
+var appSetRepo = map[string]string{
+	"apps/web/deployment.yaml": deployment,
+	"apps/api/deployment.yaml": deployment,
+	"appsets/apps.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: apps
+  namespace: argocd
+spec:
+  goTemplate: true
+  generators:
+  - matrix:
+      generators:
+      - git:
+          repoURL: ` + fixtureURL + `
+          revision: main
+          directories: [{path: apps/*}]
+      - clusters:
+          selector: {matchLabels: {env: prod}}
+  template:
+    metadata:
+      name: '{{ .path.basename }}-{{ .name }}'
+    spec:
+      project: team
+      source: {repoURL: ` + fixtureURL + `, targetRevision: main, path: '{{ .path.path }}'}
+      destination: {server: '{{ .server }}', namespace: '{{ .path.basename }}'}
+`,
+	"clusters.yaml": `apiVersion: v1
+kind: Secret
+metadata:
+  name: prod-eu
+  namespace: argocd
+  labels: {argocd.argoproj.io/secret-type: cluster, env: prod}
+stringData: {name: prod-eu, server: https://prod-eu.example.com}
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: dev
+  namespace: argocd
+  labels: {argocd.argoproj.io/secret-type: cluster, env: dev}
+stringData: {name: dev, server: https://dev.example.com}
+`,
+}
+
+func TestAppSetGenerate(t *testing.T) {
+	repo := t.TempDir()
+	writeFiles(t, repo, appSetRepo)
+	r := runCLI(t, nil, "appset", "generate", "--repo-root", repo, "--repo-url", fixtureURL,
+		"--cluster", filepath.Join(repo, "clusters.yaml"), filepath.Join(repo, "appsets/apps.yaml"))
+	if r.code != 0 {
+		t.Fatalf("exit code = %d (error %q)", r.code, r.err)
+	}
+	var got []string
+	for _, doc := range strings.Split(r.stdout, "\n---\n") {
+		var app struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name, Namespace string
+				Finalizers      []string
+			} `json:"metadata"`
+			Spec struct {
+				Source      struct{ Path string }
+				Destination struct{ Server, Namespace string }
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &app); err != nil {
+			t.Fatalf("decode %q: %v", doc, err)
+		}
+		got = append(got, strings.Join([]string{app.Kind, app.Metadata.Namespace, app.Metadata.Name, app.Spec.Source.Path,
+			app.Spec.Destination.Server, app.Spec.Destination.Namespace, strings.Join(app.Metadata.Finalizers, ",")}, " "))
+	}
+	want := []string{
+		"Application argocd api-prod-eu apps/api https://prod-eu.example.com api resources-finalizer.argocd.argoproj.io",
+		"Application argocd web-prod-eu apps/web https://prod-eu.example.com web resources-finalizer.argocd.argoproj.io",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Applications (-want +got):\n%s", diff)
+	}
+}
+
+func TestAppSetGenerateErrors(t *testing.T) {
+	set := func(generator string) string {
+		return "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: s, namespace: argocd}\nspec:\n  generators:\n  - " +
+			generator + "\n  template: {metadata: {name: x}, spec: {project: default, destination: {}}}\n"
+	}
+	tests := []struct {
+		name, file string
+		args       []string
+		want       string
+	}{
+		{"an SCM provider generator", set("scmProvider: {github: {organization: example}}"), nil,
+			`set.yaml:1: ApplicationSet "s": spec.generators[0].scmProvider is not supported: the SCM provider generator is not implemented`},
+		{"a field tollgate does not know", set("list: {elements: [], elementz: []}"), nil,
+			`set.yaml:1: ApplicationSet: json: unknown field "elementz"`},
+		{"another repository", set("git: {repoURL: https://elsewhere.example.com/x.git, directories: [{path: '*'}]}"), nil,
+			`repository https://elsewhere.example.com/x.git is not the repository under test`},
+		{"no ApplicationSet", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", nil, "set.yaml: no ApplicationSet"},
+		{"an unknown output", set("list: {elements: []}"), []string{"-o", "xml"}, `invalid --output "xml"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			repo := t.TempDir()
+			writeFiles(t, repo, map[string]string{"set.yaml": tt.file})
+			args := append([]string{"appset", "generate", "--repo-root", repo, "--repo-url", fixtureURL}, tt.args...)
+			r := runCLI(t, nil, append(args, filepath.Join(repo, "set.yaml"))...)
+			if r.code != exitUsage || !strings.Contains(strings.ReplaceAll(r.err, repo+"/", ""), tt.want) {
+				t.Errorf("exit %d, error %q; want exit %d and an error containing %q", r.code, r.err, exitUsage, tt.want)
+			}
+		})
+	}
+}
