@@ -15,6 +15,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/appset"
 	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/policies/report"
 )
 
 // AppSetOptions say where the generators of ApplicationSets read from
@@ -106,31 +107,93 @@ func appSetSources(o AppSetOptions, lim render.Limits) (appset.Sources, error) {
 	if err != nil {
 		return appset.Sources{}, err
 	}
-	var secrets []corev1.Secret
-	for _, f := range o.ClusterFiles {
-		docs, err := decodePath(f, lim)
-		if err != nil {
-			return appset.Sources{}, err
-		}
-		for _, d := range docs {
-			if !isKind(d.Object, "", "Secret") {
-				continue
-			}
-			var s corev1.Secret
-			b, err := json.Marshal(d.Object)
-			if err == nil {
-				err = json.Unmarshal(b, &s)
-			}
-			if err != nil {
-				return appset.Sources{}, fmt.Errorf("%s: Secret: %w", location(f, d.Line), err)
-			}
-			secrets = append(secrets, s)
-		}
+	secrets, err := clusterSecrets(o.ClusterFiles, nil, lim)
+	if err != nil {
+		return appset.Sources{}, err
 	}
+	return newAppSetSources(root, repoURL, secrets), nil
+}
+
+// newAppSetSources serves git generators from the checkout at root when
+// their repository is repoURL, and clusters generators from secrets.
+func newAppSetSources(root repoRoot, repoURL string, secrets []corev1.Secret) appset.Sources {
 	return appset.Sources{
 		Git:      checkoutReader{root: root.given, repoURL: repoURL},
 		Clusters: func(context.Context) ([]corev1.Secret, error) { return secrets, nil },
-	}, nil
+	}
+}
+
+// clusterSecrets returns the Secrets of the files and of the entries (the
+// clusters generator keeps those labelled as Argo CD clusters).
+func clusterSecrets(files []string, entries []entry, lim render.Limits) ([]corev1.Secret, error) {
+	var out []corev1.Secret
+	add := func(where string, obj map[string]any) error {
+		if !isKind(obj, "", "Secret") {
+			return nil
+		}
+		var s corev1.Secret
+		b, err := json.Marshal(obj)
+		if err == nil {
+			err = json.Unmarshal(b, &s)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: Secret: %w", where, err)
+		}
+		out = append(out, s)
+		return nil
+	}
+	for _, f := range files {
+		docs, err := decodePath(f, lim)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range docs {
+			if err := add(location(f, d.Line), d.Object); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, e := range entries {
+		if err := add(location(e.file, e.doc.Line), e.doc.Object); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// expandApplicationSets generates the Applications of the ApplicationSets
+// among entries, as entries located at their ApplicationSet, and an error
+// result for each ApplicationSet that does not generate.
+func expandApplicationSets(ctx context.Context, entries []entry, src appset.Sources) ([]entry, []report.Result) {
+	var out []entry
+	var failures []report.Result
+	for _, e := range entries {
+		if !isKind(e.doc.Object, v1alpha1.Group, v1alpha1.ApplicationSetKind) {
+			continue
+		}
+		name, _ := nestedString(e.doc.Object, "metadata", "name")
+		ns, _ := nestedString(e.doc.Object, "metadata", "namespace")
+		fail := func(err error) {
+			failures = append(failures, report.Result{File: e.file, Document: e.doc.Index, Line: e.doc.Line,
+				Kind: v1alpha1.ApplicationSetKind, Name: name, Namespace: ns, Error: err.Error()})
+		}
+		set, err := decodeApplicationSet(e.doc.Object)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		gen, err := appset.Generate(ctx, set, src)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		for _, g := range gen {
+			d := e.doc
+			d.Object = g.Application
+			out = append(out, entry{doc: d, root: e.root, file: e.file})
+		}
+	}
+	return out, failures
 }
 
 // checkoutReader serves the repository under test from its checkout.

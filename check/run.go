@@ -45,6 +45,9 @@ type Options struct {
 	// place of a destination cluster's; an Application's source overrides
 	// them as in Argo CD. Empty fields keep the Helm SDK's defaults.
 	Capabilities render.Capabilities
+	// ClusterFiles hold Argo CD cluster Secrets for the clusters generators
+	// of ApplicationSets, beside those found under Paths.
+	ClusterFiles []string
 	// Renderer renders Kustomize overlays and Helm charts, such as a
 	// *sandbox.Runner that renders each in a child process under limits;
 	// nil renders them in process with render.Build. Plain directories
@@ -166,6 +169,15 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 	for _, l := range loaded {
 		walked = append(walked, l.entries...)
 	}
+	// The Applications of the ApplicationSets found are judged and
+	// rendered like Applications written by hand.
+	secrets, err := clusterSecrets(o.ClusterFiles, walked, lim)
+	if err != nil {
+		return g, err
+	}
+	generated, setFailures := expandApplicationSets(ctx, walked, newAppSetSources(root, repoURL, secrets))
+	g.failures = append(g.failures, setFailures...)
+	walked = append(walked, generated...)
 	appEntries, cl, appNotes, appFailures, err := renderApplications(ctx, root, repoURL, walked, build, lim)
 	if err != nil {
 		return g, err
@@ -193,6 +205,7 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 			}
 		}
 	}
+	g.entries = append(g.entries, generated...)
 	g.entries = append(g.entries, appEntries...)
 	g.notes = append(g.notes, appNotes...)
 	g.failures = append(g.failures, appFailures...)

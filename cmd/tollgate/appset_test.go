@@ -123,3 +123,54 @@ func TestAppSetGenerateErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestTestApplicationSets: tollgate test generates the Applications of the
+// ApplicationSets it finds and judges and renders them like Applications
+// written by hand; one that cannot generate is an error result.
+func TestTestApplicationSets(t *testing.T) {
+	repo := t.TempDir()
+	writeFiles(t, repo, appSetRepo)
+	writeFiles(t, repo, map[string]string{
+		"apps/api/deployment.yaml": strings.Replace(deployment, "nginx:1.27.3", "nginx:latest", 1),
+		"appsets/plugin.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: plugged, namespace: argocd}
+spec:
+  generators:
+  - plugin: {configMapRef: {name: x}}
+  template: {metadata: {name: x}, spec: {project: default, destination: {}}}
+`,
+	})
+	r := runCLI(t, nil, "test", "--repo-root", repo, "--repo-url", fixtureURL, "-o", "json", repo)
+	if r.code != exitUsage {
+		t.Fatalf("exit code = %d, want %d (error %q)\n%s", r.code, exitUsage, r.err, r.stdout)
+	}
+	rows := resultRows(t, r.stdout)
+	for _, want := range []string{
+		// The generated Applications, judged against their project (which
+		// does not exist here).
+		"appsets/apps.yaml Application/api-prod-eu app= project-not-found",
+		"appsets/apps.yaml Application/web-prod-eu app= project-not-found",
+		// What they render, in their context.
+		"apps/api/deployment.yaml Deployment/web app=api-prod-eu no-latest-tag",
+		"apps/web/deployment.yaml Deployment/web app=web-prod-eu",
+		// The cluster Secrets in Git.
+		"clusters.yaml Secret/prod-eu app= no-plaintext-secret",
+	} {
+		if !containsRow(rows, want) {
+			t.Errorf("no result %q among:\n%s", want, strings.Join(rows, "\n"))
+		}
+	}
+	if !strings.Contains(r.stdout, `"error": "spec.generators[0].plugin is not supported: the plugin generator is not implemented"`) {
+		t.Errorf("the ApplicationSet with a plugin generator is not an error result:\n%s", r.stdout)
+	}
+}
+
+func containsRow(rows []string, row string) bool {
+	for _, r := range rows {
+		if r == row {
+			return true
+		}
+	}
+	return false
+}

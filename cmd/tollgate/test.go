@@ -54,7 +54,10 @@ their files. AppProjects found anywhere, and those given with --project, form
 the project set. An Application whose source repoURL is the repository under
 test (--repo-url, by default the origin remote of the Git repository at
 --repo-root) has its path rendered from the checkout exactly as Argo CD would,
-and what it renders is checked in that Application's context.
+and what it renders is checked in that Application's context. The
+Applications of ApplicationSets are generated (git generators from the
+checkout, clusters generators from the cluster Secrets under PATH and of
+--cluster) and checked and rendered like Applications written by hand.
 
 A file that does not decode, or a directory or Application that does not
 render, is reported as an error result (ERROR in the text format) and the
@@ -85,6 +88,7 @@ or when something could not be decoded or rendered (after the report).`,
 	f.BoolVar(&o.FailOnWarn, "fail-on-warn", false, "exit 1 on warnings too")
 	f.StringArrayVar(&o.HelmValues, "helm-values", nil, "values `FILE` for the Helm charts found under PATH (repeatable)")
 	f.StringArrayVar(&o.Projects, "project", nil, "AppProject `FILE` added to the project set (repeatable)")
+	f.StringArrayVar(&o.ClusterFiles, "cluster", nil, "`FILE` of Argo CD cluster Secrets for the clusters generators of ApplicationSets, beside those under PATH (repeatable)")
 	f.StringVar(&o.RepoURL, "repo-url", "", "URL of the repository under test (default: the origin remote of --repo-root)")
 	f.StringVar(&o.RepoRoot, "repo-root", ".", "checkout the Applications' paths are rendered from")
 	f.DurationVar(&o.RenderTimeout, "render-timeout", sandbox.DefaultLimits().Timeout, "wall-clock limit of one Kustomize or Helm render (each runs in a child process, killed at the limit; exit 2)")
