@@ -187,6 +187,10 @@ func expandApplicationSets(ctx context.Context, entries []entry, src appset.Sour
 			fail(err)
 			continue
 		}
+		gen, dups := appset.WithoutDuplicates(set.Name, gen)
+		for _, err := range dups {
+			fail(err)
+		}
 		for _, g := range gen {
 			d := e.doc
 			d.Object = g.Application

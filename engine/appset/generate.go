@@ -307,3 +307,24 @@ func setPath(obj map[string]any, value any, path ...string) {
 	}
 	obj[path[len(path)-1]] = value
 }
+
+// WithoutDuplicates returns the Applications of gen whose names no earlier
+// one of gen has, and an error per later one, as Argo CD validates an
+// ApplicationSet's Applications: the first of a name is created, the
+// others are refused (ApplicationValidationError).
+func WithoutDuplicates(setName string, gen []Generated) ([]Generated, []error) {
+	seen := map[string]bool{}
+	var valid []Generated
+	var errs []error
+	for _, g := range gen {
+		md, _ := g.Application["metadata"].(map[string]any)
+		name, _ := md["name"].(string)
+		if seen[name] {
+			errs = append(errs, fmt.Errorf("ApplicationSet %s contains applications with duplicate name: %s", setName, name))
+			continue
+		}
+		seen[name] = true
+		valid = append(valid, g)
+	}
+	return valid, errs
+}

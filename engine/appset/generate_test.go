@@ -504,3 +504,24 @@ func TestGenerateErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestWithoutDuplicates(t *testing.T) {
+	set := decodeSet(t, header+`  generators:
+  - list:
+      elements: [{cluster: a, url: https://a}, {cluster: a, url: https://b}, {cluster: c, url: https://c}]
+`+flatTemplate)
+	gen, err := Generate(t.Context(), set, Sources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid, errs := WithoutDuplicates(set.Name, gen)
+	if diff := cmp.Diff([]string{
+		"argocd/a-guestbook {{project}} https://a/guestbook guestbook/a",
+		"argocd/c-guestbook {{project}} https://c/guestbook guestbook/c",
+	}, summary(valid)); diff != "" {
+		t.Errorf("valid Applications (-want +got):\n%s", diff)
+	}
+	if len(errs) != 1 || errs[0].Error() != "ApplicationSet guestbook contains applications with duplicate name: a-guestbook" {
+		t.Errorf("errors = %v", errs)
+	}
+}
