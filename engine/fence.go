@@ -70,6 +70,12 @@ func (r *Reconciler) fencedByOther(app *v1alpha1.Application) bool {
 	return holder != "" && holder != r.identity() && r.shard != nil && r.shard.Live(holder)
 }
 
+// OperationAbandoned starts the message of an automated operation whose
+// replica stopped, or stopped renewing its shard Lease (an API server too
+// loaded to answer within the lease duration), while it ran: another
+// replica ended it, and the next comparison decides again.
+const OperationAbandoned = "operation abandoned"
+
 // takeOver removes the fence of a replica that is gone, or of this one
 // before it restarted (the caller holds the Application's lock, so no
 // operation of this process runs), writing app under its resourceVersion.
@@ -86,7 +92,7 @@ func (r *Reconciler) takeOver(ctx context.Context, app *v1alpha1.Application) er
 	if st := next.Status.OperationState; st != nil && st.Phase == v1alpha1.OperationRunning && next.Operation == nil {
 		now := metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second))
 		st.Phase, st.FinishedAt = v1alpha1.OperationError, &now
-		st.Message = fmt.Sprintf("operation abandoned: controller replica %s stopped while it ran; the Application is compared again", holder)
+		st.Message = fmt.Sprintf("%s: controller replica %s stopped, or its shard Lease expired, while it ran; the Application is compared again", OperationAbandoned, holder)
 	}
 	if err := patchIfChanged(ctx, r.client, app, next, true); err != nil {
 		return fmt.Errorf("take over the operation of replica %s: %w", holder, err)

@@ -169,9 +169,11 @@ func (b *bench) newApp(name, path, ns string) *v1alpha1.Application {
 }
 
 // done reports whether app finished syncing successfully and is healthy.
+// An operation another replica abandoned (its replica's Lease expired
+// under load) is not an error: the next comparison syncs again.
 func done(app *v1alpha1.Application) (bool, error) {
 	st := app.Status.OperationState
-	if st != nil && st.Phase.Completed() && !st.Phase.Successful() {
+	if st != nil && st.Phase.Completed() && !st.Phase.Successful() && !strings.HasPrefix(st.Message, engine.OperationAbandoned) {
 		return false, fmt.Errorf("application %s: %s: %s", app.Name, st.Phase, st.Message)
 	}
 	return st != nil && st.Phase.Successful() && app.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced &&
