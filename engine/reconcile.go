@@ -756,10 +756,17 @@ func (r *Reconciler) recordComparison(p *pass, cmp *comparison, state *desired, 
 
 // project returns the AppProject app uses, nil when it does not exist. It
 // is read without a copy: it shares its maps and slices with the cache, and
-// the engine only reads it.
+// the engine only reads it. A project the cache does not hold is looked up
+// in the API server before it is called missing: an AppProject applied
+// together with its Application may reach the cache after it, and a sync
+// refused as project-not-found is not retried for that revision.
 func (r *Reconciler) project(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
 	var p v1alpha1.AppProject
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: projectOf(app)}, &p, client.UnsafeDisableDeepCopy)
+	key := client.ObjectKey{Namespace: r.opts.Namespace, Name: projectOf(app)}
+	err := r.client.Get(ctx, key, &p, client.UnsafeDisableDeepCopy)
+	if apierrors.IsNotFound(err) {
+		err = r.apiReader.Get(ctx, key, &p)
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
