@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -45,7 +46,9 @@ func (s *Stack) StartRepoServer(ctx context.Context, exe string) (addr string, p
 	if err := s.writeRepoServerCert(ctx, certDir); err != nil {
 		return "", 0, err
 	}
-	port, err := freePort()
+	// The webhook's port is chosen, but not yet listened on, when the
+	// repo-server starts: never hand it out twice.
+	port, err := freePort(s.WebhookPort)
 	if err != nil {
 		return "", 0, fmt.Errorf("repo-server: %w", err)
 	}
@@ -108,14 +111,20 @@ func (r *repoServer) stop() {
 	}
 }
 
-// freePort returns a loopback port nothing listens on.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+// freePort returns a loopback port nothing listens on and that is not
+// one of taken (ports chosen for something that listens later).
+func freePort(taken ...int) (int, error) {
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if !slices.Contains(taken, port) {
+			return port, nil
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // waitListening waits until something accepts connections on the loopback
