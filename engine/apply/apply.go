@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tollgate-dev/tollgate/engine/plan"
+	"github.com/tollgate-dev/tollgate/internal/jsonvalue"
 )
 
 // WaveOptions configure ApplyWave and Run for one sync of one Application.
@@ -408,7 +409,7 @@ func inSync(diffs []ResourceDiff, ref Ref) bool {
 func keepIgnored(ctx context.Context, obj, live *unstructured.Unstructured, rules []ignoreRule) {
 	for _, p := range ignoredPaths(ctx, rules, live.Object, live) {
 		if v, ok := getPath(live.Object, p); ok {
-			setPath(obj.Object, p, deepCopyValue(v))
+			setPath(obj.Object, p, jsonvalue.Copy(v))
 		}
 	}
 	var drop []fieldPath
@@ -418,22 +419,4 @@ func keepIgnored(ctx context.Context, obj, live *unstructured.Unstructured, rule
 		}
 	}
 	removePaths(obj.Object, drop)
-}
-
-func deepCopyValue(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(v))
-		for k, e := range v {
-			m[k] = deepCopyValue(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(v))
-		for i, e := range v {
-			l[i] = deepCopyValue(e)
-		}
-		return l
-	}
-	return v
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/jsonvalue"
 )
 
 // MaxParameterSets bounds the parameter sets one generator, and one
@@ -107,7 +108,7 @@ func Generate(ctx context.Context, set *v1alpha1.ApplicationSet, src Sources) ([
 			if err != nil {
 				return nil, &Error{Reason: v1alpha1.ApplicationSetReasonRenderTemplateParamsError, Err: fmt.Errorf("%s: %w", field, err)}
 			}
-			setPath(app, set.Namespace, "metadata", "namespace")
+			app["metadata"].(map[string]any)["namespace"] = set.Namespace
 			out = append(out, Generated{Application: app, Params: params, Generator: field})
 		}
 		if len(out) > MaxParameterSets {
@@ -274,38 +275,7 @@ func deepCopy(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
-	return copyValue(m).(map[string]any)
-}
-
-func copyValue(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = copyValue(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = copyValue(e)
-		}
-		return out
-	}
-	return v
-}
-
-// setPath sets the value at path in obj, creating maps on the way.
-func setPath(obj map[string]any, value any, path ...string) {
-	for _, p := range path[:len(path)-1] {
-		next, ok := obj[p].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			obj[p] = next
-		}
-		obj = next
-	}
-	obj[path[len(path)-1]] = value
+	return jsonvalue.Copy(m).(map[string]any)
 }
 
 // WithoutDuplicates returns the Applications of gen whose names no earlier

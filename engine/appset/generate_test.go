@@ -342,6 +342,16 @@ func TestGenerate(t *testing.T) {
 `,
 			want: []string{"argocd/a-guestbook p https://a/guestbook guestbook/a finalizers=[example.com/keep]"},
 		},
+		{
+			name: "a templatePatch that drops the metadata keeps the namespace and the finalizer default",
+			manifest: header + `  generators:
+  - list:
+      elements: [{cluster: a, url: https://a, project: p}]
+` + flatTemplate + `  templatePatch: |
+    metadata: null
+`,
+			want: []string{"argocd/<nil> p https://a/guestbook guestbook/a"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

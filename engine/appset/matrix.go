@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/tollgate-dev/tollgate/internal/jsonvalue"
 )
 
 // combined is a matrix or merge generator's children as decoded JSON.
@@ -74,7 +76,7 @@ func mergeOver(dst, src map[string]any) map[string]any {
 			dst[k] = mergeOver(maps.Clone(dm), sm)
 			continue
 		}
-		dst[k] = copyValue(sv)
+		dst[k] = jsonvalue.Copy(sv)
 	}
 	return dst
 }

@@ -41,6 +41,9 @@ func (g *generator) patch(app map[string]any, tmpl string, params map[string]any
 	if err := json.Unmarshal(patched, &out); err != nil {
 		return nil, err
 	}
+	if _, ok := out["metadata"].(map[string]any); !ok {
+		out["metadata"] = map[string]any{}
+	}
 	spec, _ := out["spec"].(map[string]any)
 	if spec == nil {
 		spec = map[string]any{}
