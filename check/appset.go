@@ -5,9 +5,8 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/appset"
 	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/internal/bounded"
 	"github.com/tollgate-dev/tollgate/policies/report"
 )
 
@@ -64,13 +64,14 @@ func GenerateApplicationSets(ctx context.Context, file string, o AppSetOptions) 
 			continue
 		}
 		where := location(file, d.Line)
-		set, err := decodeApplicationSet(d.Object)
-		if err != nil {
+		set, gen, refused, err := generateSet(ctx, d.Object, src)
+		switch {
+		case set == nil:
 			return nil, fmt.Errorf("%s: ApplicationSet: %w", where, err)
-		}
-		gen, err := appset.Generate(ctx, set, src)
-		if err != nil {
+		case err != nil:
 			return nil, fmt.Errorf("%s: ApplicationSet %q: %w", where, set.Name, err)
+		case len(refused) > 0:
+			return nil, fmt.Errorf("%s: %w", where, errors.Join(refused...))
 		}
 		out = append(out, GeneratedSet{Name: set.Name, File: file, Index: d.Index, Line: d.Line, Applications: gen})
 	}
@@ -78,6 +79,21 @@ func GenerateApplicationSets(ctx context.Context, file string, o AppSetOptions) 
 		return nil, fmt.Errorf("%s: no ApplicationSet", file)
 	}
 	return out, nil
+}
+
+// generateSet decodes one ApplicationSet document (set is nil when it does
+// not decode) and generates the Applications the controller would create;
+// refused has an error for each later Application of a name an earlier one
+// has, as Argo CD validates them.
+func generateSet(ctx context.Context, obj map[string]any, src appset.Sources) (set *v1alpha1.ApplicationSet, gen []appset.Generated, refused []error, err error) {
+	if set, err = decodeApplicationSet(obj); err != nil {
+		return nil, nil, nil, err
+	}
+	if gen, err = appset.Generate(ctx, set, src); err != nil {
+		return set, nil, nil, err
+	}
+	gen, refused = appset.WithoutDuplicates(set.Name, gen)
+	return set, gen, refused, nil
 }
 
 // decodeApplicationSet decodes an ApplicationSet document strictly: a
@@ -177,18 +193,12 @@ func expandApplicationSets(ctx context.Context, entries []entry, src appset.Sour
 			failures = append(failures, report.Result{File: e.file, Document: e.doc.Index, Line: e.doc.Line,
 				Kind: v1alpha1.ApplicationSetKind, Name: name, Namespace: ns, Error: err.Error()})
 		}
-		set, err := decodeApplicationSet(e.doc.Object)
+		_, gen, refused, err := generateSet(ctx, e.doc.Object, src)
 		if err != nil {
 			fail(err)
 			continue
 		}
-		gen, err := appset.Generate(ctx, set, src)
-		if err != nil {
-			fail(err)
-			continue
-		}
-		gen, dups := appset.WithoutDuplicates(set.Name, gen)
-		for _, err := range dups {
+		for _, err := range refused {
 			fail(err)
 		}
 		for _, g := range gen {
@@ -214,18 +224,13 @@ func (c checkoutReader) Checkout(_ context.Context, repoURL, _ string) (string, 
 	return c.root, nil
 }
 
-// decodePath decodes the documents of a file given on the command line.
+// decodePath decodes the documents of a file named on the command line,
+// read as --project files are.
 func decodePath(file string, lim render.Limits) ([]render.Document, error) {
-	abs, err := filepath.Abs(file)
+	data, err := bounded.ReadFile(file, lim.MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(abs); err != nil {
-		return nil, err
-	}
-	docs, _, err := render.DecodeFile(filepath.Dir(abs), filepath.Base(abs), lim)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	return docs, nil
+	docs, _, err := render.Decode(file, data, lim)
+	return docs, err
 }

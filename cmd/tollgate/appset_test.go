@@ -108,6 +108,8 @@ func TestAppSetGenerateErrors(t *testing.T) {
 			`set.yaml:1: ApplicationSet: json: unknown field "elementz"`},
 		{"another repository", set("git: {repoURL: https://elsewhere.example.com/x.git, directories: [{path: '*'}]}"), nil,
 			`repository https://elsewhere.example.com/x.git is not the repository under test`},
+		{"two Applications of one name", set("list: {elements: [{a: b}, {a: c}]}"), nil,
+			`set.yaml:1: ApplicationSet s contains applications with duplicate name: x`},
 		{"no ApplicationSet", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", nil, "set.yaml: no ApplicationSet"},
 		{"an unknown output", set("list: {elements: []}"), []string{"-o", "xml"}, `invalid --output "xml"`},
 	}
