@@ -34,7 +34,7 @@ func renderGitHub(r Report) ([]byte, error) {
 			if subject := res.subject(); subject != "" {
 				msg = subject + ": " + msg
 			}
-			b.WriteString(githubCommand("error", res.File, res.Line, "error", msg, res.Application))
+			b.WriteString(githubCommand("error", res.File, res.Line, "error", withApplication(msg, res.Application)))
 			b.WriteByte('\n')
 		}
 		for _, f := range res.Violations {
@@ -54,12 +54,12 @@ func githubViolation(res Result, f Finding) string {
 	if f.Severity == policies.SeverityDeny {
 		level = "error"
 	}
-	return githubCommand(level, res.File, res.line(f), f.Rule, res.object()+": "+f.Message, res.Application)
+	return githubCommand(level, res.File, res.line(f), f.Rule, withApplication(res.object()+": "+f.Message, res.Application))
 }
 
 // githubCommand renders one workflow command, without the newline; line
 // 0 leaves the line out.
-func githubCommand(level, file string, line int, title, msg, app string) string {
+func githubCommand(level, file string, line int, title, msg string) string {
 	var b strings.Builder
 	b.WriteString("::" + level + " file=")
 	b.WriteString(escapeProperty(filepath.ToSlash(file)))
@@ -70,9 +70,6 @@ func githubCommand(level, file string, line int, title, msg, app string) string 
 	b.WriteString(",title=")
 	b.WriteString(escapeProperty(title))
 	b.WriteString("::")
-	if app != "" {
-		msg += " (app " + app + ")"
-	}
 	b.WriteString(escapeData(msg))
 	return b.String()
 }

@@ -241,6 +241,14 @@ func (r Result) object() string {
 	return kind + "/" + name
 }
 
+// withApplication appends " (app name)" for what an Application rendered.
+func withApplication(text, app string) string {
+	if app == "" {
+		return text
+	}
+	return text + " (app " + app + ")"
+}
+
 // severityLabel is the upper-case label of a validated severity.
 func severityLabel(s policies.Severity) string {
 	if s == policies.SeverityDeny {

@@ -217,14 +217,6 @@ func sarifLocationOf(file string, line int) sarifPhysicalLocation {
 	return loc
 }
 
-// withApplication appends " (app name)" for what an Application rendered.
-func withApplication(text, app string) string {
-	if app == "" {
-		return text
-	}
-	return text + " (app " + app + ")"
-}
-
 // artifactURI turns a repo-relative file path into a relative URI reference:
 // forward slashes, reserved characters and spaces percent-encoded, and "./"
 // in front when the first segment holds a colon (so it is not read as a

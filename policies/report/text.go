@@ -50,34 +50,26 @@ func renderText(r Report) ([]byte, error) {
 
 // textLine renders one violation as a single line, without the newline.
 func textLine(res Result, f Finding) string {
-	loc := printable(res.File)
-	if line := res.line(f); line > 0 {
-		loc += ":" + strconv.Itoa(line)
-	}
-	s := fmt.Sprintf("%s  %s  %s  [%s] %s",
-		severityLabel(f.Severity), loc, printable(res.object()), printable(f.Rule), printable(f.Message))
-	if res.Application != "" {
-		s += " (app " + printable(res.Application) + ")"
-	}
-	return s
+	return fmt.Sprintf("%s  %s  %s  [%s] %s", severityLabel(f.Severity), textLocation(res.File, res.line(f)),
+		printable(res.object()), printable(f.Rule), printable(withApplication(f.Message, res.Application)))
 }
 
 // errorLine renders a result that could not be checked as a single line,
 // without the newline.
 func errorLine(res Result) string {
-	loc := printable(res.File)
-	if res.Line > 0 {
-		loc += ":" + strconv.Itoa(res.Line)
-	}
-	s := "ERROR  " + loc
+	s := "ERROR  " + textLocation(res.File, res.Line)
 	if subject := res.subject(); subject != "" {
 		s += "  " + printable(subject)
 	}
-	s += "  " + printable(res.Error)
-	if res.Application != "" {
-		s += " (app " + printable(res.Application) + ")"
+	return s + "  " + printable(withApplication(res.Error, res.Application))
+}
+
+// textLocation is file:line, or file when the line is unknown (0).
+func textLocation(file string, line int) string {
+	if line > 0 {
+		return printable(file) + ":" + strconv.Itoa(line)
 	}
-	return s
+	return printable(file)
 }
 
 // printable returns s with line breaks, tabs, other control characters and
