@@ -94,8 +94,13 @@ func isSSH(u string) bool {
 // knownHosts reads Argo CD's known hosts ConfigMap; a missing ConfigMap is
 // no known hosts.
 func (r *Reconciler) knownHosts(ctx context.Context) ([]byte, error) {
+	return readKnownHosts(ctx, r.apiReader, r.opts.Namespace)
+}
+
+// readKnownHosts reads the known hosts ConfigMap of namespace.
+func readKnownHosts(ctx context.Context, reader client.Reader, namespace string) ([]byte, error) {
 	var cm corev1.ConfigMap
-	err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: knownHostsConfigMap}, &cm)
+	err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: knownHostsConfigMap}, &cm)
 	switch {
 	case apierrors.IsNotFound(err):
 		return []byte{}, nil
@@ -108,8 +113,13 @@ func (r *Reconciler) knownHosts(ctx context.Context) ([]byte, error) {
 // argoSecrets lists the Argo CD Secrets (repository, repo-creds, cluster)
 // of the control-plane namespace from the cache.
 func (r *Reconciler) argoSecrets(ctx context.Context) ([]corev1.Secret, error) {
+	return listArgoSecrets(ctx, r.client, r.opts.Namespace)
+}
+
+// listArgoSecrets lists the Argo CD Secrets of namespace.
+func listArgoSecrets(ctx context.Context, c client.Reader, namespace string) ([]corev1.Secret, error) {
 	var list corev1.SecretList
-	if err := r.client.List(ctx, &list, client.InNamespace(r.opts.Namespace), client.HasLabels{SecretTypeLabel}); err != nil {
+	if err := c.List(ctx, &list, client.InNamespace(namespace), client.HasLabels{SecretTypeLabel}); err != nil {
 		return nil, fmt.Errorf("list argo cd secrets: %w", err)
 	}
 	return list.Items, nil

@@ -87,6 +87,12 @@ type Options struct {
 	ImplicitDefaultProject bool
 	// WebhookMaxBytes bounds a webhook request body.
 	WebhookMaxBytes int64
+	// ApplicationSetNamespaces, when not nil, are the namespaces whose
+	// ApplicationSets the push webhook refreshes as well (those with a git
+	// generator of a pushed repository): the control namespace and those
+	// of --applicationset-namespaces, with the ApplicationSet controller
+	// on.
+	ApplicationSetNamespaces []string
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
 	// Float64 returns a random number in [0, 1) for requeue jitter;

@@ -183,13 +183,13 @@ func (r *Reconciler) newCluster(ctx context.Context, cfg *rest.Config) (*cluster
 // Applications and AppProjects of the control-plane namespace, and its
 // Secrets labelled argocd.argoproj.io/secret-type (repositories,
 // credentials, clusters). Other Secrets are never cached.
-func CacheOptions(namespace string) cache.Options {
+func CacheOptions(namespace string, appSetNamespaces ...string) cache.Options {
 	if namespace == "" {
 		namespace = DefaultNamespace
 	}
 	inNS := map[string]cache.Config{namespace: {}}
 	sel, _ := labels.Parse(SecretTypeLabel)
-	return cache.Options{
+	opts := cache.Options{
 		// Nothing reads managedFields; an Application's list every field of
 		// its status.
 		DefaultTransform: cache.TransformStripManagedFields(),
@@ -199,6 +199,18 @@ func CacheOptions(namespace string) cache.Options {
 			&corev1.Secret{}:        {Namespaces: inNS, Label: sel},
 		},
 	}
+	if len(appSetNamespaces) > 0 {
+		// The ApplicationSet controller reads the ApplicationSets it
+		// serves and the Applications they generate; the Application
+		// controller still reconciles those of namespace only.
+		served := map[string]cache.Config{namespace: {}}
+		for _, ns := range appSetNamespaces {
+			served[ns] = cache.Config{}
+		}
+		opts.ByObject[&v1alpha1.ApplicationSet{}] = cache.ByObject{Namespaces: served}
+		opts.ByObject[&v1alpha1.Application{}] = cache.ByObject{Namespaces: served}
+	}
+	return opts
 }
 
 // SetupWithManager registers the controller: it watches Applications of

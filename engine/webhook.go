@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -14,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
@@ -84,6 +86,7 @@ var ErrNoWebhookSecret = errors.New("the git push webhook needs a secret")
 type PushHandler struct {
 	client    client.Client
 	namespace string
+	appSetNS  []string
 	secret    []byte
 	maxBytes  int64
 	metrics   *Metrics
@@ -106,7 +109,7 @@ func NewPushHandler(c client.Client, opts Options, metrics *Metrics, log logr.Lo
 		metrics = NewMetrics()
 	}
 	return &PushHandler{
-		client: c, namespace: opts.Namespace, secret: []byte(opts.WebhookSecret),
+		client: c, namespace: opts.Namespace, appSetNS: opts.ApplicationSetNamespaces, secret: []byte(opts.WebhookSecret),
 		maxBytes: opts.WebhookMaxBytes, metrics: metrics, log: log,
 	}, nil
 }
@@ -115,6 +118,9 @@ func NewPushHandler(c client.Client, opts Options, metrics *Metrics, log logr.Lo
 type webhookResponse struct {
 	// Refreshed are the Applications marked for refresh.
 	Refreshed []string `json:"refreshed,omitempty"`
+	// RefreshedApplicationSets are the ApplicationSets (namespace/name)
+	// marked for generation.
+	RefreshedApplicationSets []string `json:"refreshedApplicationSets,omitempty"`
 	// Message says why nothing was done, or what failed.
 	Message string `json:"message,omitempty"`
 }
@@ -160,17 +166,18 @@ func (h *PushHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	refreshed, err := h.refresh(r, urls)
-	if err != nil {
+	sets, setErr := h.refreshApplicationSets(r.Context(), urls)
+	if err = errors.Join(err, setErr); err != nil {
 		h.log.Error(err, "refresh applications after push", "repositories", urls)
-		h.answer(w, http.StatusInternalServerError, "error", webhookResponse{Refreshed: refreshed, Message: err.Error()})
+		h.answer(w, http.StatusInternalServerError, "error", webhookResponse{Refreshed: refreshed, RefreshedApplicationSets: sets, Message: err.Error()})
 		return
 	}
-	h.log.Info("git push received", "repositories", urls, "refreshed", refreshed)
+	h.log.Info("git push received", "repositories", urls, "refreshed", refreshed, "applicationSets", sets)
 	result := "refreshed"
-	if len(refreshed) == 0 {
+	if len(refreshed)+len(sets) == 0 {
 		result = "ignored"
 	}
-	h.answer(w, http.StatusOK, result, webhookResponse{Refreshed: refreshed})
+	h.answer(w, http.StatusOK, result, webhookResponse{Refreshed: refreshed, RefreshedApplicationSets: sets})
 }
 
 // authorized checks the shared secret: GitHub's HMAC-SHA256 signature of
@@ -219,6 +226,39 @@ func (h *PushHandler) refresh(r *http.Request, urls []string) ([]string, error) 
 			continue
 		}
 		out = append(out, app.Name)
+	}
+	return out, errors.Join(errs...)
+}
+
+// refreshApplicationSets sets the refresh annotation on every
+// ApplicationSet served with a git generator of one of urls and returns
+// their keys.
+func (h *PushHandler) refreshApplicationSets(ctx context.Context, urls []string) ([]string, error) {
+	var out []string
+	var errs []error
+	for _, ns := range h.appSetNS {
+		var sets v1alpha1.ApplicationSetList
+		if err := h.client.List(ctx, &sets, client.InNamespace(ns)); err != nil {
+			errs = append(errs, fmt.Errorf("list applicationsets: %w", err))
+			continue
+		}
+		for i := range sets.Items {
+			set := &sets.Items[i]
+			uses := false
+			walkGenerators(set, func(kind string, g map[string]any) {
+				u, _ := g["repoURL"].(string)
+				uses = uses || kind == "git" && slices.Contains(urls, source.NormalizeURL(u))
+			})
+			if !uses {
+				continue
+			}
+			patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+AnnotationAppSetRefresh+`":"true"}}}`))
+			if err := h.client.Patch(ctx, set, patch); err != nil {
+				errs = append(errs, fmt.Errorf("request generation of applicationset %s: %w", set.Name, err))
+				continue
+			}
+			out = append(out, set.Namespace+"/"+set.Name)
+		}
 	}
 	return out, errors.Join(errs...)
 }

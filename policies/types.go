@@ -4,11 +4,13 @@ package policies
 // at every point; a few messages and defaults differ.
 type EnforcementPoint string
 
-// The three enforcement points.
+// The enforcement points: the three doors, and the ApplicationSet
+// controller's gate in front of the Applications it generates.
 const (
-	PointCLI       EnforcementPoint = "cli"
-	PointAdmission EnforcementPoint = "admission"
-	PointSync      EnforcementPoint = "sync"
+	PointCLI            EnforcementPoint = "cli"
+	PointAdmission      EnforcementPoint = "admission"
+	PointSync           EnforcementPoint = "sync"
+	PointApplicationSet EnforcementPoint = "applicationset"
 )
 
 // Severity is how a violation is enforced.

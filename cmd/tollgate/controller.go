@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,6 +23,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/certs"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/engine/health"
@@ -88,6 +90,19 @@ type controllerOptions struct {
 	// repoServerNamespace is the namespace of repoServerSecret: default
 	// $POD_NAMESPACE, else namespace.
 	repoServerNamespace string
+	// applicationSets runs the ApplicationSet controller, for the
+	// ApplicationSets of namespace and of appSetNamespaces.
+	applicationSets  bool
+	appSetNamespaces []string
+}
+
+// appSetNamespaces are the namespaces whose ApplicationSets are served,
+// none with the ApplicationSet controller off.
+func (o controllerOptions) servedAppSetNamespaces() []string {
+	if !o.applicationSets {
+		return nil
+	}
+	return append([]string{o.namespace}, o.appSetNamespaces...)
 }
 
 // defaultControllerOptions are the defaults of the controller's flags,
@@ -100,6 +115,7 @@ func defaultControllerOptions() controllerOptions {
 		reconcileTimeout:   engine.DefaultReconcileTimeout,
 		metricsAddr:        ":8080", healthAddr: ":8081", pprofAddr: "0", webhookAddr: ":8082",
 		repoOptions: defaultRepoOptions(), repoServerSecret: defaultRepoServerSecret, repoServerService: defaultRepoServerService,
+		applicationSets: true,
 	}
 }
 
@@ -141,7 +157,14 @@ that rendezvous hashing gives it among the live replicas; when one stops,
 the others take its Applications within --shard-lease-duration. An
 operation is fenced on its Application, so no two replicas run it. With
 --leader-elect (and --sharding none), one replica reconciles everything
-at a time instead.`,
+at a time instead.
+
+It also runs Argo CD's ApplicationSets of --namespace and of
+--applicationset-namespaces (--applicationsets=false turns that off): every
+Application they generate is judged by the same policies before it is
+written (enforcement point applicationset); a denied one is not written and
+the ApplicationSet's conditions name the rule and the parameters. Their
+generators and templates run where the sources render (the repo-server).`,
 		Example: `  tollgate controller --namespace argocd --leader-elect
   tollgate controller --kubeconfig ~/.kube/config --resync 1m --status-processors 8 --operation-processors 4`,
 		Args: cobra.NoArgs,
@@ -177,6 +200,8 @@ at a time instead.`,
 	addRepoFlags(f, &o.repoOptions)
 	f.StringVar(&o.configFile, "config", "", "policy configuration `FILE` (severities, exemptions, protected namespaces, implicitDefaultProject, trackingMethod)")
 	f.StringArrayVar(&o.customizations, "customizations", nil, "`DIR` of Lua health checks in Argo CD's resource_customizations layout (<group>/<kind>/health.lua), searched after argocd-cm's and before the built-in ones (repeatable)")
+	f.BoolVar(&o.applicationSets, "applicationsets", o.applicationSets, "run the ApplicationSets of --namespace and --applicationset-namespaces (needs the ApplicationSet CRD of config/crd)")
+	f.StringSliceVar(&o.appSetNamespaces, "applicationset-namespaces", nil, "other `NAMESPACES` whose ApplicationSets are run (comma-separated); their Applications must be permitted there by their project's sourceNamespaces")
 	f.StringVar(&o.trackingMethod, "tracking-method", "", "how applied objects are marked and recognised as an Application's: annotation, label or annotation+label (default: trackingMethod of --config, else annotation)")
 	return cmd
 }
@@ -253,6 +278,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 	eopts.StatusProcessors, eopts.OperationProcessors = o.statusProcessors, o.operationProcessors
 	eopts.ReconcileTimeout, eopts.SyncTimeout = o.reconcileTimeout, o.syncTimeout
 	eopts.WebhookSecret = o.webhookSecret
+	eopts.ApplicationSetNamespaces = o.servedAppSetNamespaces()
 	eopts.ImplicitDefaultProject = cfg.ImplicitDefaultProject
 	eopts.TrackingMethod = cfg.TrackingMethod
 	checker, err := health.NewChecker(o.customizations...)
@@ -282,6 +308,9 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
+	if err := addAppSetController(mgr, o, cfg, evaluator, manifests, deps.Shard); err != nil {
+		return err
+	}
 	if err := addPushWebhook(mgr, o, eopts, metrics, log); err != nil {
 		return err
 	}
@@ -294,6 +323,28 @@ func runController(ctx context.Context, o controllerOptions) error {
 		return nil
 	}
 	return runSharded(ctx, mgr, member)
+}
+
+// addAppSetController runs the ApplicationSet controller unless
+// --applicationsets=false. The ApplicationSet CRD must be installed.
+func addAppSetController(mgr manager.Manager, o controllerOptions, cfg policies.Config, evaluator engine.Evaluator, gen reposerver.AppSetGenerator, shard engine.Sharder) error {
+	if !o.applicationSets {
+		return nil
+	}
+	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: v1alpha1.Group, Kind: v1alpha1.ApplicationSetKind}); err != nil {
+		return fmt.Errorf("%w (install the ApplicationSet CRD of config/crd, or run with --applicationsets=false)", err)
+	}
+	r, err := engine.NewAppSetReconciler(engine.AppSetDependencies{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Evaluator: evaluator, Generator: gen,
+		Recorder: mgr.GetEventRecorder(engine.AppSetControllerName), Shard: shard,
+	}, engine.AppSetOptions{
+		Namespace: o.namespace, Namespaces: o.appSetNamespaces, ImplicitDefaultProject: cfg.ImplicitDefaultProject,
+		ListingMaxAge: o.resync / 10,
+	})
+	if err != nil {
+		return err
+	}
+	return r.SetupWithManager(mgr)
 }
 
 // Sharding modes of --sharding.
@@ -380,7 +431,7 @@ func runSharded(ctx context.Context, mgr manager.Manager, member *shard.Membersh
 // --repo-server-tls-secret and trusts (presenting a client certificate of
 // the same CA, which they require), or else a repository service in this
 // process (each render still in a child process under the render limits).
-func controllerManifests(cfg *rest.Config, mgr manager.Manager, o controllerOptions) (reposerver.Generator, error) {
+func controllerManifests(cfg *rest.Config, mgr manager.Manager, o controllerOptions) (reposerver.Server, error) {
 	if len(o.repoServers) == 0 {
 		svc, err := newRepoService(o.repoOptions)
 		if err != nil {
@@ -452,7 +503,7 @@ func controllerManagerOptions(o controllerOptions, scheme *runtime.Scheme) ctrl.
 	}
 	return ctrl.Options{
 		Scheme:                        scheme,
-		Cache:                         engine.CacheOptions(o.namespace),
+		Cache:                         engine.CacheOptions(o.namespace, o.servedAppSetNamespaces()...),
 		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:        o.healthAddr,
 		PprofBindAddress:              o.pprofAddr,

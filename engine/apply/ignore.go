@@ -89,6 +89,18 @@ func compileIgnore(rules []IgnoreDifference) ([]ignoreRule, error) {
 	return out, nil
 }
 
+// KeepIgnored copies into obj the live value of every field of obj the
+// rules matching live ignore, and drops those live does not have, so that
+// writing obj leaves them as they are.
+func KeepIgnored(ctx context.Context, obj, live *unstructured.Unstructured, rules []IgnoreDifference) error {
+	compiled, err := compileIgnore(rules)
+	if err != nil {
+		return err
+	}
+	keepIgnored(ctx, obj, live, compiled)
+	return nil
+}
+
 // matches reports whether the rule applies to obj.
 func (r ignoreRule) matches(obj *unstructured.Unstructured) bool {
 	gvk := obj.GroupVersionKind()

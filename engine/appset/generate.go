@@ -39,12 +39,12 @@ type Sources struct {
 type Generated struct {
 	// Application is the rendered Application, as a decoded JSON object
 	// (apiVersion argoproj.io/v1alpha1, kind Application).
-	Application map[string]any
+	Application map[string]any `json:"application"`
 	// Params are the parameters that rendered it.
-	Params map[string]any
+	Params map[string]any `json:"params,omitempty"`
 	// Generator is the field of the top-level generator that produced it,
 	// e.g. "spec.generators[0]".
-	Generator string
+	Generator string `json:"generator"`
 }
 
 // UnsupportedError refuses a field of an ApplicationSet tollgate does not

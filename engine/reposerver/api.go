@@ -97,6 +97,9 @@ const (
 type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// Reason is, for an ApplicationSet that does not generate, the reason
+	// of its ErrorOccurred condition (appset.Error's).
+	Reason string `json:"reason,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -79,10 +79,11 @@ func newBenchService(b *testing.B, sandboxed bool, parallelism int) *Service {
 func BenchmarkGenerate(b *testing.B) {
 	url := benchRepo(b)
 	for _, mode := range []string{"in-process", "sandbox", "https"} {
-		var g Generator = newBenchService(b, mode != "in-process", 0)
+		svc := newBenchService(b, mode != "in-process", 0)
+		var g Generator = svc
 		if mode == "https" {
 			ca := newTestCA(b)
-			addr := ca.serve(b, "repo.test", NewHandler(g, logr.Discard()))
+			addr := ca.serve(b, "repo.test", NewHandler(svc, logr.Discard()))
 			c, err := NewClient(ClientOptions{Addresses: []string{addr}, RootCAs: ca.roots, Certificate: ca.clientCert(b), Resolver: loopback{}})
 			if err != nil {
 				b.Fatal(err)

@@ -163,7 +163,7 @@ func (c *Client) endpoints(ctx context.Context) ([]endpoint, error) {
 			}
 		}
 		for _, ip := range h.endpoints {
-			out = append(out, endpoint{url: "https://" + net.JoinHostPort(ip, h.port) + ManifestsPath, transport: h.transport})
+			out = append(out, endpoint{url: "https://" + net.JoinHostPort(ip, h.port), transport: h.transport})
 		}
 	}
 	if len(out) == 0 {
@@ -195,67 +195,85 @@ var errNoServer = errors.New("no repo-server answered")
 // error wraps source.ErrRepoUnreachable: like an unreachable Git server,
 // it does not fail a sync operation, which is retried.
 func (c *Client) Generate(ctx context.Context, req *Request) (*Response, error) {
+	var resp Response
+	if err := c.post(ctx, ManifestsPath, req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// GenerateApplications sends req to a repo-server as Generate does.
+func (c *Client) GenerateApplications(ctx context.Context, req *AppSetRequest) (*AppSetResponse, error) {
+	var resp AppSetResponse
+	if err := c.post(ctx, ApplicationSetsPath, req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// post sends req to path of the next repo-server that answers and decodes
+// its answer into resp.
+func (c *Client) post(ctx context.Context, path string, req, resp any) error {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return nil, fmt.Errorf("encode repo-server request: %w", err)
+		return fmt.Errorf("encode repo-server request: %w", err)
 	}
 	eps, err := c.endpoints(ctx)
 	if err != nil {
-		return nil, &Error{Code: CodeUnreachable, Message: err.Error()}
+		return &Error{Code: CodeUnreachable, Message: err.Error()}
 	}
 	start := int(c.next.Add(1) % uint64(len(eps)))
 	var errs []string
 	for i := range eps {
 		ep := eps[(start+i)%len(eps)]
-		resp, err := c.call(ctx, ep, body)
+		err := c.call(ctx, ep, path, body, resp)
 		if err == nil {
-			return resp, nil
+			return nil
 		}
 		var we *Error
 		if errors.As(err, &we) {
-			return nil, we
+			return we
 		}
 		if ctx.Err() != nil {
-			return nil, &Error{Code: CodeUnreachable, Message: fmt.Sprintf("call repo-server: %v", ctx.Err())}
+			return &Error{Code: CodeUnreachable, Message: fmt.Sprintf("call repo-server: %v", ctx.Err())}
 		}
 		errs = append(errs, err.Error())
 	}
-	return nil, &Error{Code: CodeUnreachable, Message: fmt.Sprintf("%v: %s", errNoServer, strings.Join(errs, "; "))}
+	return &Error{Code: CodeUnreachable, Message: fmt.Sprintf("%v: %s", errNoServer, strings.Join(errs, "; "))}
 }
 
 // call sends one request to one repo-server. It returns an *Error for an
 // answer the repo-server gave, any other error when it gave none.
-func (c *Client) call(ctx context.Context, ep endpoint, body []byte) (*Response, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, bytes.NewReader(body))
+func (c *Client) call(ctx context.Context, ep endpoint, path string, body []byte, resp any) error {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url+path, bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hc := http.Client{Transport: ep.transport}
 	hresp, err := hc.Do(hreq)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer hresp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(hresp.Body, c.opts.MaxResponseBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("read repo-server response: %w", err)
+		return fmt.Errorf("read repo-server response: %w", err)
 	}
 	if int64(len(data)) > c.opts.MaxResponseBytes {
-		return nil, &Error{Code: CodeLimit, Message: fmt.Sprintf("repo-server response passed its limit of %d bytes", c.opts.MaxResponseBytes)}
+		return &Error{Code: CodeLimit, Message: fmt.Sprintf("repo-server response passed its limit of %d bytes", c.opts.MaxResponseBytes)}
 	}
 	switch hresp.StatusCode {
 	case http.StatusOK:
-		var resp Response
-		if err := json.Unmarshal(data, &resp); err != nil {
-			return nil, fmt.Errorf("decode repo-server response: %w", err)
+		if err := json.Unmarshal(data, resp); err != nil {
+			return fmt.Errorf("decode repo-server response: %w", err)
 		}
-		return &resp, nil
+		return nil
 	case http.StatusUnprocessableEntity, http.StatusServiceUnavailable, http.StatusBadRequest:
 		var we Error
 		if err := json.Unmarshal(data, &we); err == nil && we.Code != "" {
-			return nil, &we
+			return &we
 		}
 	}
-	return nil, fmt.Errorf("repo-server %s answered %s", hreq.URL.Host, hresp.Status)
+	return fmt.Errorf("repo-server %s answered %s", hreq.URL.Host, hresp.Status)
 }

@@ -21,44 +21,73 @@ type Generator interface {
 	Generate(ctx context.Context, req *Request) (*Response, error)
 }
 
+// Server is what a repo-server serves: manifests and ApplicationSets.
+type Server interface {
+	Generator
+	AppSetGenerator
+}
+
 // NewHandler serves g over HTTP: POST ManifestsPath takes a Request and
-// answers a Response (200) or an Error (422 for an invalid request or a
-// passed limit, 503 for an unreachable repository, 400 for a body that is
-// not a Request). GET /healthz answers 200. Every request is logged at
-// V(1) with its outcome, never with its credentials.
-func NewHandler(g Generator, log logr.Logger) http.Handler {
+// answers a Response, POST ApplicationSetsPath an AppSetRequest and an
+// AppSetResponse; either answers an Error instead (422 for an invalid
+// request or a passed limit, 503 for an unreachable repository, 400 for a
+// body that is not a request). GET /healthz answers 200. Every request is
+// logged at V(1) with its outcome, never with its credentials.
+func NewHandler(g Server, log logr.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusOK)
 	})
 	mux.HandleFunc("POST "+ManifestsPath, func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
 		var req Request
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
-		if err := dec.Decode(&req); err != nil {
-			writeJSON(w, http.StatusBadRequest, &Error{Code: CodeInvalid, Message: "decode request: " + err.Error()})
-			return
-		}
-		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-			writeJSON(w, http.StatusBadRequest, &Error{Code: CodeInvalid, Message: "decode request: data after the request"})
-			return
-		}
-		resp, err := g.Generate(r.Context(), &req)
-		if err != nil {
-			we := wireError(err)
-			status := http.StatusUnprocessableEntity
-			if we.Code == CodeUnreachable {
-				status = http.StatusServiceUnavailable
+		serve(w, r, log, &req, func(ctx context.Context) (any, []any, error) {
+			resp, err := g.Generate(ctx, &req)
+			if err != nil {
+				return nil, []any{"app", req.AppName}, err
 			}
-			log.V(1).Info("Generate failed", "app", req.AppName, "code", we.Code, "error", we.Message, "duration", time.Since(start).String())
-			writeJSON(w, status, we)
-			return
-		}
-		log.V(1).Info("Generated", "app", req.AppName, "rendered", resp.Rendered, "cached", resp.Cached,
-			"unchanged", resp.Unchanged, "objects", len(resp.Objects), "duration", time.Since(start).String())
-		writeJSON(w, http.StatusOK, resp)
+			return resp, []any{"app", req.AppName, "rendered", resp.Rendered, "cached", resp.Cached, "unchanged", resp.Unchanged, "objects", len(resp.Objects)}, nil
+		})
+	})
+	mux.HandleFunc("POST "+ApplicationSetsPath, func(w http.ResponseWriter, r *http.Request) {
+		var req AppSetRequest
+		serve(w, r, log, &req, func(ctx context.Context) (any, []any, error) {
+			resp, err := g.GenerateApplications(ctx, &req)
+			if err != nil {
+				return nil, []any{"applicationSet", req.ApplicationSet.Name}, err
+			}
+			return resp, []any{"applicationSet", req.ApplicationSet.Name, "applications", len(resp.Applications)}, nil
+		})
 	})
 	return mux
+}
+
+// serve decodes one request into req and answers it with do, which also
+// returns the key/value pairs that describe the request in the log line.
+func serve(w http.ResponseWriter, r *http.Request, log logr.Logger, req any, do func(context.Context) (any, []any, error)) {
+	start := time.Now()
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	if err := dec.Decode(req); err != nil {
+		writeJSON(w, http.StatusBadRequest, &Error{Code: CodeInvalid, Message: "decode request: " + err.Error()})
+		return
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		writeJSON(w, http.StatusBadRequest, &Error{Code: CodeInvalid, Message: "decode request: data after the request"})
+		return
+	}
+	resp, kv, err := do(r.Context())
+	kv = append(kv, "path", r.URL.Path, "duration", time.Since(start).String())
+	if err != nil {
+		we := wireError(err)
+		status := http.StatusUnprocessableEntity
+		if we.Code == CodeUnreachable {
+			status = http.StatusServiceUnavailable
+		}
+		log.V(1).Info("Request failed", append(kv, "code", we.Code, "error", we.Message)...)
+		writeJSON(w, status, we)
+		return
+	}
+	log.V(1).Info("Request served", kv...)
+	writeJSON(w, http.StatusOK, resp)
 }
 
 // ServerTLSConfig is a repo-server's TLS configuration: the serving

@@ -133,6 +133,7 @@ func TestDefaultContents(t *testing.T) {
 			"ClusterRoleBinding tollgate-controller",
 			"ClusterRoleBinding tollgate-webhook",
 			"CustomResourceDefinition applications.argoproj.io",
+			"CustomResourceDefinition applicationsets.argoproj.io",
 			"CustomResourceDefinition appprojects.argoproj.io",
 			"Deployment tollgate-system/tollgate-controller",
 			"Deployment tollgate-system/tollgate-repo-server",

@@ -236,6 +236,23 @@ func (f *fixture) refresh() {
 func (f *fixture) push(files map[string]string, del []string, msg string) string {
 	f.t.Helper()
 	sha := f.git.CommitOn(f.t, f.repo, gitserver.DefaultBranch, files, del, msg)
+	if a := f.notifyPush(sha); !slices.Contains(a.Refreshed, f.name) {
+		f.t.Fatalf("push webhook: refreshed %v, message %q; want %s refreshed", a.Refreshed, a.Message, f.name)
+	}
+	return sha
+}
+
+// pushAnswer is the Git push webhook's answer.
+type pushAnswer struct {
+	Refreshed                []string `json:"refreshed"`
+	RefreshedApplicationSets []string `json:"refreshedApplicationSets"`
+	Message                  string   `json:"message"`
+}
+
+// notifyPush posts the push of sha to the engine's Git push webhook and
+// returns its answer, which must be 200.
+func (f *fixture) notifyPush(sha string) pushAnswer {
+	f.t.Helper()
 	payload, err := json.Marshal(map[string]any{
 		"ref":        "refs/heads/" + gitserver.DefaultBranch,
 		"after":      sha,
@@ -258,15 +275,12 @@ func (f *fixture) push(files map[string]string, del []string, msg string) string
 		f.t.Fatalf("post push webhook: %v", err)
 	}
 	defer resp.Body.Close()
-	var body struct {
-		Refreshed []string `json:"refreshed"`
-		Message   string   `json:"message"`
+	var a pushAnswer
+	_ = json.NewDecoder(resp.Body).Decode(&a)
+	if resp.StatusCode != http.StatusOK {
+		f.t.Fatalf("push webhook: status %d, message %q; want 200", resp.StatusCode, a.Message)
 	}
-	_ = json.NewDecoder(resp.Body).Decode(&body)
-	if resp.StatusCode != http.StatusOK || !slices.Contains(body.Refreshed, f.name) {
-		f.t.Fatalf("push webhook: status %d, refreshed %v, message %q; want 200 refreshing %s", resp.StatusCode, body.Refreshed, body.Message, f.name)
-	}
-	return sha
+	return a
 }
 
 // get reads the object name of obj's type in the fixture's namespace.

@@ -54,6 +54,10 @@ const strictNS = "argocd-strict"
 // (TestTrackingAdoptsLabelTracked).
 const trackingNS = "argocd-tracking"
 
+// appSetNS is a namespace other than argoNS whose ApplicationSets the
+// engine under test runs (--applicationset-namespaces).
+const appSetNS = "appset-tenants"
+
 // webhookSecret is the Git push webhook secret of the engine under test.
 const webhookSecret = "push-s3cret"
 
@@ -166,11 +170,20 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	if err := env.Client.Create(ctx, nsObj); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("create namespace %s: %w", ns, err)
 	}
+	// The engine under test runs ApplicationSets too, of argoNS and
+	// appSetNS.
+	var appSetNamespaces []string
+	if ns == argoNS {
+		appSetNamespaces = []string{argoNS, appSetNS}
+		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appSetNS}}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("create namespace %s: %w", appSetNS, err)
+		}
+	}
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Wrap(applies.wrap)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
-		Cache:   engine.CacheOptions(ns),
+		Cache:   engine.CacheOptions(ns, appSetNamespaces...),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Logger:  log,
 		// Three engines run in this process, each with a controller of
@@ -211,6 +224,7 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 		opts.TrackingMethod = policies.TrackingAnnotationAndLabel
 	}
 	opts.WebhookSecret = webhookSecret
+	opts.ApplicationSetNamespaces = appSetNamespaces
 	metrics := engine.NewMetrics()
 	// Renders run in child processes under limits, as in the controller.
 	lim := sandbox.DefaultLimits()
@@ -232,7 +246,7 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	}
 	// The engine under test reaches its repository service over HTTPS, as
 	// with tollgate repo-server; the strict one runs it in-process.
-	var manifests reposerver.Generator = svc
+	var manifests reposerver.Server = svc
 	if ns == argoNS {
 		if manifests, err = serveRepoServer(ctx, svc, log); err != nil {
 			return nil, err
@@ -252,6 +266,18 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return nil, err
+	}
+	if appSetNamespaces != nil {
+		sets, err := engine.NewAppSetReconciler(engine.AppSetDependencies{
+			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Evaluator: evaluator, Generator: manifests,
+			Recorder: mgr.GetEventRecorder(engine.AppSetControllerName),
+		}, engine.AppSetOptions{Namespace: ns, Namespaces: appSetNamespaces[1:], ListingMaxAge: opts.ListingMaxAge})
+		if err != nil {
+			return nil, err
+		}
+		if err := sets.SetupWithManager(mgr); err != nil {
+			return nil, err
+		}
 	}
 	closeWebhook := func() {}
 	if ns == argoNS {

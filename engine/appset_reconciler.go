@@ -1,0 +1,374 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/appset"
+	"github.com/tollgate-dev/tollgate/engine/reposerver"
+	"github.com/tollgate-dev/tollgate/engine/source"
+)
+
+// AppSetControllerName names the ApplicationSet controller in logs and
+// metrics.
+const AppSetControllerName = "tollgate-applicationset"
+
+// AnnotationAppSetRefresh on an ApplicationSet asks for its generation
+// now, with the Git revisions resolved afresh; the controller removes it
+// once done, as Argo CD's does (its Git webhook sets it).
+const AnnotationAppSetRefresh = "argocd.argoproj.io/application-set-refresh"
+
+// DefaultAppSetRequeue is how often an ApplicationSet is generated again
+// when nothing asks sooner: Argo CD's default for git generators (their
+// requeueAfterSeconds), and a bound on how long an ApplicationSet another
+// replica stopped owning waits.
+const DefaultAppSetRequeue = 3 * time.Minute
+
+// AppSetDependencies are what an AppSetReconciler works with; all but
+// Recorder and Shard are required.
+type AppSetDependencies struct {
+	// Client reads ApplicationSets, Applications, AppProjects and the Argo
+	// CD Secrets (from the manager's cache, see CacheOptions) and writes
+	// Applications and ApplicationSet status.
+	Client client.Client
+	// APIReader reads what the cache may not hold yet (an AppProject just
+	// created, the known hosts ConfigMap).
+	APIReader client.Reader
+	// Evaluator judges every generated Application.
+	Evaluator Evaluator
+	// Generator runs the generators and templates: the repo-servers, or a
+	// reposerver.Service in this process.
+	Generator reposerver.AppSetGenerator
+	// Recorder records events on ApplicationSets; nil records none.
+	Recorder EventRecorder
+	// Shard, when set, limits the replica to the ApplicationSets it owns.
+	Shard Sharder
+}
+
+// AppSetOptions configure an AppSetReconciler.
+type AppSetOptions struct {
+	// Namespace is the control-plane namespace: its ApplicationSets are
+	// always served, and it holds the AppProjects and Argo CD Secrets.
+	Namespace string
+	// Namespaces are the other namespaces whose ApplicationSets are
+	// served (--applicationset-namespaces); their Applications must be
+	// permitted there by their project's sourceNamespaces.
+	Namespaces []string
+	// ImplicitDefaultProject is the policy configuration's.
+	ImplicitDefaultProject bool
+	// ListingMaxAge is how old a repository's branch and tag listing may
+	// be when a generation is not a refresh.
+	ListingMaxAge time.Duration
+	// Requeue is how often an ApplicationSet is generated again without
+	// an event; DefaultAppSetRequeue when zero.
+	Requeue time.Duration
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// AppSetReconciler runs Argo CD's ApplicationSets: it generates each
+// one's Applications (in a repo-server: the templates and the Git files
+// are tenant input), judges every generated Application with the policies
+// at the applicationset enforcement point, and creates, updates and
+// deletes the Applications as Argo CD's ApplicationSet controller does.
+// An Application the gate denies is not written; the ApplicationSet's
+// conditions say which, by which rule and from which parameters, and its
+// earlier version stays as it was.
+type AppSetReconciler struct {
+	deps AppSetDependencies
+	opts AppSetOptions
+}
+
+// NewAppSetReconciler returns an AppSetReconciler.
+func NewAppSetReconciler(deps AppSetDependencies, opts AppSetOptions) (*AppSetReconciler, error) {
+	if deps.Client == nil || deps.APIReader == nil || deps.Evaluator == nil || deps.Generator == nil {
+		return nil, errors.New("new applicationset reconciler: client, API reader, evaluator and generator are required")
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = DefaultNamespace
+	}
+	if opts.Requeue <= 0 {
+		opts.Requeue = DefaultAppSetRequeue
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &AppSetReconciler{deps: deps, opts: opts}, nil
+}
+
+// served reports whether the ApplicationSets of namespace are served.
+func (r *AppSetReconciler) served(namespace string) bool {
+	return namespace == r.opts.Namespace || slices.Contains(r.opts.Namespaces, namespace)
+}
+
+// SetupWithManager registers the controller: it watches ApplicationSets
+// (spec, annotation and label changes), the Applications they own (spec,
+// metadata, sync and health changes), the Argo CD cluster Secrets and the
+// AppProjects (both enqueue every ApplicationSet).
+func (r *AppSetReconciler) SetupWithManager(mgr manager.Manager) error {
+	served := predicate.NewPredicateFuncs(func(o client.Object) bool { return r.served(o.GetNamespace()) })
+	inControl := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == r.opts.Namespace })
+	all := handler.EnqueueRequestsFromMapFunc(r.everyApplicationSet)
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named(AppSetControllerName).
+		For(&v1alpha1.ApplicationSet{}, builder.WithPredicates(served,
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Owns(&v1alpha1.Application{}, builder.WithPredicates(served, generatedApplicationChanged())).
+		Watches(&corev1.Secret{}, all, builder.WithPredicates(inControl, predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.GetLabels()[appset.SecretTypeLabel] == appset.SecretTypeCluster
+		}))).
+		Watches(&v1alpha1.AppProject{}, all, builder.WithPredicates(inControl, projectChanged())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("set up applicationset controller: %w", err)
+	}
+	return nil
+}
+
+// everyApplicationSet maps an event to every ApplicationSet served.
+func (r *AppSetReconciler) everyApplicationSet(ctx context.Context, _ client.Object) []reconcile.Request {
+	var sets v1alpha1.ApplicationSetList
+	if err := r.deps.Client.List(ctx, &sets); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list applicationsets")
+		return nil
+	}
+	var out []reconcile.Request
+	for _, s := range sets.Items {
+		if r.served(s.Namespace) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: s.Namespace, Name: s.Name}})
+		}
+	}
+	return out
+}
+
+// generatedApplicationChanged passes the events of a generated
+// Application that change what its ApplicationSet writes or reports:
+// creation, deletion, and changes of its spec, labels, annotations,
+// finalizers, sync or health status.
+func generatedApplicationChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*v1alpha1.Application)
+			n, ok2 := e.ObjectNew.(*v1alpha1.Application)
+			if !ok1 || !ok2 {
+				return true
+			}
+			return !equality.Semantic.DeepEqual(o.Spec, n.Spec) ||
+				!equality.Semantic.DeepEqual(o.Labels, n.Labels) ||
+				!equality.Semantic.DeepEqual(o.Annotations, n.Annotations) ||
+				!equality.Semantic.DeepEqual(o.Finalizers, n.Finalizers) ||
+				!o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
+				o.Status.Sync.Status != n.Status.Sync.Status ||
+				o.Status.Health.Status != n.Status.Health.Status
+		},
+	}
+}
+
+// Reconcile generates one ApplicationSet's Applications, judges them and
+// writes those allowed; see AppSetReconciler.
+func (r *AppSetReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	if !r.served(req.Namespace) {
+		return reconcile.Result{}, nil
+	}
+	if r.deps.Shard != nil && !r.deps.Shard.Owns(appSetShardKey(req.NamespacedName)) {
+		return reconcile.Result{RequeueAfter: r.opts.Requeue}, nil
+	}
+	var set v1alpha1.ApplicationSet
+	if err := r.deps.Client.Get(ctx, req.NamespacedName, &set); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !set.DeletionTimestamp.IsZero() {
+		// The garbage collector deletes the Applications it still owns
+		// (their finalizers then delete their resources, or not).
+		return reconcile.Result{}, r.release(ctx, &set)
+	}
+	refresh := set.Annotations[AnnotationAppSetRefresh] != ""
+	p := &appSetPass{set: &set, now: r.opts.Now()}
+	requeue := r.opts.Requeue
+	if after, ok := gitRequeue(&set); ok && after < requeue {
+		requeue = after
+	}
+	err := r.generate(ctx, p, refresh)
+	if err == nil {
+		err = r.write(ctx, p)
+	}
+	if serr := r.writeStatus(ctx, p); serr != nil {
+		err = errors.Join(err, serr)
+	}
+	if refresh && err == nil {
+		patch := client.MergeFrom(set.DeepCopy())
+		delete(set.Annotations, AnnotationAppSetRefresh)
+		if perr := r.deps.Client.Patch(ctx, &set, patch); perr != nil && !apierrors.IsNotFound(perr) {
+			err = perr
+		}
+	}
+	if err != nil {
+		log.V(1).Info("ApplicationSet not reconciled", "error", err.Error())
+		if errors.Is(err, errAppSetReported) {
+			err = nil
+		}
+		return reconcile.Result{RequeueAfter: requeue}, err
+	}
+	return reconcile.Result{RequeueAfter: requeue}, nil
+}
+
+// appSetShardKey is the key an ApplicationSet is sharded by: apart from
+// the Applications' (namespace/name) so that an ApplicationSet and an
+// Application of one name may go to different replicas.
+func appSetShardKey(key types.NamespacedName) string {
+	return "ApplicationSet/" + key.String()
+}
+
+// errAppSetReported is an error already reported in the ApplicationSet's
+// conditions: it is retried after the requeue interval, not with backoff.
+var errAppSetReported = errors.New("reported in the applicationset's conditions")
+
+// gitRequeue is the shortest requeueAfterSeconds of set's git generators,
+// nested ones included; ok is false without a git generator.
+func gitRequeue(set *v1alpha1.ApplicationSet) (time.Duration, bool) {
+	var shortest time.Duration
+	found := false
+	walkGenerators(set, func(kind string, g map[string]any) {
+		if kind != "git" {
+			return
+		}
+		d := DefaultAppSetRequeue
+		if s, ok := g["requeueAfterSeconds"].(float64); ok && s > 0 {
+			d = time.Duration(s) * time.Second
+		}
+		if !found || d < shortest {
+			shortest, found = d, true
+		}
+	})
+	return shortest, found
+}
+
+// walkGenerators calls fn with every generator of set, nested matrix and
+// merge children included, as decoded JSON.
+func walkGenerators(set *v1alpha1.ApplicationSet, fn func(kind string, g map[string]any)) {
+	b, err := json.Marshal(set.Spec.Generators)
+	if err != nil {
+		return
+	}
+	var gens []any
+	if json.Unmarshal(b, &gens) != nil {
+		return
+	}
+	var walk func([]any)
+	walk = func(gens []any) {
+		for _, g := range gens {
+			m, _ := g.(map[string]any)
+			for kind, v := range m {
+				body, _ := v.(map[string]any)
+				if body == nil {
+					continue
+				}
+				fn(kind, body)
+				if children, ok := body["generators"].([]any); ok && (kind == "matrix" || kind == "merge") {
+					walk(children)
+				}
+			}
+		}
+	}
+	walk(gens)
+}
+
+// generate asks the generator for set's Applications, giving it the
+// cluster Secrets (without credentials) and the credentials of the git
+// generators' repositories.
+func (r *AppSetReconciler) generate(ctx context.Context, p *appSetPass, refresh bool) error {
+	secrets, err := listArgoSecrets(ctx, r.deps.Client, r.opts.Namespace)
+	if err != nil {
+		return p.fail(v1alpha1.ApplicationSetReasonErrorOccurred, err)
+	}
+	req := &reposerver.AppSetRequest{
+		ApplicationSet: *p.set.DeepCopy(),
+		Clusters:       reposerver.ClusterSecretsForGeneration(secrets),
+		ListingMaxAge:  r.opts.ListingMaxAge,
+	}
+	if refresh {
+		req.ListingMaxAge = 0
+	}
+	// Credentials are matched as for an Application of the template's
+	// project; a templated project matches only the credentials of every
+	// project.
+	project := p.set.Spec.Template.Spec.Project
+	if strings.Contains(project, "{{") {
+		project = ""
+	}
+	var knownHosts []byte
+	var credErr error
+	walkGenerators(p.set, func(kind string, g map[string]any) {
+		repoURL, _ := g["repoURL"].(string)
+		if kind != "git" || repoURL == "" || credErr != nil {
+			return
+		}
+		if knownHosts == nil && isSSH(repoURL) {
+			knownHosts, credErr = readKnownHosts(ctx, r.deps.APIReader, r.opts.Namespace)
+		}
+		if req.Credentials == nil {
+			req.Credentials = map[string]source.Credentials{}
+		}
+		req.Credentials[source.NormalizeURL(repoURL)] = source.MatchCredentials(repoURL, project, secrets, knownHosts)
+	})
+	if credErr != nil {
+		return p.fail(v1alpha1.ApplicationSetReasonErrorOccurred, credErr)
+	}
+	resp, err := r.deps.Generator.GenerateApplications(ctx, req)
+	if err != nil {
+		reason := v1alpha1.ApplicationSetReasonApplicationGenerationFromParamsError
+		var we *reposerver.Error
+		if errors.As(err, &we) && we.Reason != "" {
+			reason = we.Reason
+		}
+		return p.fail(reason, err)
+	}
+	gen, refused := appset.WithoutDuplicates(p.set.Name, resp.Applications)
+	p.generated = true
+	for _, err := range refused {
+		p.invalid = append(p.invalid, err.Error())
+	}
+	// Every name generated, refused ones included: none of them is
+	// deleted as no longer generated.
+	p.names = map[string]bool{}
+	for _, g := range resp.Applications {
+		if name, ok := nestedName(g.Application); ok {
+			p.names[name] = true
+		}
+	}
+	for _, g := range gen {
+		if err := r.admit(ctx, p, g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nestedName is the metadata.name of a generated Application.
+func nestedName(app map[string]any) (string, bool) {
+	md, _ := app["metadata"].(map[string]any)
+	name, ok := md["name"].(string)
+	return name, ok && name != ""
+}

@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+)
+
+func TestGitRequeue(t *testing.T) {
+	for name, tc := range map[string]struct {
+		generators string
+		want       time.Duration
+		ok         bool
+	}{
+		"list only":         {`[{list: {elements: []}}]`, 0, false},
+		"git default":       {`[{git: {repoURL: r, revision: main}}]`, DefaultAppSetRequeue, true},
+		"git requeue":       {`[{git: {repoURL: r, revision: main, requeueAfterSeconds: 30}}, {git: {repoURL: r, revision: main}}]`, 30 * time.Second, true},
+		"nested in matrix":  {`[{matrix: {generators: [{list: {elements: []}}, {git: {repoURL: r, revision: main, requeueAfterSeconds: 10}}]}}]`, 10 * time.Second, true},
+		"nested in a merge": {`[{merge: {mergeKeys: [a], generators: [{matrix: {generators: [{git: {repoURL: r, revision: main, requeueAfterSeconds: 5}}]}}]}}]`, 5 * time.Second, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var set v1alpha1.ApplicationSet
+			if err := yaml.Unmarshal([]byte("spec: {generators: "+tc.generators+"}"), &set); err != nil {
+				t.Fatal(err)
+			}
+			got, ok := gitRequeue(&set)
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("gitRequeue = %s, %v; want %s, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+// TestAppSetConditions: the three conditions of Argo CD in each outcome,
+// a denial by the gate named before validation errors.
+func TestAppSetConditions(t *testing.T) {
+	byType := func(p *appSetPass) map[v1alpha1.ApplicationSetConditionType]v1alpha1.ApplicationSetCondition {
+		out := map[v1alpha1.ApplicationSetConditionType]v1alpha1.ApplicationSetCondition{}
+		for _, c := range p.conditions() {
+			out[c.Type] = c
+		}
+		return out
+	}
+	ok := byType(&appSetPass{generated: true})
+	if c := ok[v1alpha1.ApplicationSetConditionResourcesUpToDate]; c.Status != v1alpha1.ApplicationSetConditionStatusTrue || c.Message != "ApplicationSet up to date" {
+		t.Errorf("all well: ResourcesUpToDate %+v", c)
+	}
+	if c := ok[v1alpha1.ApplicationSetConditionErrorOccurred]; c.Status != v1alpha1.ApplicationSetConditionStatusFalse || c.Reason != v1alpha1.ApplicationSetReasonApplicationSetUpToDate {
+		t.Errorf("all well: ErrorOccurred %+v", c)
+	}
+
+	failed := &appSetPass{}
+	_ = failed.fail(v1alpha1.ApplicationSetReasonRenderTemplateParamsError, errTest("bad template"))
+	fc := byType(failed)
+	if c := fc[v1alpha1.ApplicationSetConditionParametersGenerated]; c.Status != v1alpha1.ApplicationSetConditionStatusFalse || c.Message != "bad template" {
+		t.Errorf("generation failed: ParametersGenerated %+v", c)
+	}
+	if c := fc[v1alpha1.ApplicationSetConditionErrorOccurred]; c.Status != v1alpha1.ApplicationSetConditionStatusTrue || c.Reason != v1alpha1.ApplicationSetReasonRenderTemplateParamsError {
+		t.Errorf("generation failed: ErrorOccurred %+v", c)
+	}
+
+	denied := byType(&appSetPass{generated: true, invalid: []string{"application references project x which does not exist"}, denied: []string{"Application a ... [no-argocd-destination]"}})
+	c := denied[v1alpha1.ApplicationSetConditionErrorOccurred]
+	if c.Reason != v1alpha1.ApplicationSetReasonPolicyViolation || !strings.HasPrefix(c.Message, "Application a") || !strings.Contains(c.Message, "project x") {
+		t.Errorf("denied and invalid: ErrorOccurred %+v", c)
+	}
+	if c := denied[v1alpha1.ApplicationSetConditionParametersGenerated]; c.Status != v1alpha1.ApplicationSetConditionStatusTrue {
+		t.Errorf("denied: ParametersGenerated %+v", c)
+	}
+
+	// A condition that did not change keeps its transition time.
+	then, now := metav1.NewTime(time.Unix(100, 0)), metav1.NewTime(time.Unix(200, 0))
+	prev := mergeAppSetConditions(nil, (&appSetPass{generated: true}).conditions(), then)
+	next := mergeAppSetConditions(prev, (&appSetPass{generated: true}).conditions(), now)
+	if !next[0].LastTransitionTime.Equal(&then) {
+		t.Errorf("unchanged condition: transition time %v, want %v", next[0].LastTransitionTime, then)
+	}
+	next = mergeAppSetConditions(prev, failed.conditions(), now)
+	if !next[0].LastTransitionTime.Equal(&now) {
+		t.Errorf("changed condition: transition time %v, want %v", next[0].LastTransitionTime, now)
+	}
+}
+
+type errTest string
+
+func (e errTest) Error() string { return string(e) }

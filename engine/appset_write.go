@@ -1,0 +1,405 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/appset"
+	"github.com/tollgate-dev/tollgate/engine/reposerver"
+	"github.com/tollgate-dev/tollgate/policies"
+)
+
+// appSetPass is one reconcile of one ApplicationSet.
+type appSetPass struct {
+	set *v1alpha1.ApplicationSet
+	now time.Time
+	// generated is set once the generators produced their parameters.
+	generated bool
+	// reason and message are the first error, which ErrorOccurred reports.
+	reason, message string
+	// names are every Application name generated, whether written or not:
+	// none of them is deleted as no longer generated.
+	names map[string]bool
+	// admitted are the Applications to write.
+	admitted []*v1alpha1.Application
+	// invalid and denied say why the others are not written: Argo CD's
+	// validation, and the gate.
+	invalid, denied []string
+}
+
+// fail records err as the pass's error under reason and returns it
+// marked as reported.
+func (p *appSetPass) fail(reason string, err error) error {
+	if p.reason == "" {
+		p.reason, p.message = reason, err.Error()
+	}
+	return fmt.Errorf("%w: %w", errAppSetReported, err)
+}
+
+// maxParamsText bounds the parameters quoted in a denial.
+const maxParamsText = 512
+
+// admit validates one generated Application as Argo CD does (its project
+// exists, its destination is one cluster) and judges it with the
+// policies; an Application that passes both is kept to be written.
+func (r *AppSetReconciler) admit(ctx context.Context, p *appSetPass, g appset.Generated) error {
+	var app v1alpha1.Application
+	b, err := json.Marshal(g.Application)
+	if err == nil {
+		err = json.Unmarshal(b, &app)
+	}
+	if err != nil {
+		p.invalid = append(p.invalid, fmt.Sprintf("application %v: %v", g.Application["metadata"], err))
+		return nil
+	}
+	project, err := r.project(ctx, projectOf(&app))
+	if err != nil {
+		return err
+	}
+	if project == nil {
+		p.invalid = append(p.invalid, fmt.Sprintf("application references project %s which does not exist", projectOf(&app)))
+		return nil
+	}
+	if msg := r.invalidDestination(ctx, app.Spec.Destination); msg != "" {
+		p.invalid = append(p.invalid, "application destination spec is invalid: "+msg)
+		return nil
+	}
+	projMap, err := toMap(project, v1alpha1.GroupVersion.String(), v1alpha1.AppProjectKind)
+	if err != nil {
+		return err
+	}
+	ins := policies.BuildInputs(policies.InputOptions{
+		Point: policies.PointApplicationSet, ArgoCDNamespace: r.opts.Namespace,
+		Projects: []map[string]any{projMap}, ImplicitDefaultProject: r.opts.ImplicitDefaultProject,
+	}, []policies.Item{{Object: g.Application}})
+	decisions, err := r.deps.Evaluator.EvaluateAll(ctx, ins)
+	if err != nil {
+		return p.fail(v1alpha1.ApplicationSetReasonErrorOccurred, fmt.Errorf("evaluate policies: %w", err))
+	}
+	var lines []string
+	for _, d := range decisions {
+		for _, v := range d.Violations {
+			if v.Severity == policies.SeverityDeny {
+				lines = append(lines, violationLine(v))
+			}
+		}
+	}
+	if len(lines) > 0 {
+		sort.Strings(lines)
+		p.denied = append(p.denied, fmt.Sprintf("Application %s from %s with parameters %s was not written: %s",
+			app.Name, g.Generator, paramsText(g.Params), strings.Join(lines, "; ")))
+		return nil
+	}
+	app.Namespace = p.set.Namespace
+	p.admitted = append(p.admitted, &app)
+	return nil
+}
+
+// paramsText quotes a parameter set, cut to maxParamsText bytes.
+func paramsText(params map[string]any) string {
+	b, err := json.Marshal(params)
+	if err != nil {
+		return "?"
+	}
+	if len(b) > maxParamsText {
+		return string(b[:maxParamsText]) + "…"
+	}
+	return string(b)
+}
+
+// project returns the AppProject name of the control namespace, nil when
+// it does not exist (read past the cache when the cache lacks it).
+func (r *AppSetReconciler) project(ctx context.Context, name string) (*v1alpha1.AppProject, error) {
+	var p v1alpha1.AppProject
+	key := client.ObjectKey{Namespace: r.opts.Namespace, Name: name}
+	err := r.deps.Client.Get(ctx, key, &p)
+	if apierrors.IsNotFound(err) {
+		err = r.deps.APIReader.Get(ctx, key, &p)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("get appproject %s: %w", name, err)
+	}
+	return &p, nil
+}
+
+// invalidDestination says why dest names no cluster, as Argo CD's
+// ValidateDestination: not both a name and a server, and a name must be a
+// cluster Secret's (or in-cluster). A server alone is not checked.
+func (r *AppSetReconciler) invalidDestination(ctx context.Context, dest v1alpha1.ApplicationDestination) string {
+	switch {
+	case dest.Name != "" && dest.Server != "":
+		return fmt.Sprintf("application destination can't have both name and server defined: %s %s", dest.Name, dest.Server)
+	case dest.Name == "" || dest.Name == appset.InClusterName:
+		return ""
+	}
+	secrets, err := listArgoSecrets(ctx, r.deps.Client, r.opts.Namespace)
+	if err != nil {
+		return "unable to find destination server: " + err.Error()
+	}
+	for _, s := range reposerver.ClusterSecretsForGeneration(secrets) {
+		if string(s.Data["name"]) == dest.Name {
+			return ""
+		}
+	}
+	return fmt.Sprintf("application references destination cluster %s which does not exist", dest.Name)
+}
+
+// write creates, updates and deletes the generated Applications as the
+// ApplicationSet's applicationsSync policy permits.
+func (r *AppSetReconciler) write(ctx context.Context, p *appSetPass) error {
+	policy := appSetPolicy(p.set)
+	owned, err := r.owned(ctx, p.set)
+	if err != nil {
+		return p.fail(v1alpha1.ApplicationSetReasonErrorOccurred, err)
+	}
+	var errs []error
+	for _, app := range p.admitted {
+		if err := r.createOrUpdate(ctx, p.set, app, policy); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		reason := v1alpha1.ApplicationSetReasonUpdateApplicationError
+		if !policy.AllowUpdate() {
+			reason = v1alpha1.ApplicationSetReasonCreateApplicationError
+		}
+		return p.fail(reason, errors.Join(errs...))
+	}
+	if !policy.AllowDelete() {
+		return nil
+	}
+	for i := range owned {
+		app := &owned[i]
+		if p.names[app.Name] || !app.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := r.deps.Client.Delete(ctx, app); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete application %s: %w", app.Name, err))
+			continue
+		}
+		r.event(p.set, corev1.EventTypeNormal, "Deleted", fmt.Sprintf("Deleted Application %q", app.Name))
+	}
+	if len(errs) > 0 {
+		return p.fail(v1alpha1.ApplicationSetReasonDeleteApplicationError, errors.Join(errs...))
+	}
+	return nil
+}
+
+// release runs when set is being deleted: unless its policy deletes
+// Applications, it removes its owner reference from the Applications it
+// owns, so that the garbage collector leaves them, and then its resources
+// finalizer, as Argo CD does. (Without that finalizer the garbage
+// collector may delete the Applications first.)
+func (r *AppSetReconciler) release(ctx context.Context, set *v1alpha1.ApplicationSet) error {
+	if !slices.Contains(set.Finalizers, v1alpha1.ResourcesFinalizerName) {
+		return nil
+	}
+	if !appSetPolicy(set).AllowDelete() {
+		owned, err := r.owned(ctx, set)
+		if err != nil {
+			return err
+		}
+		for i := range owned {
+			app := &owned[i]
+			patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
+			app.OwnerReferences = slices.DeleteFunc(app.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == set.UID })
+			if err := r.deps.Client.Patch(ctx, app, patch); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("release application %s: %w", app.Name, err)
+			}
+		}
+	}
+	patch := client.MergeFromWithOptions(set.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	set.Finalizers = slices.DeleteFunc(set.Finalizers, func(f string) bool { return f == v1alpha1.ResourcesFinalizerName })
+	if err := r.deps.Client.Patch(ctx, set, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("remove applicationset finalizer: %w", err)
+	}
+	return nil
+}
+
+// appSetPolicy is the ApplicationSet's applicationsSync policy, sync when
+// it sets none (Argo CD's default, with policy override allowed).
+func appSetPolicy(set *v1alpha1.ApplicationSet) v1alpha1.ApplicationsSyncPolicy {
+	if sp := set.Spec.SyncPolicy; sp != nil && sp.ApplicationsSync != nil {
+		return *sp.ApplicationsSync
+	}
+	return v1alpha1.ApplicationsSyncPolicySync
+}
+
+// owned lists the Applications of set's namespace whose controller is
+// set.
+func (r *AppSetReconciler) owned(ctx context.Context, set *v1alpha1.ApplicationSet) ([]v1alpha1.Application, error) {
+	var apps v1alpha1.ApplicationList
+	if err := r.deps.Client.List(ctx, &apps, client.InNamespace(set.Namespace)); err != nil {
+		return nil, fmt.Errorf("list applications: %w", err)
+	}
+	var out []v1alpha1.Application
+	for _, a := range apps.Items {
+		if ref := metav1.GetControllerOf(&a); ref != nil && ref.UID == set.UID {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// defaultPreservedAnnotations are kept as they are live on a generated
+// Application, as Argo CD keeps them, and tollgate's operation fence,
+// which only the Application controller writes.
+var defaultPreservedAnnotations = []string{
+	"notified.notifications.argoproj.io", v1alpha1.AnnotationKeyRefresh, "argocd.argoproj.io/hydrate",
+	AnnotationOperationReplica,
+}
+
+// postDeleteFinalizerPrefix marks the finalizers of post-delete hooks,
+// kept on a generated Application.
+const postDeleteFinalizerPrefix = "post-delete-finalizer.argocd.argoproj.io"
+
+// ownerReference makes set the controller of its Applications.
+func ownerReference(set *v1alpha1.ApplicationSet) metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.ApplicationSetKind, Name: set.Name, UID: set.UID,
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	}
+}
+
+// createOrUpdate creates app, or brings the live Application of its name
+// to it (unless policy is create-only or create-delete): spec, labels,
+// annotations and finalizers as generated, keeping the preserved
+// annotations and labels, the post-delete finalizers and the fields
+// ignoreApplicationDifferences names, with a merge patch from the live
+// Application. An Application without a controller is adopted; one
+// another controller owns is refused.
+func (r *AppSetReconciler) createOrUpdate(ctx context.Context, set *v1alpha1.ApplicationSet, app *v1alpha1.Application, policy v1alpha1.ApplicationsSyncPolicy) error {
+	var found v1alpha1.Application
+	err := r.deps.Client.Get(ctx, client.ObjectKeyFromObject(app), &found)
+	if apierrors.IsNotFound(err) {
+		app.OwnerReferences = []metav1.OwnerReference{ownerReference(set)}
+		if err := r.deps.Client.Create(ctx, app); err != nil {
+			return fmt.Errorf("create application %s: %w", app.Name, err)
+		}
+		r.event(set, corev1.EventTypeNormal, "created", fmt.Sprintf("created Application %q", app.Name))
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get application %s: %w", app.Name, err)
+	}
+	if ref := metav1.GetControllerOf(&found); ref != nil && ref.UID != set.UID {
+		return fmt.Errorf("application %s is already owned by %s %s", app.Name, ref.Kind, ref.Name)
+	}
+	if !policy.AllowUpdate() {
+		return nil
+	}
+	want := found.DeepCopy()
+	want.Spec = app.Spec
+	want.Labels = keep(app.Labels, found.Labels, preservedLabels(set))
+	want.Annotations = keep(app.Annotations, found.Annotations, append(preservedAnnotations(set), defaultPreservedAnnotations...))
+	want.Finalizers = slices.Clone(app.Finalizers)
+	for _, f := range found.Finalizers {
+		if strings.HasPrefix(f, postDeleteFinalizerPrefix) && !slices.Contains(want.Finalizers, f) {
+			want.Finalizers = append(want.Finalizers, f)
+		}
+	}
+	if metav1.GetControllerOf(&found) == nil {
+		want.OwnerReferences = append(want.OwnerReferences, ownerReference(set))
+	}
+	if err := keepIgnoredAppFields(ctx, set, want, &found); err != nil {
+		return err
+	}
+	if equality.Semantic.DeepEqual(want.Spec, found.Spec) && equality.Semantic.DeepEqual(want.ObjectMeta, found.ObjectMeta) {
+		return nil
+	}
+	if err := r.deps.Client.Patch(ctx, want, client.MergeFromWithOptions(&found, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("update application %s: %w", app.Name, err)
+	}
+	r.event(set, corev1.EventTypeNormal, "updated", fmt.Sprintf("updated Application %q", app.Name))
+	return nil
+}
+
+// keep returns generated with the keys of preserved taken from live.
+func keep(generated, live map[string]string, preserved []string) map[string]string {
+	out := maps.Clone(generated)
+	for _, k := range preserved {
+		if v, ok := live[k]; ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func preservedAnnotations(set *v1alpha1.ApplicationSet) []string {
+	if set.Spec.PreservedFields == nil {
+		return nil
+	}
+	return slices.Clone(set.Spec.PreservedFields.Annotations)
+}
+
+func preservedLabels(set *v1alpha1.ApplicationSet) []string {
+	if set.Spec.PreservedFields == nil {
+		return nil
+	}
+	return set.Spec.PreservedFields.Labels
+}
+
+// keepIgnoredAppFields leaves the fields of want that the ApplicationSet's
+// ignoreApplicationDifferences name (for every Application, or for want's
+// name) as they are on live.
+func keepIgnoredAppFields(ctx context.Context, set *v1alpha1.ApplicationSet, want, live *v1alpha1.Application) error {
+	var rules []apply.IgnoreDifference
+	for _, d := range set.Spec.IgnoreApplicationDifferences {
+		if d.Name == "" || d.Name == want.Name {
+			rules = append(rules, apply.IgnoreDifference{Group: "*", Kind: "*", JSONPointers: d.JSONPointers, JQPathExpressions: d.JQPathExpressions})
+		}
+	}
+	if len(rules) == 0 {
+		return nil
+	}
+	w, err := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
+	if err != nil {
+		return err
+	}
+	l, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
+	if err != nil {
+		return err
+	}
+	wu, lu := &unstructured.Unstructured{Object: w}, &unstructured.Unstructured{Object: l}
+	if err := apply.KeepIgnored(ctx, wu, lu, rules); err != nil {
+		return fmt.Errorf("spec.ignoreApplicationDifferences: %w", err)
+	}
+	// Only the spec and the metadata the generator writes may differ.
+	kept := want.DeepCopy()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(wu.Object, kept); err != nil {
+		return err
+	}
+	want.Spec, want.Labels, want.Annotations, want.Finalizers = kept.Spec, kept.Labels, kept.Annotations, kept.Finalizers
+	return nil
+}
+
+// event records an event on set.
+func (r *AppSetReconciler) event(set *v1alpha1.ApplicationSet, eventtype, reason, note string) {
+	if r.deps.Recorder != nil {
+		r.deps.Recorder.Eventf(set, nil, eventtype, reason, reason, note)
+	}
+}

@@ -1,0 +1,487 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/check"
+	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/test/gitserver"
+)
+
+// appSet creates the ApplicationSet of manifest (YAML, with %[1]s the
+// fixture's name, %[2]s its namespace, %[3]s its repository URL and %[4]s
+// the default branch) in namespace ns, and returns it.
+func (f *fixture) appSet(ns, manifest string) *v1alpha1.ApplicationSet {
+	f.t.Helper()
+	set := &v1alpha1.ApplicationSet{}
+	if err := yaml.UnmarshalStrict([]byte(f.expand(manifest)), set); err != nil {
+		f.t.Fatalf("decode applicationset: %v", err)
+	}
+	set.Name, set.Namespace = f.name, ns
+	// Without a garbage collector in the test's control plane, the
+	// generated Applications are deleted here, after the ApplicationSet.
+	f.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var apps v1alpha1.ApplicationList
+		_ = env.Client.List(ctx, &apps, client.InNamespace(ns))
+		for i := range apps.Items {
+			if ref := metav1.GetControllerOf(&apps.Items[i]); ref != nil && ref.UID == set.UID {
+				_ = env.Client.Patch(ctx, &apps.Items[i], client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
+				_ = env.Client.Delete(ctx, &apps.Items[i])
+			}
+		}
+	})
+	f.create(set)
+	return set
+}
+
+// expand fills the fixture's values into a manifest template (see appSet).
+func (f *fixture) expand(manifest string) string {
+	return fmt.Sprintf(manifest, f.name, f.ns, f.repoURL, gitserver.DefaultBranch)
+}
+
+// generated lists the Applications of namespace ns whose controller is the
+// ApplicationSet set, by name.
+func generated(t *testing.T, ns string, set *v1alpha1.ApplicationSet) map[string]*v1alpha1.Application {
+	t.Helper()
+	var apps v1alpha1.ApplicationList
+	if err := env.Client.List(t.Context(), &apps, client.InNamespace(ns)); err != nil {
+		t.Fatalf("list applications: %v", err)
+	}
+	out := map[string]*v1alpha1.Application{}
+	for i := range apps.Items {
+		if ref := metav1.GetControllerOf(&apps.Items[i]); ref != nil && ref.UID == set.UID {
+			out[apps.Items[i].Name] = &apps.Items[i]
+		}
+	}
+	return out
+}
+
+// waitGenerated waits until set owns exactly the Applications names.
+func waitGenerated(t *testing.T, ns string, set *v1alpha1.ApplicationSet, names ...string) map[string]*v1alpha1.Application {
+	t.Helper()
+	var apps map[string]*v1alpha1.Application
+	slices.Sort(names)
+	eventually(t, fmt.Sprintf("applicationset %s generates %v", set.Name, names), func() (bool, string) {
+		apps = generated(t, ns, set)
+		var got []string
+		for n := range apps {
+			got = append(got, n)
+		}
+		slices.Sort(got)
+		return slices.Equal(got, names), fmt.Sprintf("generated %v; %s", got, describeSet(t, set))
+	})
+	return apps
+}
+
+// waitCondition waits until set's condition of type typ has status and
+// a message containing every one of msgs, and returns the ApplicationSet.
+func waitCondition(t *testing.T, set *v1alpha1.ApplicationSet, typ v1alpha1.ApplicationSetConditionType, status v1alpha1.ApplicationSetConditionStatus, reason string, msgs ...string) *v1alpha1.ApplicationSet {
+	t.Helper()
+	var live v1alpha1.ApplicationSet
+	eventually(t, fmt.Sprintf("applicationset %s condition %s=%s (%s) %q", set.Name, typ, status, reason, msgs), func() (bool, string) {
+		if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(set), &live); err != nil {
+			return false, err.Error()
+		}
+		for _, c := range live.Status.Conditions {
+			if c.Type != typ || c.Status != status || c.Reason != reason {
+				continue
+			}
+			for _, m := range msgs {
+				if !strings.Contains(c.Message, m) {
+					return false, describeSet(t, &live)
+				}
+			}
+			return true, ""
+		}
+		return false, describeSet(t, &live)
+	})
+	return &live
+}
+
+// describeSet summarizes an ApplicationSet's status for failure messages.
+func describeSet(t *testing.T, set *v1alpha1.ApplicationSet) string {
+	var live v1alpha1.ApplicationSet
+	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(set), &live); err != nil {
+		return err.Error()
+	}
+	b, _ := json.Marshal(live.Status)
+	return string(b)
+}
+
+// gitDirectoriesSet generates one automated Application per directory
+// under apps/ of the fixture's repository.
+const gitDirectoriesSet = `
+spec:
+  generators:
+  - git:
+      repoURL: %[3]s
+      revision: %[4]s
+      directories:
+      - path: apps/*
+      - path: apps/skipped
+        exclude: true
+  template:
+    metadata:
+      name: '%[1]s-{{path.basename}}'
+      labels:
+        team: '{{path.basename}}'
+    spec:
+      project: %[1]s
+      source:
+        repoURL: %[3]s
+        targetRevision: %[4]s
+        path: '{{path}}'
+      destination:
+        server: https://kubernetes.default.svc
+        namespace: %[2]s
+      syncPolicy:
+        automated: {prune: true}
+`
+
+// TestApplicationSetGitDirectories: an ApplicationSet with a git
+// directories generator creates one Application per directory, owned by
+// it with the resources finalizer, which the engine then syncs; the
+// ApplicationSet reports Argo CD's conditions and its Applications in
+// status.resources. A push that adds a directory (through the Git push
+// webhook) creates its Application within seconds, and one that removes a
+// directory deletes its Application. Applications generated by the same
+// inputs are the same as `tollgate test` and `tollgate appset generate`
+// generate from the checkout (the differential test).
+func TestApplicationSetGitDirectories(t *testing.T) {
+	files := map[string]string{
+		"apps/alpha/cm.yaml":   configMap("alpha", "1"),
+		"apps/beta/cm.yaml":    configMap("beta", "1"),
+		"apps/skipped/cm.yaml": configMap("skipped", "1"),
+	}
+	f := newFixture(t, files)
+	f.project()
+	set := f.appSet(argoNS, gitDirectoriesSet)
+	apps := waitGenerated(t, argoNS, set, f.name+"-alpha", f.name+"-beta")
+	alpha := apps[f.name+"-alpha"]
+	ref := metav1.GetControllerOf(alpha)
+	if ref.Kind != v1alpha1.ApplicationSetKind || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
+		t.Errorf("owner reference %+v, want the ApplicationSet as controller, blocking owner deletion", ref)
+	}
+	if !slices.Contains(alpha.Finalizers, v1alpha1.ResourcesFinalizerName) || alpha.Labels["team"] != "alpha" || alpha.Spec.Source.Path != "apps/alpha" {
+		t.Errorf("generated application: finalizers %v, labels %v, path %q", alpha.Finalizers, alpha.Labels, alpha.Spec.Source.Path)
+	}
+	for _, name := range []string{"alpha", "beta"} {
+		eventually(t, "configmap "+name+" synced", func() (bool, string) {
+			err := f.get(&corev1.ConfigMap{}, name)
+			return err == nil, fmt.Sprint(err)
+		})
+	}
+	live := waitCondition(t, set, v1alpha1.ApplicationSetConditionResourcesUpToDate, v1alpha1.ApplicationSetConditionStatusTrue,
+		v1alpha1.ApplicationSetReasonApplicationSetUpToDate, "ApplicationSet up to date")
+	waitCondition(t, set, v1alpha1.ApplicationSetConditionErrorOccurred, v1alpha1.ApplicationSetConditionStatusFalse, v1alpha1.ApplicationSetReasonApplicationSetUpToDate)
+	waitCondition(t, set, v1alpha1.ApplicationSetConditionParametersGenerated, v1alpha1.ApplicationSetConditionStatusTrue, v1alpha1.ApplicationSetReasonParametersGenerated)
+	eventually(t, "status.resources lists both Applications Synced and Healthy", func() (bool, string) {
+		if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(set), live); err != nil {
+			return false, err.Error()
+		}
+		ok := len(live.Status.Resources) == 2 && live.Status.ResourcesCount == 2
+		for _, r := range live.Status.Resources {
+			ok = ok && r.Kind == v1alpha1.ApplicationKind && r.Group == v1alpha1.Group && r.Status == v1alpha1.SyncStatusCodeSynced &&
+				r.Health != nil && r.Health.Status == v1alpha1.HealthStatusHealthy
+		}
+		b, _ := json.Marshal(live.Status.Resources)
+		return ok, string(b)
+	})
+
+	// The differential test: the CLI generates the same Applications from
+	// a checkout of the same commit.
+	checkout := t.TempDir()
+	for p, content := range files {
+		writeFile(t, filepath.Join(checkout, p), content)
+	}
+	setFile := filepath.Join(t.TempDir(), "appset.yaml")
+	writeFile(t, setFile, "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: "+f.name+"\n  namespace: "+argoNS+"\n"+f.expand(gitDirectoriesSet))
+	sets, err := check.GenerateApplicationSets(t.Context(), setFile, check.AppSetOptions{RepoRoot: checkout, RepoURL: f.repoURL})
+	if err != nil {
+		t.Fatalf("generate with the CLI: %v", err)
+	}
+	apps = generated(t, argoNS, set)
+	if len(sets) != 1 || len(sets[0].Applications) != len(apps) {
+		t.Fatalf("the CLI generates %d sets, the controller %d Applications", len(sets), len(apps))
+	}
+	for _, g := range sets[0].Applications {
+		var cli v1alpha1.Application
+		b, _ := json.Marshal(g.Application)
+		if err := json.Unmarshal(b, &cli); err != nil {
+			t.Fatal(err)
+		}
+		live, ok := apps[cli.Name]
+		switch {
+		case !ok:
+			t.Errorf("the CLI generates %s, the controller does not", cli.Name)
+		case !jsonEqual(cli.Spec, live.Spec) || !jsonEqual(cli.Labels, live.Labels) || !jsonEqual(cli.Finalizers, live.Finalizers) || cli.Namespace != live.Namespace:
+			t.Errorf("%s differs:\nCLI        %s\ncontroller %s", cli.Name, jsonText(cli.Spec), jsonText(live.Spec))
+		}
+	}
+
+	// A pushed directory is generated within seconds of the webhook call.
+	sha := f.git.CommitOn(t, f.repo, gitserver.DefaultBranch, map[string]string{"apps/gamma/cm.yaml": configMap("gamma", "1")}, nil, "add gamma")
+	if a := f.notifyPush(sha); !slices.Contains(a.RefreshedApplicationSets, argoNS+"/"+f.name) {
+		t.Fatalf("push webhook refreshed ApplicationSets %v, want %s/%s", a.RefreshedApplicationSets, argoNS, f.name)
+	}
+	start := time.Now()
+	waitGenerated(t, argoNS, set, f.name+"-alpha", f.name+"-beta", f.name+"-gamma")
+	t.Logf("pushed directory generated in %s", time.Since(start).Round(time.Millisecond))
+	eventually(t, "refresh annotation removed", func() (bool, string) {
+		var s v1alpha1.ApplicationSet
+		if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(set), &s); err != nil {
+			return false, err.Error()
+		}
+		return s.Annotations[engine.AnnotationAppSetRefresh] == "", fmt.Sprint(s.Annotations)
+	})
+
+	// A removed directory's Application is deleted (policy sync).
+	sha = f.git.CommitOn(t, f.repo, gitserver.DefaultBranch, nil, []string{"apps/beta/cm.yaml"}, "remove beta")
+	f.notifyPush(sha)
+	waitGenerated(t, argoNS, set, f.name+"-alpha", f.name+"-gamma")
+}
+
+// listSet generates an Application per element of a list, with the
+// destination namespace and the repository path from the element.
+const listSet = `
+spec:
+  goTemplate: true
+  goTemplateOptions: [missingkey=error]
+  generators:
+  - list:
+      elements: %[5]s
+  template:
+    metadata:
+      name: '%[1]s-{{.name}}'
+    spec:
+      project: '{{.project}}'
+      source:
+        repoURL: '{{.repo}}'
+        targetRevision: %[4]s
+        path: apps/alpha
+      destination:
+        server: https://kubernetes.default.svc
+        namespace: '{{.namespace}}'
+`
+
+// listElements renders list elements for listSet.
+func listElements(elems ...map[string]string) string {
+	b, _ := json.Marshal(elems)
+	return string(b)
+}
+
+// TestApplicationSetGate: every generated Application goes through the
+// policies before it is written. An element that sends its Application
+// into the argocd namespace, to a repository its project does not permit,
+// to another project, or that carries tollgate's operation fence, is not
+// written; the ApplicationSet's conditions name the rule, the parameters
+// and the message; the permitted ones are written; and an Application
+// whose parameters change into a denied one keeps its earlier version.
+func TestApplicationSetGate(t *testing.T) {
+	f := newFixture(t, map[string]string{"apps/alpha/cm.yaml": configMap("alpha", "1")})
+	f.project()
+	ok := map[string]string{"name": "ok", "project": f.name, "repo": f.repoURL, "namespace": f.ns}
+	elems := []map[string]string{
+		ok,
+		{"name": "argocd", "project": f.name, "repo": f.repoURL, "namespace": "argocd"},
+		{"name": "repo", "project": f.name, "repo": "https://github.com/attacker/charts.git", "namespace": f.ns},
+		{"name": "noproject", "project": "no-such-project", "repo": f.repoURL, "namespace": f.ns},
+	}
+	manifest := strings.Replace(listSet, "%[5]s", listElements(elems...), 1)
+	set := f.appSet(argoNS, manifest)
+	waitGenerated(t, argoNS, set, f.name+"-ok")
+	waitCondition(t, set, v1alpha1.ApplicationSetConditionErrorOccurred, v1alpha1.ApplicationSetConditionStatusTrue, v1alpha1.ApplicationSetReasonPolicyViolation,
+		"Application "+f.name+"-argocd from spec.generators[0] with parameters", `"namespace":"argocd"`, "[no-argocd-destination]",
+		"Application "+f.name+"-repo from spec.generators[0]", "[project-source-denied]",
+		"application references project no-such-project which does not exist")
+	waitCondition(t, set, v1alpha1.ApplicationSetConditionResourcesUpToDate, v1alpha1.ApplicationSetConditionStatusFalse, v1alpha1.ApplicationSetReasonPolicyViolation)
+	for _, name := range []string{"argocd", "repo", "noproject"} {
+		if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: argoNS, Name: f.name + "-" + name}, &v1alpha1.Application{}); err == nil {
+			t.Errorf("application %s-%s was written", f.name, name)
+		}
+	}
+
+	// The permitted element changes into a denied one: its Application is
+	// left as it was, and not deleted.
+	var live v1alpha1.ApplicationSet
+	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(set), &live); err != nil {
+		t.Fatal(err)
+	}
+	denied := map[string]string{"name": "ok", "project": f.name, "repo": f.repoURL, "namespace": "kube-system"}
+	live.Spec.Generators[0].List.Elements = nil
+	if err := json.Unmarshal([]byte(listElements(denied)), &live.Spec.Generators[0].List.Elements); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Update(t.Context(), &live); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(t, set, v1alpha1.ApplicationSetConditionErrorOccurred, v1alpha1.ApplicationSetConditionStatusTrue, v1alpha1.ApplicationSetReasonPolicyViolation,
+		"Application "+f.name+"-ok", `"namespace":"kube-system"`)
+	consistently(t, "the denied update is not written", 3*time.Second, func() (bool, string) {
+		apps := generated(t, argoNS, set)
+		app, found := apps[f.name+"-ok"]
+		if !found {
+			return false, "application deleted"
+		}
+		return app.Spec.Destination.Namespace == f.ns, "destination namespace " + app.Spec.Destination.Namespace
+	})
+}
+
+// TestApplicationSetBypassDenied: what a tenant controls (the ApplicationSet
+// in its own namespace, the files a git files generator reads from its
+// repository) cannot write an Application the policies deny, nor one in a
+// namespace whose ApplicationSets are not run.
+func TestApplicationSetBypassDenied(t *testing.T) {
+	f := newFixture(t, map[string]string{
+		// The tenant's parameters files ask for the argocd namespace and
+		// one outside the project; the template sets the operation fence.
+		"teams/red/config.json":  `{"team": "red", "namespace": "argocd"}`,
+		"teams/blue/config.json": `{"team": "blue", "namespace": "kube-system"}`,
+		"apps/alpha/cm.yaml":     configMap("alpha", "1"),
+	})
+	f.editProject = func(p *v1alpha1.AppProject) { p.Spec.SourceNamespaces = nil }
+	f.project()
+	filesSet := `
+spec:
+  goTemplate: true
+  generators:
+  - git:
+      repoURL: %[3]s
+      revision: %[4]s
+      files:
+      - path: teams/*/config.json
+  template:
+    metadata:
+      name: '%[1]s-{{.team}}'
+      annotations:
+        tollgate.dev/operation-replica: '{{.team}}'
+    spec:
+      project: '%[1]s'
+      source:
+        repoURL: %[3]s
+        targetRevision: %[4]s
+        path: apps/alpha
+      destination:
+        server: https://kubernetes.default.svc
+        namespace: '{{.namespace}}'
+`
+	set := f.appSet(argoNS, filesSet)
+	waitCondition(t, set, v1alpha1.ApplicationSetConditionErrorOccurred, v1alpha1.ApplicationSetConditionStatusTrue, v1alpha1.ApplicationSetReasonPolicyViolation,
+		"[no-argocd-destination]", "[reserved-annotation]", "[project-destination-denied]", `"team":"red"`, `"team":"blue"`)
+	if apps := generated(t, argoNS, set); len(apps) != 0 {
+		t.Errorf("applications written: %v", apps)
+	}
+
+	// An ApplicationSet in appSetNS generates into appSetNS, which the
+	// project does not list in sourceNamespaces: denied (app-namespace).
+	listed := strings.Replace(listSet, "%[5]s", listElements(map[string]string{"name": "ok", "project": f.name, "repo": f.repoURL, "namespace": f.ns}), 1)
+	tenant := f.appSet(appSetNS, listed)
+	waitCondition(t, tenant, v1alpha1.ApplicationSetConditionErrorOccurred, v1alpha1.ApplicationSetConditionStatusTrue, v1alpha1.ApplicationSetReasonPolicyViolation,
+		"[app-namespace]")
+	if apps := generated(t, appSetNS, tenant); len(apps) != 0 {
+		t.Errorf("applications written in %s: %v", appSetNS, apps)
+	}
+
+	// An ApplicationSet in a namespace not listed is not run at all.
+	other := f.appSet(f.ns, listed)
+	consistently(t, "the ApplicationSet of an unlisted namespace is not run", 3*time.Second, func() (bool, string) {
+		var s v1alpha1.ApplicationSet
+		if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(other), &s); err != nil {
+			return false, err.Error()
+		}
+		apps := generated(t, f.ns, other)
+		return len(s.Status.Conditions) == 0 && len(apps) == 0, describeSet(t, other)
+	})
+}
+
+// TestApplicationSetSourceNamespace: an ApplicationSet of a namespace
+// listed in --applicationset-namespaces whose project permits that
+// namespace (sourceNamespaces) generates its Applications there.
+func TestApplicationSetSourceNamespace(t *testing.T) {
+	f := newFixture(t, map[string]string{"apps/alpha/cm.yaml": configMap("alpha", "1")})
+	f.editProject = func(p *v1alpha1.AppProject) { p.Spec.SourceNamespaces = []string{appSetNS} }
+	f.project()
+	listed := strings.Replace(listSet, "%[5]s", listElements(map[string]string{"name": "ok", "project": f.name, "repo": f.repoURL, "namespace": f.ns}), 1)
+	set := f.appSet(appSetNS, listed)
+	apps := waitGenerated(t, appSetNS, set, f.name+"-ok")
+	if app := apps[f.name+"-ok"]; app.Namespace != appSetNS {
+		t.Errorf("generated into %s, want %s", app.Namespace, appSetNS)
+	}
+	waitCondition(t, set, v1alpha1.ApplicationSetConditionResourcesUpToDate, v1alpha1.ApplicationSetConditionStatusTrue, v1alpha1.ApplicationSetReasonApplicationSetUpToDate)
+}
+
+// jsonEqual compares two values by their JSON.
+func jsonEqual(a, b any) bool { return jsonText(a) == jsonText(b) }
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// writeFile writes content to path, creating its directory.
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestApplicationSetClusters: a new Argo CD cluster Secret that a clusters
+// generator selects generates its Application within seconds; the
+// Application's destination comes from the Secret.
+func TestApplicationSetClusters(t *testing.T) {
+	f := newFixture(t, map[string]string{"apps/alpha/cm.yaml": configMap("alpha", "1")})
+	const staging = "https://staging.example.com"
+	f.editProject = func(p *v1alpha1.AppProject) {
+		p.Spec.Destinations = append(p.Spec.Destinations, v1alpha1.ApplicationDestination{Server: staging, Namespace: f.ns})
+	}
+	f.project()
+	set := f.appSet(argoNS, `
+spec:
+  generators:
+  - clusters:
+      selector:
+        matchLabels: {tollgate.dev/test: '%[1]s'}
+  template:
+    metadata:
+      name: '%[1]s-{{name}}'
+    spec:
+      project: %[1]s
+      source: {repoURL: '%[3]s', targetRevision: '%[4]s', path: apps/alpha}
+      destination: {server: '{{server}}', namespace: '%[2]s'}
+`)
+	waitCondition(t, set, v1alpha1.ApplicationSetConditionResourcesUpToDate, v1alpha1.ApplicationSetConditionStatusTrue, v1alpha1.ApplicationSetReasonApplicationSetUpToDate)
+	if apps := generated(t, argoNS, set); len(apps) != 0 {
+		t.Fatalf("generated %v before any cluster Secret", apps)
+	}
+	f.create(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: f.name + "-cluster", Namespace: argoNS, Labels: map[string]string{
+			"argocd.argoproj.io/secret-type": "cluster", "tollgate.dev/test": f.name,
+		}},
+		StringData: map[string]string{"name": f.name + "-staging", "server": staging, "config": `{"tlsClientConfig":{"insecure":false}}`},
+	})
+	apps := waitGenerated(t, argoNS, set, f.name+"-"+f.name+"-staging")
+	if d := apps[f.name+"-"+f.name+"-staging"].Spec.Destination; d.Server != staging || d.Namespace != f.ns {
+		t.Errorf("destination %+v, want the cluster Secret's server", d)
+	}
+}
