@@ -17,10 +17,10 @@
 //
 // With -part scale it measures scale out instead: -apps Applications of
 // -app-objects objects synced by one replica (time to the first full sync,
-// then idle cycles: CPU, peak RSS and API calls), a fresh -apps synced by
-// two replicas sharing them (--sharding dynamic; the same, per replica),
-// then -step more at a time for the two replicas, one idle measure each,
-// until a replica misses the idle goal or -max-apps is reached (see
+// then idle cycles: CPU, peak RSS and API calls), then a second replica
+// sharing the same Applications (--sharding dynamic; idle cycles per
+// replica), then -step more at a time for the two replicas (the time to
+// sync them, then idle cycles), until a replica misses the idle goal or -max-apps is reached (see
 // scale.go for the goal). make bench-scale runs it with 2,000
 // Applications of 10 objects.
 //
