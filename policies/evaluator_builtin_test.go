@@ -285,11 +285,12 @@ func TestRulesTable(t *testing.T) {
 		"project-not-found": SeverityDeny, "app-namespace": SeverityDeny,
 		"missing-resources-finalizer": SeverityWarn, "default-project": SeverityWarn, "hpa-replicas-conflict": SeverityWarn,
 		"exemption-not-allowed": SeverityDeny, "protected-namespace": SeverityDeny, "reserved-annotation": SeverityDeny,
+		"source-path-outside-repo": SeverityDeny,
 	}
 	wantBoundary := []string{
 		"app-namespace", "destination-server-and-name", "exemption-not-allowed", "no-argocd-destination",
 		"project-destination-denied", "project-not-found", "project-resource-denied", "project-source-denied",
-		"protected-namespace", "reserved-annotation",
+		"protected-namespace", "reserved-annotation", "source-path-outside-repo",
 	}
 	gotSev := map[string]Severity{}
 	var gotBoundary []string

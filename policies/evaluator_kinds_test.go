@@ -201,7 +201,7 @@ func kindObjects(t testing.TB) []map[string]any {
 	add := func(s string) { objects = append(objects, jsonDecode(t, s).(map[string]any)) }
 	add(`{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "child", "namespace": "shop",
 		"annotations": {"tollgate.dev/operation-replica": "tollgate-controller-0"}},
-		"spec": {"project": "missing", "source": {"repoURL": "https://elsewhere.example.com/x.git"},
+		"spec": {"project": "missing", "source": {"repoURL": "https://elsewhere.example.com/x.git", "path": "../other-team"},
 		"destination": {"server": "https://kubernetes.default.svc", "name": "in-cluster", "namespace": "argocd"}}}`)
 	add(`{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "plain", "namespace": "argocd"},
 		"spec": {"source": {"repoURL": "https://git.example.com/shop.git"}, "destination": {"server": "https://other", "namespace": "kube-system"}}}`)

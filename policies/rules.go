@@ -36,6 +36,7 @@ var builtinRules = []RuleInfo{
 	{ID: "project-source-denied", Severity: SeverityDeny, Boundary: true, Description: "An Application's source repositories must be allowed by its AppProject."},
 	{ID: "protected-namespace", Severity: SeverityDeny, Boundary: true, Description: "Nothing deploys into tollgate's own or the control plane's namespaces."},
 	{ID: "reserved-annotation", Severity: SeverityDeny, Boundary: true, Description: "Only tollgate's controller writes its operation fence annotation on Applications."},
+	{ID: "source-path-outside-repo", Severity: SeverityDeny, Boundary: true, Description: "An Application's source paths must stay inside their repository."},
 }
 
 // Rules returns the built-in rules with their default severities, sorted by

@@ -43,6 +43,11 @@ type Options struct {
 	// argoproj.io/v1alpha1): a manager's informer cache, never a live
 	// client, with Applications indexed by IndexApplications. Required.
 	Reader client.Reader
+	// APIReader, when set, reads an AppProject the cache does not hold
+	// (yet) from the API server: an Application applied together with its
+	// AppProject is then judged with the project rather than as
+	// project-not-found.
+	APIReader client.Reader
 	// Namespace is the webhook's own namespace; it is always exempt, so the
 	// webhook never blocks its own certificate Secret.
 	Namespace string
@@ -73,6 +78,7 @@ type Handler struct {
 	mode               Mode
 	argocdNS           string
 	reader             client.Reader
+	apiReader          client.Reader
 	metrics            *Metrics
 	timeout            time.Duration
 	maxProjectWarnings int
@@ -108,6 +114,7 @@ func NewHandler(opts Options) (*Handler, error) {
 		mode:               opts.Config.mode(),
 		argocdNS:           opts.Config.ArgoCDNamespaceOrDefault(),
 		reader:             opts.Reader,
+		apiReader:          opts.APIReader,
 		metrics:            opts.Metrics,
 		timeout:            opts.Timeout,
 		maxProjectWarnings: opts.MaxProjectWarnings,

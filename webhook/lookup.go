@@ -70,14 +70,20 @@ func projectName(app map[string]any) string {
 }
 
 // getProject reads the AppProject name from the Argo CD namespace in the
-// cache; nil without error when it does not exist.
+// cache, or from the API server when the cache lacks it and an APIReader
+// is set; nil without error when it does not exist.
 func (h *Handler) getProject(ctx context.Context, name string) (map[string]any, error) {
 	u := NewAppProject()
-	if err := h.reader.Get(ctx, types.NamespacedName{Namespace: h.argocdNS, Name: name}, u); err != nil {
+	key := types.NamespacedName{Namespace: h.argocdNS, Name: name}
+	err := h.reader.Get(ctx, key, u)
+	if apierrors.IsNotFound(err) && h.apiReader != nil {
+		err = h.apiReader.Get(ctx, key, u)
+	}
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("get AppProject %s/%s from cache: %w", h.argocdNS, name, err)
+		return nil, fmt.Errorf("get AppProject %s/%s: %w", h.argocdNS, name, err)
 	}
 	return u.Object, nil
 }

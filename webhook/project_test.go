@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/tollgate-dev/tollgate/policies"
@@ -116,5 +117,42 @@ func TestHandleProjectExistingApplications(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"a", "b"}, got); diff != "" {
 		t.Errorf("Context.ExistingApplications (-want +got):\n%s", diff)
+	}
+}
+
+// TestHandleProjectNotYetCached: an Application whose AppProject the cache
+// does not hold yet (both applied at once) is judged with the project the
+// API reader finds, not as project-not-found.
+func TestHandleProjectNotYetCached(t *testing.T) {
+	var project map[string]any
+	eval := evaluatorFunc(func(ctx context.Context, in policies.Input) (policies.Decision, error) {
+		if stringAt(in.Object, "kind") == "Application" {
+			project = in.Project
+		}
+		return policies.Decision{}, nil
+	})
+	for name, tc := range map[string]struct {
+		apiReader client.Reader
+		want      bool
+	}{
+		"cache only":          {nil, false},
+		"cache, then the API": {newReader(t, appProject("team", "team-a")), true},
+		"missing in both too": {newReader(t), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			project = nil
+			opts := DefaultOptions()
+			opts.Evaluator, opts.Reader, opts.APIReader = eval, newReader(t), tc.apiReader
+			h, err := NewHandler(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp := h.Handle(t.Context(), request(admissionv1.Create, application("a", "team", "team-a"), nil)); !resp.Allowed {
+				t.Fatalf("Handle() denied: %s", message(resp))
+			}
+			if got := project != nil; got != tc.want {
+				t.Errorf("judged with a project: %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

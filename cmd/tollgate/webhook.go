@@ -167,6 +167,7 @@ func runWebhook(ctx context.Context, opts *webhookOptions) error {
 		Config:    cfg,
 		Evaluator: eval,
 		Reader:    mgr.GetCache(),
+		APIReader: mgr.GetAPIReader(),
 		Namespace: opts.namespace,
 		Metrics:   metrics,
 	})

@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -28,11 +29,17 @@ import (
 // the default branch) in namespace ns, and returns it.
 func (f *fixture) appSet(ns, manifest string) *v1alpha1.ApplicationSet {
 	f.t.Helper()
+	return f.appSetNamed(ns, f.name, manifest)
+}
+
+// appSetNamed is appSet with the ApplicationSet's name.
+func (f *fixture) appSetNamed(ns, name, manifest string) *v1alpha1.ApplicationSet {
+	f.t.Helper()
 	set := &v1alpha1.ApplicationSet{}
 	if err := yaml.UnmarshalStrict([]byte(f.expand(manifest)), set); err != nil {
 		f.t.Fatalf("decode applicationset: %v", err)
 	}
-	set.Name, set.Namespace = f.name, ns
+	set.Name, set.Namespace = name, ns
 	// Without a garbage collector in the test's control plane, the
 	// generated Applications are deleted here, after the ApplicationSet.
 	f.t.Cleanup(func() {
@@ -252,10 +259,15 @@ func TestApplicationSetGitDirectories(t *testing.T) {
 		return s.Annotations[engine.AnnotationAppSetRefresh] == "", fmt.Sprint(s.Annotations)
 	})
 
-	// A removed directory's Application is deleted (policy sync).
+	// A removed directory's Application is deleted (policy sync), and its
+	// resources finalizer deletes what it synced.
 	sha = f.git.CommitOn(t, f.repo, gitserver.DefaultBranch, nil, []string{"apps/beta/cm.yaml"}, "remove beta")
 	f.notifyPush(sha)
 	waitGenerated(t, argoNS, set, f.name+"-alpha", f.name+"-gamma")
+	eventually(t, "configmap beta deleted with its Application", func() (bool, string) {
+		err := f.get(&corev1.ConfigMap{}, "beta")
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
 }
 
 // listSet generates an Application per element of a list, with the
@@ -350,14 +362,26 @@ func TestApplicationSetGate(t *testing.T) {
 // namespace whose ApplicationSets are not run.
 func TestApplicationSetBypassDenied(t *testing.T) {
 	f := newFixture(t, map[string]string{
-		// The tenant's parameters files ask for the argocd namespace and
-		// one outside the project; the template sets the operation fence.
-		"teams/red/config.json":  `{"team": "red", "namespace": "argocd"}`,
-		"teams/blue/config.json": `{"team": "blue", "namespace": "kube-system"}`,
-		"apps/alpha/cm.yaml":     configMap("alpha", "1"),
+		// The tenant's parameters files ask for the argocd namespace, one
+		// outside the project, a project that does not permit the
+		// destination (PROJECT is the fixture's name, which the template
+		// fills in), and a path out of the repository; the template sets
+		// the operation fence.
+		"teams/red/config.json":   `{"team": "red", "namespace": "argocd"}`,
+		"teams/blue/config.json":  `{"team": "blue", "namespace": "kube-system"}`,
+		"teams/green/config.json": `{"team": "green", "project": "PROJECT-other"}`,
+		"teams/black/config.json": `{"team": "black", "dir": "../../../../../etc"}`,
+		"apps/alpha/cm.yaml":      configMap("alpha", "1"),
 	})
-	f.editProject = func(p *v1alpha1.AppProject) { p.Spec.SourceNamespaces = nil }
 	f.project()
+	other := &v1alpha1.AppProject{
+		ObjectMeta: metav1.ObjectMeta{Name: f.name + "-other", Namespace: argoNS},
+		Spec: v1alpha1.AppProjectSpec{
+			SourceRepos:  []string{f.repoURL},
+			Destinations: []v1alpha1.ApplicationDestination{{Server: inCluster, Namespace: "somewhere-else"}},
+		},
+	}
+	f.create(other)
 	filesSet := `
 spec:
   goTemplate: true
@@ -373,18 +397,22 @@ spec:
       annotations:
         tollgate.dev/operation-replica: '{{.team}}'
     spec:
-      project: '%[1]s'
+      project: '{{ default "%[1]s" .project | replace "PROJECT" "%[1]s" }}'
       source:
         repoURL: %[3]s
         targetRevision: %[4]s
-        path: apps/alpha
+        path: 'apps/{{ default "alpha" .dir }}'
       destination:
         server: https://kubernetes.default.svc
-        namespace: '{{.namespace}}'
+        namespace: '{{ default "%[2]s" .namespace }}'
 `
 	set := f.appSet(argoNS, filesSet)
 	waitCondition(t, set, v1alpha1.ApplicationSetConditionErrorOccurred, v1alpha1.ApplicationSetConditionStatusTrue, v1alpha1.ApplicationSetReasonPolicyViolation,
-		"[no-argocd-destination]", "[reserved-annotation]", "[project-destination-denied]", `"team":"red"`, `"team":"blue"`)
+		"Application "+f.name+"-red ", "[no-argocd-destination]", `"team":"red"`,
+		"Application "+f.name+"-blue ", "[project-destination-denied]", `"team":"blue"`,
+		"Application "+f.name+"-green ", `AppProject "`+f.name+`-other"`,
+		"Application "+f.name+"-black ", "[source-path-outside-repo]", "../../../../../etc",
+		"[reserved-annotation]")
 	if apps := generated(t, argoNS, set); len(apps) != 0 {
 		t.Errorf("applications written: %v", apps)
 	}
@@ -400,14 +428,129 @@ spec:
 	}
 
 	// An ApplicationSet in a namespace not listed is not run at all.
-	other := f.appSet(f.ns, listed)
+	unlisted := f.appSet(f.ns, listed)
 	consistently(t, "the ApplicationSet of an unlisted namespace is not run", 3*time.Second, func() (bool, string) {
 		var s v1alpha1.ApplicationSet
-		if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(other), &s); err != nil {
+		if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(unlisted), &s); err != nil {
 			return false, err.Error()
 		}
-		apps := generated(t, f.ns, other)
-		return len(s.Status.Conditions) == 0 && len(apps) == 0, describeSet(t, other)
+		apps := generated(t, f.ns, unlisted)
+		return len(s.Status.Conditions) == 0 && len(apps) == 0, describeSet(t, unlisted)
+	})
+}
+
+// TestApplicationSetMatrixOfGitFilesAndList: a matrix of a git files
+// generator and a list generates their product, with the parameters of
+// both; a template that names a missing key under missingkey=error fails
+// with a condition naming the key, and writes nothing.
+func TestApplicationSetMatrixOfGitFilesAndList(t *testing.T) {
+	f := newFixture(t, map[string]string{
+		"teams/red/config.yaml":  "team: red\n",
+		"teams/blue/config.yaml": "team: blue\n",
+		"apps/alpha/cm.yaml":     configMap("alpha", "1"),
+	})
+	f.project()
+	matrix := `
+spec:
+  goTemplate: true
+  goTemplateOptions: [missingkey=error]
+  generators:
+  - matrix:
+      generators:
+      - git:
+          repoURL: %[3]s
+          revision: %[4]s
+          files:
+          - path: teams/*/config.yaml
+      - list:
+          elements:
+          - env: dev
+          - env: prod
+  template:
+    metadata:
+      name: '%[1]s-{{.team}}-{{.env}}'
+      labels: {team: '{{.team}}', env: '{{.env}}', dir: '{{.path.basename}}'}
+    spec:
+      project: %[1]s
+      source: {repoURL: '%[3]s', targetRevision: '%[4]s', path: apps/alpha}
+      destination: {server: 'https://kubernetes.default.svc', namespace: '%[2]s'}
+`
+	set := f.appSet(argoNS, matrix)
+	apps := waitGenerated(t, argoNS, set, f.name+"-blue-dev", f.name+"-blue-prod", f.name+"-red-dev", f.name+"-red-prod")
+	if l := apps[f.name+"-red-prod"].Labels; l["team"] != "red" || l["env"] != "prod" || l["dir"] != "red" {
+		t.Errorf("labels %v, want the parameters of both generators", l)
+	}
+
+	broken := f.appSetNamed(argoNS, f.name+"-broken", strings.Replace(matrix, "'%[1]s-{{.team}}-{{.env}}'", "'%[1]s-{{.team}}-{{.region}}'", 1))
+	waitCondition(t, broken, v1alpha1.ApplicationSetConditionErrorOccurred, v1alpha1.ApplicationSetConditionStatusTrue, v1alpha1.ApplicationSetReasonRenderTemplateParamsError,
+		`map has no entry for key "region"`)
+	waitCondition(t, broken, v1alpha1.ApplicationSetConditionParametersGenerated, v1alpha1.ApplicationSetConditionStatusFalse, v1alpha1.ApplicationSetReasonErrorOccurred)
+	if apps := generated(t, argoNS, broken); len(apps) != 0 {
+		t.Errorf("applications written by a template that does not render: %v", apps)
+	}
+}
+
+// TestApplicationSetRemovedElement: an element removed from a list. With
+// applicationsSync create-only its Application stays; by default it is
+// deleted, and with preserveResourcesOnDeletion (no resources finalizer)
+// what it synced stays in the cluster.
+func TestApplicationSetRemovedElement(t *testing.T) {
+	f := newFixture(t, map[string]string{
+		"apps/a/cm.yaml": configMap("a", "1"), "apps/b/cm.yaml": configMap("b", "1"),
+		"apps/c/cm.yaml": configMap("c", "1"), "apps/d/cm.yaml": configMap("d", "1"),
+	})
+	f.project()
+	set := func(name, policy string, elems ...string) *v1alpha1.ApplicationSet {
+		var list []string
+		for _, e := range elems {
+			list = append(list, "{dir: "+e+"}")
+		}
+		return f.appSetNamed(argoNS, f.name+"-"+name, `
+spec:
+  generators:
+  - list: {elements: [`+strings.Join(list, ", ")+`]}
+  syncPolicy: `+policy+`
+  template:
+    metadata: {name: '%[1]s-`+name+`-{{dir}}'}
+    spec:
+      project: %[1]s
+      source: {repoURL: '%[3]s', targetRevision: '%[4]s', path: 'apps/{{dir}}'}
+      destination: {server: 'https://kubernetes.default.svc', namespace: '%[2]s'}
+      syncPolicy: {automated: {prune: true}}
+`)
+	}
+	keep := set("keep", "{applicationsSync: create-only}", "a", "b")
+	preserve := set("preserve", "{preserveResourcesOnDeletion: true}", "c", "d")
+	waitGenerated(t, argoNS, keep, f.name+"-keep-a", f.name+"-keep-b")
+	apps := waitGenerated(t, argoNS, preserve, f.name+"-preserve-c", f.name+"-preserve-d")
+	if fin := apps[f.name+"-preserve-d"].Finalizers; len(fin) != 0 {
+		t.Errorf("finalizers %v with preserveResourcesOnDeletion, want none", fin)
+	}
+	for _, cm := range []string{"a", "b", "c", "d"} {
+		eventually(t, "configmap "+cm+" synced", func() (bool, string) {
+			err := f.get(&corev1.ConfigMap{}, cm)
+			return err == nil, fmt.Sprint(err)
+		})
+	}
+	drop := func(s *v1alpha1.ApplicationSet) {
+		var live v1alpha1.ApplicationSet
+		if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(s), &live); err != nil {
+			t.Fatal(err)
+		}
+		live.Spec.Generators[0].List.Elements = live.Spec.Generators[0].List.Elements[:1]
+		if err := env.Client.Update(t.Context(), &live); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drop(keep)
+	drop(preserve)
+	waitGenerated(t, argoNS, preserve, f.name+"-preserve-c")
+	consistently(t, "create-only keeps the Application of a removed element, preserveResourcesOnDeletion its ConfigMap", 3*time.Second, func() (bool, string) {
+		if _, ok := generated(t, argoNS, keep)[f.name+"-keep-b"]; !ok {
+			return false, "application keep-b deleted"
+		}
+		err := f.get(&corev1.ConfigMap{}, "d")
+		return err == nil, fmt.Sprint(err)
 	})
 }
 
