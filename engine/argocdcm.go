@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -25,39 +26,42 @@ const ArgoCDConfigMap = "argocd-cm"
 // settings it could not apply stay as they were. It returns once the first
 // read is done.
 func WatchArgoCDConfigMap(ctx context.Context, cfg *rest.Config, namespace string, apply func(map[string]string) error) error {
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("watch %s: %w", ArgoCDConfigMap, err)
-	}
 	log := logr.FromContextOrDiscard(ctx).WithValues("configmap", namespace+"/"+ArgoCDConfigMap)
-	update := func(data map[string]string) {
+	return watchNamed(ctx, cfg, "configmaps", namespace, ArgoCDConfigMap, &corev1.ConfigMap{}, func(obj runtime.Object) {
+		var data map[string]string
+		if cm, ok := obj.(*corev1.ConfigMap); ok {
+			data = cm.Data
+		}
 		if err := apply(data); err != nil {
 			log.Error(err, "argocd-cm settings not applied")
 			return
 		}
 		log.V(1).Info("argocd-cm settings applied")
+	})
+}
+
+// watchNamed calls update with the object name of resource (a core
+// resource such as configmaps or secrets, of obj's type) in namespace when
+// it starts and on every change until ctx ends (nil when there is none or
+// it is deleted). It returns once the first read is done.
+func watchNamed(ctx context.Context, cfg *rest.Config, resource, namespace, name string, obj runtime.Object, update func(runtime.Object)) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("watch %s %s: %w", resource, name, err)
 	}
-	lw := toolscache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "configmaps", namespace,
-		fields.OneTermEqualSelector(metav1.ObjectNameField, ArgoCDConfigMap))
-	inf := toolscache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, toolscache.Indexers{})
+	lw := toolscache.NewListWatchFromClient(cs.CoreV1().RESTClient(), resource, namespace,
+		fields.OneTermEqualSelector(metav1.ObjectNameField, name))
+	inf := toolscache.NewSharedIndexInformer(lw, obj, 0, toolscache.Indexers{})
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if cm, ok := obj.(*corev1.ConfigMap); ok {
-				update(cm.Data)
-			}
-		},
-		UpdateFunc: func(_, obj any) {
-			if cm, ok := obj.(*corev1.ConfigMap); ok {
-				update(cm.Data)
-			}
-		},
+		AddFunc:    func(o any) { update(o.(runtime.Object)) },
+		UpdateFunc: func(_, o any) { update(o.(runtime.Object)) },
 		DeleteFunc: func(any) { update(nil) },
 	}); err != nil {
-		return fmt.Errorf("watch %s: %w", ArgoCDConfigMap, err)
+		return fmt.Errorf("watch %s %s: %w", resource, name, err)
 	}
 	go inf.Run(ctx.Done())
 	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return fmt.Errorf("watch %s: %w", ArgoCDConfigMap, ctx.Err())
+		return fmt.Errorf("watch %s %s: %w", resource, name, ctx.Err())
 	}
 	return nil
 }

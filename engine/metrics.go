@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tollgate-dev/tollgate/engine/notify"
 )
 
 // Sync results, the values of the result label of tollgate_engine_syncs_total.
@@ -34,6 +36,8 @@ type Metrics struct {
 	shardApplications prometheus.Gauge
 	shardMembers      prometheus.Gauge
 	shardMember       *prometheus.GaugeVec
+	// notifications counts notifications by service and result.
+	notifications *prometheus.CounterVec
 }
 
 // NewMetrics returns unregistered collectors:
@@ -50,6 +54,8 @@ type Metrics struct {
 //   - tollgate_engine_shard_applications: Applications this replica owns
 //   - tollgate_engine_shard_members: live controller replicas sharing them
 //   - tollgate_engine_shard_member{member}: 1 for each live replica
+//   - tollgate_engine_notifications_total{service,result} (sent, failed,
+//     dropped)
 func NewMetrics() *Metrics {
 	return &Metrics{
 		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -93,7 +99,23 @@ func NewMetrics() *Metrics {
 			Name: "tollgate_engine_shard_member",
 			Help: "1 for each live controller replica, by name, as this replica sees them.",
 		}, []string{"member"}),
+		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tollgate_engine_notifications_total",
+			Help: "Notifications, by service name and result (sent; failed after every retry; dropped with the queue full).",
+		}, []string{"service", "result"}),
 	}
+}
+
+// notification counts one notification's outcome.
+func (m *Metrics) notification(service string, err error) {
+	result := "sent"
+	switch {
+	case errors.Is(err, notify.ErrQueueFull):
+		result = "dropped"
+	case err != nil:
+		result = "failed"
+	}
+	m.notifications.WithLabelValues(service, result).Inc()
 }
 
 // setShard records the shard's members and the Applications owned.
@@ -109,7 +131,7 @@ func (m *Metrics) setShard(members []string, owned int) {
 // Collectors returns the collectors, for registration.
 func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.syncs, m.duration, m.applyCalls, m.renders, m.compares, m.webhooks, m.liveChanges,
-		m.shardApplications, m.shardMembers, m.shardMember}
+		m.shardApplications, m.shardMembers, m.shardMember, m.notifications}
 }
 
 // Register registers every collector with reg.

@@ -583,6 +583,17 @@ func (r *Reconciler) appendHistory(app *v1alpha1.Application, req *syncRequest, 
 	app.Status.History = hist
 }
 
+// policyViolationMessage is the PolicyViolation condition's message: the
+// refused revisions, when known, on a line of their own, then one line per
+// denial. A new revision refused for the same reasons is a new message (the
+// notification trigger on-policy-violation fires once per message).
+func policyViolationMessage(v verdict, revisions []string) string {
+	if len(revisions) == 0 {
+		return v.message()
+	}
+	return "revision " + strings.Join(revisions, ", ") + " refused:\n" + v.message()
+}
+
 // refusedByPolicy starts the SyncError message of a refusal by the gate.
 const refusedByPolicy = "sync refused by policy"
 
@@ -592,7 +603,7 @@ const refusedByPolicy = "sync refused by policy"
 // nothing applied.
 func (r *Reconciler) deny(p *pass, v verdict, revisions []string) {
 	app := p.app
-	p.conds.set(v1alpha1.ApplicationConditionPolicyViolation, v.message())
+	p.conds.set(v1alpha1.ApplicationConditionPolicyViolation, policyViolationMessage(v, revisions))
 	msg := refusedByPolicy + ", nothing was applied:\n" + v.message()
 	p.conds.set(v1alpha1.ApplicationConditionSyncError, msg)
 	op := app.Operation

@@ -27,6 +27,7 @@ import (
 	"github.com/tollgate-dev/tollgate/certs"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/engine/health"
+	"github.com/tollgate-dev/tollgate/engine/notify"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/shard"
 	"github.com/tollgate-dev/tollgate/engine/source"
@@ -94,6 +95,8 @@ type controllerOptions struct {
 	// ApplicationSets of namespace and of appSetNamespaces.
 	applicationSets  bool
 	appSetNamespaces []string
+	// notifications sends Argo CD's notifications of argocd-notifications-cm.
+	notifications bool
 }
 
 // appSetNamespaces are the namespaces whose ApplicationSets are served,
@@ -115,7 +118,7 @@ func defaultControllerOptions() controllerOptions {
 		reconcileTimeout:   engine.DefaultReconcileTimeout,
 		metricsAddr:        ":8080", healthAddr: ":8081", pprofAddr: "0", webhookAddr: ":8082",
 		repoOptions: defaultRepoOptions(), repoServerSecret: defaultRepoServerSecret, repoServerService: defaultRepoServerService,
-		applicationSets: true,
+		applicationSets: true, notifications: true,
 	}
 }
 
@@ -164,7 +167,12 @@ It also runs Argo CD's ApplicationSets of --namespace and of
 Application they generate is judged by the same policies before it is
 written (enforcement point applicationset); a denied one is not written and
 the ApplicationSet's conditions name the rule and the parameters. Their
-generators and templates run where the sources render (the repo-server).`,
+generators and templates run where the sources render (the repo-server).
+
+And it sends Argo CD's notifications (--notifications=false turns that off):
+the triggers, templates, services (webhook, slack, email) and subscriptions
+of argocd-notifications-cm, with argocd-notifications-secret, plus the
+trigger on-policy-violation (config/notifications has the catalog).`,
 		Example: `  tollgate controller --namespace argocd --leader-elect
   tollgate controller --kubeconfig ~/.kube/config --resync 1m --status-processors 8 --operation-processors 4`,
 		Args: cobra.NoArgs,
@@ -202,6 +210,7 @@ generators and templates run where the sources render (the repo-server).`,
 	f.StringArrayVar(&o.customizations, "customizations", nil, "`DIR` of Lua health checks in Argo CD's resource_customizations layout (<group>/<kind>/health.lua), searched after argocd-cm's and before the built-in ones (repeatable)")
 	f.BoolVar(&o.applicationSets, "applicationsets", o.applicationSets, "run the ApplicationSets of --namespace and --applicationset-namespaces (needs the ApplicationSet CRD of config/crd)")
 	f.StringSliceVar(&o.appSetNamespaces, "applicationset-namespaces", nil, "other `NAMESPACES` whose ApplicationSets are run (comma-separated); their Applications must be permitted there by their project's sourceNamespaces")
+	f.BoolVar(&o.notifications, "notifications", o.notifications, "send Argo CD's notifications configured in argocd-notifications-cm and argocd-notifications-secret of --namespace (nothing without them)")
 	f.StringVar(&o.trackingMethod, "tracking-method", "", "how applied objects are marked and recognised as an Application's: annotation, label or annotation+label (default: trackingMethod of --config, else annotation)")
 	return cmd
 }
@@ -310,6 +319,12 @@ func runController(ctx context.Context, o controllerOptions) error {
 	}
 	if err := addAppSetController(mgr, o, cfg, evaluator, manifests, deps.Shard); err != nil {
 		return err
+	}
+	if o.notifications {
+		n := engine.NewNotifier(mgr.GetClient(), o.namespace, deps.Shard, metrics, notify.DefaultDispatcherOptions(), log.WithName("notifications"))
+		if err := n.SetupWithManager(ctx, mgr, mgr.GetConfig()); err != nil {
+			return err
+		}
 	}
 	if err := addPushWebhook(mgr, o, eopts, metrics, log); err != nil {
 		return err

@@ -359,13 +359,14 @@ spec:
 			want := tc.want(s)
 			slices.Sort(want)
 			wantMsg := strings.Join(want, "\n")
+			wantCondition := "revision " + s.head + " refused:\n" + wantMsg
 			app := s.waitApp("refused by the gate", func(a *v1alpha1.Application) bool {
 				_, denied := condition(a, v1alpha1.ApplicationConditionPolicyViolation)
 				st := a.Status.OperationState
 				return denied && st != nil && st.Phase == v1alpha1.OperationFailed && st.Operation.Sync != nil && st.Operation.Sync.Revision == s.head
 			})
 			got, _ := condition(app, v1alpha1.ApplicationConditionPolicyViolation)
-			if diff := cmp.Diff(strings.Split(wantMsg, "\n"), strings.Split(got, "\n")); diff != "" {
+			if diff := cmp.Diff(strings.Split(wantCondition, "\n"), strings.Split(got, "\n")); diff != "" {
 				t.Errorf("PolicyViolation condition lines (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff("sync refused by policy, nothing was applied:\n"+wantMsg, app.Status.OperationState.Message); diff != "" {
@@ -385,7 +386,7 @@ spec:
 					return false, why
 				}
 				a := s.app()
-				if msg, _ := condition(a, v1alpha1.ApplicationConditionPolicyViolation); msg != wantMsg {
+				if msg, _ := condition(a, v1alpha1.ApplicationConditionPolicyViolation); msg != wantCondition {
 					return false, describeApp(a)
 				}
 				if st := a.Status.OperationState; st == nil || st.Phase != v1alpha1.OperationFailed || len(a.Status.History) != 0 {

@@ -31,6 +31,7 @@ import (
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/engine/chart"
+	"github.com/tollgate-dev/tollgate/engine/notify"
 	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
@@ -276,6 +277,12 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 			return nil, err
 		}
 		if err := sets.SetupWithManager(mgr); err != nil {
+			return nil, err
+		}
+		// Notifications, retried quickly so that a receiver's outage
+		// shows within a test.
+		dopts := notify.DispatcherOptions{Workers: 2, Attempts: 30, MinBackoff: 200 * time.Millisecond, MaxBackoff: 2 * time.Second}
+		if err := engine.NewNotifier(mgr.GetClient(), ns, nil, metrics, dopts, log.WithName("notifications")).SetupWithManager(ctx, mgr, cfg); err != nil {
 			return nil, err
 		}
 	}

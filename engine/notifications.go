@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/go-logr/logr"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/notify"
+)
+
+// NotificationsControllerName names the notifications controller.
+const NotificationsControllerName = "tollgate-notifications"
+
+// Notifier sends Argo CD's notifications for the Applications of the
+// control-plane namespace, configured by argocd-notifications-cm and
+// argocd-notifications-secret (read live): on every change of an
+// Application it evaluates the triggers it is subscribed to (by its
+// annotations, its AppProject's, or the ConfigMap's subscriptions),
+// records what is due in its notified.notifications.argoproj.io annotation
+// and hands the notifications to a notify.Dispatcher, which sends them off
+// the reconcilers' path with retries. It never writes anything else.
+type Notifier struct {
+	client    client.Client
+	namespace string
+	shard     Sharder
+	metrics   *Metrics
+	log       logr.Logger
+	dispatch  *notify.Dispatcher
+
+	// config is the parsed configuration, nil when there is none or it
+	// does not parse; data and secret are what it was parsed from.
+	config atomic.Pointer[notify.Config]
+	mu     sync.Mutex
+	data   map[string]string
+	secret map[string][]byte
+}
+
+// NewNotifier returns a Notifier for the Applications of namespace; shard
+// and metrics may be nil.
+func NewNotifier(c client.Client, namespace string, shard Sharder, metrics *Metrics, opts notify.DispatcherOptions, log logr.Logger) *Notifier {
+	n := &Notifier{client: c, namespace: namespace, shard: shard, metrics: metrics, log: log}
+	result := opts.Result
+	opts.Result = func(d notify.Due, err error) {
+		if n.metrics != nil {
+			n.metrics.notification(d.Destination.Service, err)
+		}
+		if result != nil {
+			result(d, err)
+		}
+	}
+	n.dispatch = notify.NewDispatcher(opts, log)
+	return n
+}
+
+// SetupWithManager watches the notifications ConfigMap and Secret of the
+// namespace and the Applications, and runs the dispatcher with the manager.
+func (n *Notifier) SetupWithManager(ctx context.Context, mgr manager.Manager, cfg *rest.Config) error {
+	if err := watchNamed(ctx, cfg, "configmaps", n.namespace, notify.ConfigMapName, &corev1.ConfigMap{}, func(o runtime.Object) {
+		var data map[string]string
+		if cm, ok := o.(*corev1.ConfigMap); ok {
+			data = cm.Data
+		}
+		n.update(&data, nil)
+	}); err != nil {
+		return err
+	}
+	if err := watchNamed(ctx, cfg, "secrets", n.namespace, notify.SecretName, &corev1.Secret{}, func(o runtime.Object) {
+		var data map[string][]byte
+		if s, ok := o.(*corev1.Secret); ok {
+			data = s.Data
+		}
+		n.update(nil, &data)
+	}); err != nil {
+		return err
+	}
+	if err := mgr.Add(manager.RunnableFunc(n.dispatch.Run)); err != nil {
+		return fmt.Errorf("add notification dispatcher: %w", err)
+	}
+	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == n.namespace })
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named(NotificationsControllerName).
+		For(&v1alpha1.Application{}, builder.WithPredicates(inNamespace)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
+		Complete(n)
+	if err != nil {
+		return fmt.Errorf("set up notifications controller: %w", err)
+	}
+	return nil
+}
+
+// update parses the configuration again with new ConfigMap or Secret data;
+// a configuration that does not parse sends nothing (and is logged), as in
+// Argo CD.
+func (n *Notifier) update(data *map[string]string, secret *map[string][]byte) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if data != nil {
+		n.data = *data
+	}
+	if secret != nil {
+		n.secret = *secret
+	}
+	if len(n.data) == 0 {
+		n.config.Store(nil)
+		return
+	}
+	c, err := notify.Parse(n.data, n.secret)
+	if err != nil {
+		n.log.Error(err, "Notifications configuration not applied: nothing is sent until it is fixed")
+		n.config.Store(nil)
+		return
+	}
+	n.config.Store(c)
+}
+
+// Reconcile evaluates one Application's triggers and queues what is due.
+func (n *Notifier) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	c := n.config.Load()
+	if c == nil || n.shard != nil && !n.shard.Owns(req.String()) {
+		return reconcile.Result{}, nil
+	}
+	var app v1alpha1.Application
+	if err := n.client.Get(ctx, req.NamespacedName, &app); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !statusRefreshed(&app) {
+		// The sync just ended and the comparison after it has not been
+		// written yet: judge the Application once it has.
+		return reconcile.Result{}, nil
+	}
+	appMap, err := toMap(&app, v1alpha1.GroupVersion.String(), v1alpha1.ApplicationKind)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	var projMap map[string]any
+	var proj v1alpha1.AppProject
+	switch err := n.client.Get(ctx, types.NamespacedName{Namespace: n.namespace, Name: projectOf(&app)}, &proj); {
+	case err == nil:
+		if projMap, err = toMap(&proj, v1alpha1.GroupVersion.String(), v1alpha1.AppProjectKind); err != nil {
+			return reconcile.Result{}, err
+		}
+	case client.IgnoreNotFound(err) != nil:
+		return reconcile.Result{}, err
+	}
+	old := app.Annotations[notify.AnnotationNotified]
+	due, state, errs := c.Evaluate(appMap, projMap, notify.ParseState(old), time.Now())
+	for _, err := range errs {
+		ctrl.LoggerFrom(ctx).Error(err, "Notification not evaluated")
+	}
+	if next := state.String(); next != old {
+		// Recorded before it is sent, so that it goes out once: the
+		// dispatcher retries a failing receiver itself.
+		value := any(next)
+		if next == "" {
+			value = nil
+		}
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{notify.AnnotationNotified: value}}})
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if err := n.client.Patch(ctx, &app, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			return reconcile.Result{}, fmt.Errorf("record notifications: %w", err)
+		}
+	}
+	if dropped := n.dispatch.Enqueue(c, due); dropped > 0 {
+		return reconcile.Result{}, errors.New("notification queue full: notifications dropped")
+	}
+	return reconcile.Result{}, nil
+}
+
+// statusRefreshed reports whether the Application's status reflects its
+// last operation: false while the operation finished after the last
+// comparison, as Argo CD skips such an Application.
+func statusRefreshed(app *v1alpha1.Application) bool {
+	st := app.Status.OperationState
+	if st == nil || st.FinishedAt == nil || !st.Phase.Completed() {
+		return true
+	}
+	return app.Status.ReconciledAt == nil || !st.FinishedAt.After(app.Status.ReconciledAt.Time)
+}
