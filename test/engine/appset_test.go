@@ -442,7 +442,8 @@ spec:
 // TestApplicationSetMatrixOfGitFilesAndList: a matrix of a git files
 // generator and a list generates their product, with the parameters of
 // both; a template that names a missing key under missingkey=error fails
-// with a condition naming the key, and writes nothing.
+// with a condition naming the key, and writes nothing; a generator tollgate
+// does not implement is refused with a condition naming it.
 func TestApplicationSetMatrixOfGitFilesAndList(t *testing.T) {
 	f := newFixture(t, map[string]string{
 		"teams/red/config.yaml":  "team: red\n",
@@ -488,6 +489,21 @@ spec:
 	if apps := generated(t, argoNS, broken); len(apps) != 0 {
 		t.Errorf("applications written by a template that does not render: %v", apps)
 	}
+
+	// A generator tollgate does not implement is refused by name.
+	scm := f.appSetNamed(argoNS, f.name+"-scm", `
+spec:
+  generators:
+  - scmProvider: {github: {organization: example}}
+  template:
+    metadata: {name: '%[1]s-{{repository}}'}
+    spec:
+      project: %[1]s
+      source: {repoURL: '%[3]s', path: apps/alpha}
+      destination: {server: 'https://kubernetes.default.svc', namespace: '%[2]s'}
+`)
+	waitCondition(t, scm, v1alpha1.ApplicationSetConditionErrorOccurred, v1alpha1.ApplicationSetConditionStatusTrue, v1alpha1.ApplicationSetReasonApplicationGenerationFromParamsError,
+		"spec.generators[0].scmProvider is not supported")
 }
 
 // TestApplicationSetRemovedElement: an element removed from a list. With
