@@ -214,6 +214,11 @@ func (r *AppSetReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	if err == nil {
 		err = r.write(ctx, p)
 	}
+	if err != nil && p.reason == "" {
+		// An error of the API server (reading a project, listing
+		// Applications) is reported too, and retried with backoff.
+		_ = p.fail(v1alpha1.ApplicationSetReasonErrorOccurred, err)
+	}
 	if serr := r.writeStatus(ctx, p); serr != nil {
 		err = errors.Join(err, serr)
 	}
