@@ -535,3 +535,31 @@ func TestWithoutDuplicates(t *testing.T) {
 		t.Errorf("errors = %v", errs)
 	}
 }
+
+// TestSlugify: Argo CD's slugify, with its defaults (50 characters, smart
+// truncation at a word) and its arguments.
+func TestSlugify(t *testing.T) {
+	long := "Hello World From The ApplicationSet Controller Of Tollgate Which Is Long"
+	for _, tc := range []struct {
+		args []any
+		want string
+	}{
+		{[]any{"Hello, World!"}, "hello-world"},
+		{[]any{"Team_A/Payments.Service"}, "team-a-payments-service"},
+		{[]any{long}, "hello-world-from-the-applicationset-controller-of"},
+		{[]any{20, long}, "hello-world-from-the"},
+		{[]any{20, false, long}, "hello-world-from-the"},
+		{[]any{12, false, long}, "hello-world"},
+		{[]any{12, true, long}, "hello-world"},
+	} {
+		got, err := slugify(tc.args...)
+		if err != nil || got != tc.want {
+			t.Errorf("slugify(%v) = %q, %v; want %q", tc.args, got, err, tc.want)
+		}
+	}
+	for _, bad := range [][]any{nil, {1}, {"20", "x"}, {20, "yes", "x"}} {
+		if _, err := slugify(bad...); err == nil {
+			t.Errorf("slugify(%v): no error", bad)
+		}
+	}
+}

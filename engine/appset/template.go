@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/Masterminds/sprig/v3"
+	"github.com/gosimple/slug"
 	"sigs.k8s.io/yaml"
 )
 
@@ -137,6 +139,7 @@ var funcs = func() template.FuncMap {
 		delete(m, name)
 	}
 	m["normalize"] = SanitizeName
+	m["slugify"] = slugify
 	m["toYaml"] = toYAML
 	m["fromYaml"] = fromYAML
 	m["fromYamlArray"] = fromYAMLArray
@@ -156,6 +159,39 @@ func SanitizeName(name string) string {
 }
 
 var invalidNameChars = regexp.MustCompile(`[^-a-z0-9.]`)
+
+// slugMu guards the package settings of gosimple/slug, which slugify sets
+// for each call, as Argo CD's SlugifyName does.
+var slugMu sync.Mutex
+
+// slugify is Argo CD's: slugify [maxLength [smartTruncate]] name (default
+// 50 and true) makes a URL-safe slug of name, normalized first, with
+// gosimple/slug (the library Argo CD uses). Arguments of the wrong type are
+// an error naming them, where Argo CD's controller panics.
+func slugify(args ...any) (string, error) {
+	maxLength, smart := 50, true
+	if len(args) == 0 || len(args) > 3 {
+		return "", fmt.Errorf("slugify takes [maxLength [smartTruncate]] name, got %d arguments", len(args))
+	}
+	name, ok := args[len(args)-1].(string)
+	if !ok {
+		return "", fmt.Errorf("slugify: the name must be a string, got %T", args[len(args)-1])
+	}
+	if len(args) > 1 {
+		if maxLength, ok = args[0].(int); !ok {
+			return "", fmt.Errorf("slugify: maxLength must be an integer, got %T", args[0])
+		}
+	}
+	if len(args) > 2 {
+		if smart, ok = args[1].(bool); !ok {
+			return "", fmt.Errorf("slugify: smartTruncate must be a boolean, got %T", args[1])
+		}
+	}
+	slugMu.Lock()
+	defer slugMu.Unlock()
+	slug.MaxLength, slug.EnableSmartTruncate = maxLength, smart
+	return slug.Make(SanitizeName(name)), nil
+}
 
 func toYAML(v any) (string, error) {
 	out, err := yaml.Marshal(v)
