@@ -75,15 +75,15 @@ func projectName(app map[string]any) string {
 func (h *Handler) getProject(ctx context.Context, name string) (map[string]any, error) {
 	u := NewAppProject()
 	key := types.NamespacedName{Namespace: h.argocdNS, Name: name}
-	err := h.reader.Get(ctx, key, u)
+	from, err := "cache", h.reader.Get(ctx, key, u)
 	if apierrors.IsNotFound(err) && h.apiReader != nil {
-		err = h.apiReader.Get(ctx, key, u)
+		from, err = "the API server", h.apiReader.Get(ctx, key, u)
 	}
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("get AppProject %s/%s: %w", h.argocdNS, name, err)
+		return nil, fmt.Errorf("get AppProject %s/%s from %s: %w", h.argocdNS, name, from, err)
 	}
 	return u.Object, nil
 }

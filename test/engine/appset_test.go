@@ -606,14 +606,13 @@ func writeFile(t *testing.T, path, content string) {
 }
 
 // TestApplicationSetClusters: a new Argo CD cluster Secret that a clusters
-// generator selects generates its Application within seconds; the
-// Application's destination comes from the Secret.
+// generator selects generates its Application within seconds, with the
+// Secret's name and server as parameters. (The generated Applications
+// deploy in-cluster: an Application of an unreachable cluster would keep
+// the shared engine's workers waiting on it.)
 func TestApplicationSetClusters(t *testing.T) {
 	f := newFixture(t, map[string]string{"apps/alpha/cm.yaml": configMap("alpha", "1")})
 	const staging = "https://staging.example.com"
-	f.editProject = func(p *v1alpha1.AppProject) {
-		p.Spec.Destinations = append(p.Spec.Destinations, v1alpha1.ApplicationDestination{Server: staging, Namespace: f.ns})
-	}
 	f.project()
 	set := f.appSet(argoNS, `
 spec:
@@ -624,10 +623,11 @@ spec:
   template:
     metadata:
       name: '%[1]s-{{name}}'
+      annotations: {tollgate.dev/test-cluster-server: '{{server}}'}
     spec:
       project: %[1]s
       source: {repoURL: '%[3]s', targetRevision: '%[4]s', path: apps/alpha}
-      destination: {server: '{{server}}', namespace: '%[2]s'}
+      destination: {server: 'https://kubernetes.default.svc', namespace: '%[2]s'}
 `)
 	waitCondition(t, set, v1alpha1.ApplicationSetConditionResourcesUpToDate, v1alpha1.ApplicationSetConditionStatusTrue, v1alpha1.ApplicationSetReasonApplicationSetUpToDate)
 	if apps := generated(t, argoNS, set); len(apps) != 0 {
@@ -640,7 +640,51 @@ spec:
 		StringData: map[string]string{"name": f.name + "-staging", "server": staging, "config": `{"tlsClientConfig":{"insecure":false}}`},
 	})
 	apps := waitGenerated(t, argoNS, set, f.name+"-"+f.name+"-staging")
-	if d := apps[f.name+"-"+f.name+"-staging"].Spec.Destination; d.Server != staging || d.Namespace != f.ns {
-		t.Errorf("destination %+v, want the cluster Secret's server", d)
+	if got := apps[f.name+"-"+f.name+"-staging"].Annotations["tollgate.dev/test-cluster-server"]; got != staging {
+		t.Errorf("server parameter %q, want the cluster Secret's %q", got, staging)
+	}
+}
+
+// TestApplicationSetDeletedKeepsApplications: an ApplicationSet with
+// applicationsSync create-update and its own resources finalizer, when
+// deleted, first releases its Applications (their owner reference goes,
+// so the garbage collector leaves them), then its finalizer, as Argo CD's
+// controller does.
+func TestApplicationSetDeletedKeepsApplications(t *testing.T) {
+	f := newFixture(t, map[string]string{"apps/alpha/cm.yaml": configMap("alpha", "1")})
+	f.project()
+	set := f.appSet(argoNS, `
+metadata:
+  finalizers: [resources-finalizer.argocd.argoproj.io]
+spec:
+  syncPolicy: {applicationsSync: create-update}
+  generators:
+  - list: {elements: [{dir: alpha}]}
+  template:
+    metadata: {name: '%[1]s-{{dir}}'}
+    spec:
+      project: %[1]s
+      source: {repoURL: '%[3]s', targetRevision: '%[4]s', path: 'apps/{{dir}}'}
+      destination: {server: 'https://kubernetes.default.svc', namespace: '%[2]s'}
+`)
+	apps := waitGenerated(t, argoNS, set, f.name+"-alpha")
+	kept := apps[f.name+"-alpha"]
+	t.Cleanup(func() {
+		_ = env.Client.Patch(context.Background(), kept, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
+		_ = env.Client.Delete(context.Background(), kept)
+	})
+	if err := env.Client.Delete(t.Context(), set); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the ApplicationSet gone", func() (bool, string) {
+		err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(set), &v1alpha1.ApplicationSet{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	var app v1alpha1.Application
+	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(kept), &app); err != nil {
+		t.Fatalf("the Application is gone: %v", err)
+	}
+	if len(app.OwnerReferences) != 0 {
+		t.Errorf("owner references %v, want none, so that the garbage collector leaves it", app.OwnerReferences)
 	}
 }
