@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -260,9 +261,23 @@ func deleteWave(ctx context.Context, c client.Client, objs []*unstructured.Unstr
 // removeFinalizer removes fins from app with a merge patch guarded by the
 // resourceVersion, so a finalizer added meanwhile is not lost.
 func removeFinalizer(ctx context.Context, c client.Client, app *v1alpha1.Application, fins ...string) error {
-	orig := app.DeepCopy()
-	app.Finalizers = slices.DeleteFunc(slices.Clone(app.Finalizers), func(f string) bool { return slices.Contains(fins, f) })
-	if err := c.Patch(ctx, app, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	// A conflict (another write since app was read) is retried on the
+	// Application as it is now: the work the finalizer stood for is done,
+	// and returning the conflict would run it again (a delete hook twice).
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		orig := app.DeepCopy()
+		app.Finalizers = slices.DeleteFunc(slices.Clone(app.Finalizers), func(f string) bool { return slices.Contains(fins, f) })
+		err := c.Patch(ctx, app, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+		if apierrors.IsConflict(err) {
+			var latest v1alpha1.Application
+			if gerr := c.Get(ctx, client.ObjectKeyFromObject(app), &latest); gerr != nil {
+				return gerr
+			}
+			*app = latest
+		}
+		return err
+	})
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
