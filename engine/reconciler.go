@@ -189,28 +189,30 @@ func CacheOptions(namespace string, appSetNamespaces ...string) cache.Options {
 	}
 	inNS := map[string]cache.Config{namespace: {}}
 	sel, _ := labels.Parse(SecretTypeLabel)
-	opts := cache.Options{
-		// Nothing reads managedFields; an Application's list every field of
-		// its status.
-		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject: map[client.Object]cache.ByObject{
-			&v1alpha1.Application{}: {Namespaces: inNS},
-			&v1alpha1.AppProject{}:  {Namespaces: inNS},
-			&corev1.Secret{}:        {Namespaces: inNS, Label: sel},
-		},
+	// The ApplicationSet controller reads the ApplicationSets it serves and
+	// the Applications they generate; the Application controller still
+	// reconciles those of namespace only. (ByObject is keyed by pointer:
+	// each type gets exactly one entry.)
+	apps := cache.ByObject{Namespaces: inNS}
+	byObject := map[client.Object]cache.ByObject{
+		&v1alpha1.AppProject{}: {Namespaces: inNS},
+		&corev1.Secret{}:       {Namespaces: inNS, Label: sel},
 	}
 	if len(appSetNamespaces) > 0 {
-		// The ApplicationSet controller reads the ApplicationSets it
-		// serves and the Applications they generate; the Application
-		// controller still reconciles those of namespace only.
 		served := map[string]cache.Config{namespace: {}}
 		for _, ns := range appSetNamespaces {
 			served[ns] = cache.Config{}
 		}
-		opts.ByObject[&v1alpha1.ApplicationSet{}] = cache.ByObject{Namespaces: served}
-		opts.ByObject[&v1alpha1.Application{}] = cache.ByObject{Namespaces: served}
+		apps = cache.ByObject{Namespaces: served}
+		byObject[&v1alpha1.ApplicationSet{}] = cache.ByObject{Namespaces: served}
 	}
-	return opts
+	byObject[&v1alpha1.Application{}] = apps
+	return cache.Options{
+		// Nothing reads managedFields; an Application's list every field of
+		// its status.
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject:         byObject,
+	}
 }
 
 // SetupWithManager registers the controller: it watches Applications of
