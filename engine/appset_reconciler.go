@@ -308,9 +308,10 @@ func (r *AppSetReconciler) generate(ctx context.Context, p *appSetPass, refresh 
 	if err != nil {
 		return p.fail(v1alpha1.ApplicationSetReasonErrorOccurred, err)
 	}
+	p.clusters = reposerver.ClusterSecretsForGeneration(secrets)
 	req := &reposerver.AppSetRequest{
 		ApplicationSet: *p.set.DeepCopy(),
-		Clusters:       reposerver.ClusterSecretsForGeneration(secrets),
+		Clusters:       p.clusters,
 		ListingMaxAge:  r.opts.ListingMaxAge,
 	}
 	if refresh {

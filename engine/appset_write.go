@@ -23,7 +23,6 @@ import (
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/engine/appset"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -38,6 +37,8 @@ type appSetPass struct {
 	// names are every Application name generated, whether written or not:
 	// none of them is deleted as no longer generated.
 	names map[string]bool
+	// clusters are the Argo CD cluster Secrets, as sent for generation.
+	clusters []corev1.Secret
 	// admitted are the Applications to write.
 	admitted []*v1alpha1.Application
 	// invalid and denied say why the others are not written: Argo CD's
@@ -78,7 +79,7 @@ func (r *AppSetReconciler) admit(ctx context.Context, p *appSetPass, g appset.Ge
 		p.invalid = append(p.invalid, fmt.Sprintf("application references project %s which does not exist", projectOf(&app)))
 		return nil
 	}
-	if msg := r.invalidDestination(ctx, app.Spec.Destination); msg != "" {
+	if msg := invalidDestination(app.Spec.Destination, p.clusters); msg != "" {
 		p.invalid = append(p.invalid, "application destination spec is invalid: "+msg)
 		return nil
 	}
@@ -143,21 +144,18 @@ func (r *AppSetReconciler) project(ctx context.Context, name string) (*v1alpha1.
 	return &p, nil
 }
 
-// invalidDestination says why dest names no cluster, as Argo CD's
-// ValidateDestination: not both a name and a server, and a name must be a
-// cluster Secret's (or in-cluster). A server alone is not checked.
-func (r *AppSetReconciler) invalidDestination(ctx context.Context, dest v1alpha1.ApplicationDestination) string {
+// invalidDestination says why dest names none of clusters (the Argo CD
+// cluster Secrets), as Argo CD's ValidateDestination: not both a name and a
+// server, and a name must be a cluster Secret's (or in-cluster). A server
+// alone is not checked.
+func invalidDestination(dest v1alpha1.ApplicationDestination, clusters []corev1.Secret) string {
 	switch {
 	case dest.Name != "" && dest.Server != "":
 		return fmt.Sprintf("application destination can't have both name and server defined: %s %s", dest.Name, dest.Server)
 	case dest.Name == "" || dest.Name == appset.InClusterName:
 		return ""
 	}
-	secrets, err := listArgoSecrets(ctx, r.deps.Client, r.opts.Namespace)
-	if err != nil {
-		return "unable to find destination server: " + err.Error()
-	}
-	for _, s := range reposerver.ClusterSecretsForGeneration(secrets) {
+	for _, s := range clusters {
 		if string(s.Data["name"]) == dest.Name {
 			return ""
 		}

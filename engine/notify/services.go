@@ -2,6 +2,7 @@ package notify
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -198,7 +199,7 @@ func (s *slackService) Send(ctx context.Context, n Notification, d Destination) 
 		if t.Icon != "" {
 			icon = t.Icon
 		}
-		f.Set("attachments", cmpOr(strings.TrimSpace(t.Attachments), "[]"))
+		f.Set("attachments", cmp.Or(strings.TrimSpace(t.Attachments), "[]"))
 		if b := strings.TrimSpace(t.Blocks); b != "" {
 			f.Set("blocks", b)
 		}
@@ -239,11 +240,4 @@ func (s *slackService) Send(ctx context.Context, n Notification, d Destination) 
 		return fmt.Errorf("slack refused the message: %s", r.Error)
 	}
 	return nil
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
