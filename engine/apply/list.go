@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -85,8 +86,14 @@ func (a *Applier) listKind(ctx context.Context, app string, gvk schema.GroupVers
 	cont := ""
 	for {
 		err := a.client.List(ctx, list, client.Limit(listPageSize), client.Continue(cont))
-		if meta.IsNoMatchError(err) {
+		// A kind discovery (or the client's REST mapping) still names
+		// after its CustomResourceDefinition was deleted: the mapper
+		// says no match, or the API server answers 404 for the whole
+		// resource. Either way it holds no objects; discovery is asked
+		// again next time.
+		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
 			logr.FromContextOrDiscard(ctx).V(1).Info("Kind no longer served, skipped", "kind", gvk.String())
+			a.forgetDiscovery()
 			return nil, nil
 		}
 		if err != nil {
@@ -133,6 +140,13 @@ func uniqueKinds(gvks []schema.GroupVersionKind) []schema.GroupVersionKind {
 		}
 	}
 	return out
+}
+
+// forgetDiscovery makes the next listableKinds ask discovery again.
+func (a *Applier) forgetDiscovery() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.listable = nil
 }
 
 // listableKinds returns every resource type that can be listed, from

@@ -1,14 +1,18 @@
 package apply_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/engine/apply"
@@ -134,5 +138,63 @@ func TestPrune(t *testing.T) {
 func TestPruneRequiresApp(t *testing.T) {
 	if _, err := applier.Prune(t.Context(), nil, nil, apply.PruneOptions{}); err == nil {
 		t.Error("Prune without App: want error")
+	}
+}
+
+// TestListOwnedAfterKindRemoved: a search over every listable kind still
+// succeeds after a CustomResourceDefinition was deleted while discovery
+// (cached for DiscoveryTTL) still names its kind; a deletion that needs
+// the search (the resources finalizer) is not stuck until the cache
+// expires.
+func TestListOwnedAfterKindRemoved(t *testing.T) {
+	ns := env.Namespace(t)
+	group := strings.ReplaceAll(ns, "-", "") + ".example.com"
+	def := decode(t, "", strings.ReplaceAll(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.GROUP
+spec:
+  group: GROUP
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget, listKind: GadgetList}
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+`, "GROUP", group))[0]
+	if err := env.Client.Create(t.Context(), def); err != nil {
+		t.Fatal(err)
+	}
+	app := "gadgets-" + ns
+	gadget := decode(t, ns, "apiVersion: "+group+"/v1\nkind: Gadget\nmetadata: {name: g}\n")
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := applier.Run(ctx, build(t, app, gadget), apply.WaveOptions{App: app})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("apply a Gadget: %v", err)
+	}
+	// Fresh discovery names Gadget, and the search finds the object.
+	lister, err := newApplier(time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if owned, err := lister.ListOwned(t.Context(), app, nil); err != nil || len(owned) != 1 {
+		t.Fatalf("ListOwned with Gadget served: %d objects, %v", len(owned), err)
+	}
+	if err := env.Client.Delete(t.Context(), def); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(def), def)
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Fatalf("the CustomResourceDefinition is still there: %v", err)
+	}
+	owned, err := lister.ListOwned(t.Context(), app, nil)
+	if err != nil {
+		t.Fatalf("ListOwned after the kind was removed: %v", err)
+	}
+	if len(owned) != 0 {
+		t.Errorf("ListOwned after the kind was removed: %s, want nothing", names(owned))
 	}
 }
