@@ -102,6 +102,12 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (r
 		if !slices.Contains(app.Finalizers, h.finalizer) || (h.after && fin != "") {
 			continue
 		}
+		// The hooks run once: the cache may still show the finalizer of
+		// hooks that ran a moment ago, and running them again would wait
+		// for a hook no one ends.
+		if done, err := r.finalizerGone(ctx, app, h.finalizer); done || err != nil {
+			return reconcile.Result{}, err
+		}
 		log.Info("Running delete hooks", "phase", h.phase)
 		if err := r.runDeleteHooks(ctx, app, cl, h.phase); err != nil {
 			what := strings.ToLower(string(h.phase[:len(h.phase)-len("Delete")])) + "-delete"
@@ -117,6 +123,21 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (r
 	}
 	log.Info("Delete hooks cleaned up, removing finalizers")
 	return reconcile.Result{}, removeFinalizer(ctx, r.client, app, v1alpha1.PreDeleteCleanupFinalizerName, v1alpha1.PostDeleteCleanupFinalizerName)
+}
+
+// finalizerGone reports whether the API server's Application app no
+// longer holds finalizer (removed since the cache was read), or is gone;
+// the removal's event reconciles it again.
+func (r *Reconciler) finalizerGone(ctx context.Context, app *v1alpha1.Application, finalizer string) (bool, error) {
+	var current v1alpha1.Application
+	err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(app), &current)
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("get application %s: %w", app.Name, err)
+	}
+	return !slices.Contains(current.Finalizers, finalizer), nil
 }
 
 // deleteResources is the cascade step of finalize: it deletes one wave of

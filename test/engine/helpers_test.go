@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -103,7 +104,27 @@ func newFixture(t *testing.T, files map[string]string, opts ...gitserver.Option)
 	f.head = f.git.Commit(t, f.repo, files, "add manifests")
 	f.repos = []string{f.repoURL}
 	go fakeControllers(t.Context(), ns)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the engines' last log lines about %s:\n%s", ns, logsOf(ns, 60))
+		}
+	})
 	return f
+}
+
+// logsOf returns the last n lines of engineLog that mention s.
+func logsOf(s string, n int) string {
+	data, err := os.ReadFile(engineLog)
+	if err != nil {
+		return err.Error()
+	}
+	var lines []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, s) {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // project creates the AppProject of the fixture: this repository, this

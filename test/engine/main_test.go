@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/go-logr/zapr"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -71,6 +70,8 @@ const strictResync = 10 * time.Minute
 
 var (
 	env *envtest.Env
+	// engineLog is the file the engines log to (see startEngine).
+	engineLog string
 	// applies counts the engine's server-side apply requests (dry runs
 	// included) per namespace.
 	applies = &applyCounter{byNamespace: map[string]int{}}
@@ -122,6 +123,14 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "envtest: stop:", err)
 		}
 	}()
+	logFile, err := os.CreateTemp("", "tollgate-engine-test-*.log")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	_ = logFile.Close()
+	engineLog = logFile.Name()
+	defer func() { _ = os.Remove(engineLog) }()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done, err := startEngine(ctx, scheme, argoNS, source.Options{AllowInsecure: true, FetchTimeout: fetchTimeout, MaxFetchBytes: maxFetchBytes})
@@ -155,14 +164,19 @@ func run(m *testing.M) int {
 // for it in a manager, as `tollgate controller` does, until ctx ends. The
 // engine of argoNS also serves the Git push webhook at webhookURL.
 func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts source.Options) (<-chan struct{}, error) {
-	log := logr.Discard()
+	// The engines log to stderr with TOLLGATE_TEST_LOG, else at V(0) to
+	// engineLog, which a failed test prints the lines of its Application
+	// from (logsOf).
+	zc := zap.NewProductionConfig()
+	zc.OutputPaths, zc.ErrorOutputPaths, zc.Sampling = []string{engineLog}, []string{engineLog}, nil
 	if os.Getenv("TOLLGATE_TEST_LOG") != "" {
-		z, err := zap.NewDevelopment()
-		if err != nil {
-			return nil, err
-		}
-		log = zapr.NewLogger(z)
+		zc = zap.NewDevelopmentConfig()
 	}
+	z, err := zc.Build()
+	if err != nil {
+		return nil, err
+	}
+	log := zapr.NewLogger(z)
 	if ns == argoNS {
 		ctrl.SetLogger(log)
 	}
