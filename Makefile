@@ -66,6 +66,11 @@ bench-webhook: ## Load benchmark of the admission webhook over HTTPS on loopback
 bench-admission: tools ## What the webhook adds to writes through a real kube-apiserver: the same load with and without it registered.
 	go run ./test/bench/admission
 
+.PHONY: bench-audit
+bench-audit: tools ## tollgate audit over 10,000 stored objects beside a plain list of them (kubectl get): time and peak RSS.
+	go build -trimpath -tags nodev -ldflags "$(LDFLAGS)" -o bin/tollgate-nodev ./cmd/tollgate
+	go run ./test/bench/audit -tollgate bin/tollgate-nodev
+
 .PHONY: bench-engine
 bench-engine: tools ## Sync 500 objects beside kubectl apply --server-side; idle resync cost of 200 Applications (the image's binary, -tags nodev, as the controller); repo-server latency and renders/s with 1 and 2 replicas.
 	go build -trimpath -tags nodev -ldflags "$(LDFLAGS)" -o bin/tollgate-nodev ./cmd/tollgate

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # generate.sh regenerates the code and manifests derived from api/:
 #
-#   api/v1alpha1/zz_generated.deepcopy.go       deepcopy functions
-#   config/crd/bases/argoproj.io_*.yaml          the Application and AppProject CRDs
+#   api/*/zz_generated.deepcopy.go               deepcopy functions
+#   config/crd/bases/argoproj.io_*.yaml          the Application, AppProject and ApplicationSet CRDs
+#   config/policyreport/bases/wgpolicyk8s.io_*   the PolicyReport CRDs the audit writes (optional)
 #
 # It runs controller-gen at a pinned version with `go run pkg@version`, which
 # fetches it through the Go module proxy and leaves go.mod alone. Its output is
@@ -19,9 +20,10 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 export GOTOOLCHAIN=local
 
-go run "sigs.k8s.io/controller-tools/cmd/controller-gen@${CONTROLLER_TOOLS_VERSION}" \
-  object paths=./api/... \
-  crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+controller_gen() { go run "sigs.k8s.io/controller-tools/cmd/controller-gen@${CONTROLLER_TOOLS_VERSION}" "$@"; }
+controller_gen object paths=./api/...
+controller_gen crd paths=./api/v1alpha1/... output:crd:artifacts:config=config/crd/bases
+controller_gen crd paths=./api/wgpolicyk8s/... output:crd:artifacts:config=config/policyreport/bases
 
 for f in config/crd/bases/argoproj.io_*.yaml; do
   name="$(awk '/^kind: CustomResourceDefinition$/ {crd=1} crd && /^  name: / {print $2; exit}' "$f")"

@@ -4,13 +4,15 @@ package policies
 // at every point; a few messages and defaults differ.
 type EnforcementPoint string
 
-// The enforcement points: the three doors, and the ApplicationSet
-// controller's gate in front of the Applications it generates.
+// The enforcement points: the three doors, the ApplicationSet
+// controller's gate in front of the Applications it generates, and the
+// audit of what the cluster already stores.
 const (
 	PointCLI            EnforcementPoint = "cli"
 	PointAdmission      EnforcementPoint = "admission"
 	PointSync           EnforcementPoint = "sync"
 	PointApplicationSet EnforcementPoint = "applicationset"
+	PointAudit          EnforcementPoint = "audit"
 )
 
 // Severity is how a violation is enforced.

@@ -353,8 +353,15 @@ func clusterScoped(req admission.Request, obj map[string]any) bool {
 // (policies.BuildInputs), with the project found in the cache. A request
 // without a namespace is about a cluster-scoped object, whatever its kind.
 func (h *Handler) input(req admission.Request, obj, app, proj map[string]any) policies.Input {
-	in := policies.BuildInputs(h.inputOptions(proj), []policies.Item{{Object: obj, Application: app}})[0]
-	in.Context.ClusterScoped = clusterScoped(req, obj)
+	return h.inputAt(policies.PointAdmission, obj, app, proj, clusterScoped(req, obj))
+}
+
+// inputAt assembles the Input of obj at point.
+func (h *Handler) inputAt(point policies.EnforcementPoint, obj, app, proj map[string]any, clusterScoped bool) policies.Input {
+	opts := h.inputOptions(proj)
+	opts.Point = point
+	in := policies.BuildInputs(opts, []policies.Item{{Object: obj, Application: app}})[0]
+	in.Context.ClusterScoped = clusterScoped
 	return in
 }
 

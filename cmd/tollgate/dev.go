@@ -19,6 +19,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/controlplane"
 	"github.com/tollgate-dev/tollgate/internal/devstack"
 	"github.com/tollgate-dev/tollgate/internal/devstack/kubelet"
+	"github.com/tollgate-dev/tollgate/webhook/audit"
 )
 
 // devResync is how often the dev stack's controller compares: seconds, so
@@ -180,6 +181,8 @@ func devWebhookOptions(s *devstack.Stack) *webhookOptions {
 		namespace:         devstack.TollgateNamespace,
 		serviceName:       "tollgate-webhook",
 		webhookConfigName: "tollgate",
+		auditInterval:     devstack.AuditInterval,
+		auditChunkSize:    audit.DefaultChunkSize,
 	}
 }
 

@@ -73,6 +73,7 @@ func newRootCmd() *cobra.Command {
 	cmd.AddCommand(
 		newVersionCmd(),
 		newWebhookCmd(),
+		newAuditCmd(),
 		newTestCmd(),
 		newVerifyCmd(),
 		newSealCmd(),

@@ -13,10 +13,11 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -28,6 +29,7 @@ import (
 	"github.com/tollgate-dev/tollgate/certs"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/webhook"
+	"github.com/tollgate-dev/tollgate/webhook/audit"
 )
 
 // webhookPath is where the API server calls the webhook
@@ -45,6 +47,8 @@ type webhookOptions struct {
 	namespace         string
 	serviceName       string
 	webhookConfigName string
+	auditInterval     time.Duration
+	auditChunkSize    int64
 	// wrap, when set, wraps the admission handler (tollgate dev tells
 	// denials in its story).
 	wrap func(admission.Handler) admission.Handler
@@ -62,6 +66,8 @@ func newWebhookCmd() *cobra.Command {
 		namespace:         ns,
 		serviceName:       "tollgate-webhook",
 		webhookConfigName: "tollgate",
+		auditInterval:     audit.DefaultInterval,
+		auditChunkSize:    audit.DefaultChunkSize,
 	}
 	cmd := &cobra.Command{
 		Use:   "webhook",
@@ -99,8 +105,43 @@ server answers; metrics are served on --metrics-addr.`,
 	f.StringVar(&opts.healthAddr, "health-addr", opts.healthAddr, "address of the /healthz and /readyz endpoints")
 	f.StringVar(&opts.namespace, "namespace", opts.namespace, "namespace the webhook runs in, always exempt ($POD_NAMESPACE when set)")
 	f.StringVar(&opts.serviceName, "service-name", opts.serviceName, "Service the API server calls the webhook through (serving certificate names)")
-	f.StringVar(&opts.webhookConfigName, "webhook-config-name", opts.webhookConfigName, "ValidatingWebhookConfiguration whose caBundle is kept (self-managed certificate only)")
+	f.StringVar(&opts.webhookConfigName, "webhook-config-name", opts.webhookConfigName, "ValidatingWebhookConfiguration whose caBundle is kept (self-managed certificate only) and whose namespaceSelectors the audit honours")
+	f.DurationVar(&opts.auditInterval, "audit-interval", opts.auditInterval, "how often one replica (the holder of Lease "+auditLeaseName+") audits what the cluster stores and writes PolicyReports; 0 turns the audit off")
+	f.Int64Var(&opts.auditChunkSize, "audit-chunk-size", opts.auditChunkSize, "objects per list page of the audit (bounds its memory)")
 	return cmd
+}
+
+// auditLeaseName is the Lease of the webhook replica that runs the audit.
+const auditLeaseName = "tollgate-audit"
+
+// addAuditLoop adds the audit loop to mgr: it runs on the replica holding
+// the audit Lease once the caches have synced, and writes PolicyReports.
+func addAuditLoop(mgr manager.Manager, restCfg *rest.Config, handler *webhook.Handler, opts *webhookOptions) error {
+	metrics := audit.NewMetrics()
+	if err := metrics.Register(ctrlmetrics.Registry); err != nil {
+		return err
+	}
+	a, err := newAuditor(restCfg, handler, audit.Options{
+		WebhookConfigName: opts.webhookConfigName, ChunkSize: opts.auditChunkSize,
+		WriteReports: true, Metrics: metrics,
+	})
+	if err != nil {
+		return err
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return fmt.Errorf("audit Lease identity: %w", err)
+	}
+	lock, err := resourcelock.NewFromKubeconfig(resourcelock.LeasesResourceLock, opts.namespace, auditLeaseName,
+		resourcelock.ResourceLockConfig{Identity: host + "_" + string(uuid.NewUUID())}, restCfg, 10*time.Second)
+	if err != nil {
+		return fmt.Errorf("audit Lease: %w", err)
+	}
+	loop := &audit.Loop{Auditor: a, Interval: opts.auditInterval, Lock: lock, Ready: mgr.GetCache().WaitForCacheSync, Log: mgr.GetLogger().WithName("audit")}
+	if err := mgr.Add(loop); err != nil {
+		return fmt.Errorf("add audit loop: %w", err)
+	}
+	return nil
 }
 
 // certSource serves and reports the webhook's certificate.
@@ -118,21 +159,15 @@ func runWebhook(ctx context.Context, opts *webhookOptions) error {
 	if opts.port < 1 || opts.port > 65535 {
 		return usageError(fmt.Errorf("--port %d: want 1-65535", opts.port))
 	}
-	cfg := webhook.DefaultConfig()
-	if opts.configFile != "" {
-		var err error
-		if cfg, err = webhook.LoadConfig(opts.configFile); err != nil {
-			return usageError(err)
-		}
+	if opts.auditInterval < 0 {
+		return usageError(fmt.Errorf("--audit-interval %s: want 0 (off) or more", opts.auditInterval))
 	}
-	if cfg.TollgateNamespace == "" {
-		cfg.TollgateNamespace = opts.namespace
+	if opts.auditInterval > 0 && opts.auditChunkSize < 1 {
+		return usageError(fmt.Errorf("--audit-chunk-size %d: want at least 1", opts.auditChunkSize))
 	}
-	popts := policies.DefaultOptions()
-	popts.Config = cfg.Config
-	eval, err := policies.New(ctx, popts)
+	cfg, eval, err := loadWebhookPolicies(ctx, opts.configFile, opts.namespace)
 	if err != nil {
-		return usageError(fmt.Errorf("load policies: %w", err))
+		return usageError(err)
 	}
 	kc, err := loadKubeconfig(opts.kubeconfig)
 	if err != nil {
@@ -152,11 +187,8 @@ func runWebhook(ctx context.Context, opts *webhookOptions) error {
 	if err := mgr.Add(certSrc); err != nil {
 		return fmt.Errorf("add certificate source: %w", err)
 	}
-	if err := webhook.IndexApplications(ctx, mgr.GetFieldIndexer()); err != nil {
-		return explainNoCRD(err)
-	}
-	if _, err := mgr.GetCache().GetInformer(ctx, webhook.NewAppProject()); err != nil {
-		return explainNoCRD(fmt.Errorf("watch AppProjects: %w", err))
+	if err := watchProjects(ctx, mgr.GetCache()); err != nil {
+		return err
 	}
 
 	metrics := webhook.NewMetrics()
@@ -179,6 +211,11 @@ func runWebhook(ctx context.Context, opts *webhookOptions) error {
 		h = opts.wrap(h)
 	}
 	mgr.GetWebhookServer().Register(webhookPath, webhook.NewHTTPHandler(h, log.WithName("admission")))
+	if opts.auditInterval > 0 {
+		if err := addAuditLoop(mgr, restCfg, handler, opts); err != nil {
+			return err
+		}
+	}
 
 	if err := addHealthChecks(mgr, certSrc); err != nil {
 		return err
@@ -218,7 +255,6 @@ func newCertSource(restCfg *rest.Config, opts *webhookOptions) (certSource, erro
 // of Applications (every namespace, for applications in any namespace) and
 // AppProjects (the Argo CD namespace only), without managed fields.
 func newWebhookManager(restCfg *rest.Config, opts *webhookOptions, cfg webhook.Config, certSrc certSource) (manager.Manager, error) {
-	argocdNS := argoCDNamespace(cfg)
 	server := crwebhook.NewServer(crwebhook.Options{
 		Port: opts.port,
 		TLSOpts: []func(*tls.Config){func(c *tls.Config) {
@@ -234,12 +270,7 @@ func newWebhookManager(restCfg *rest.Config, opts *webhookOptions, cfg webhook.C
 		Metrics:                metricsserver.Options{BindAddress: opts.metricsAddr},
 		HealthProbeBindAddress: opts.healthAddr,
 		WebhookServer:          server,
-		Cache: cache.Options{
-			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject: map[client.Object]cache.ByObject{
-				webhook.NewAppProject(): {Namespaces: map[string]cache.Config{argocdNS: {}}},
-			},
-		},
+		Cache:                  webhookCacheOptions(cfg),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)

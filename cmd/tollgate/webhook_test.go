@@ -36,6 +36,8 @@ func TestWebhookBadInput(t *testing.T) {
 		{"missing kubeconfig", []string{"--kubeconfig", filepath.Join(dir, "kubeconfig")}, "load kubeconfig " + filepath.Join(dir, "kubeconfig")},
 		{"missing cert dir", []string{"--kubeconfig", write("kc.yaml", kubeconfigYAML), "--cert-dir", filepath.Join(dir, "certs")}, "--cert-dir " + filepath.Join(dir, "certs")},
 		{"stray argument", []string{"extra"}, `unknown command "extra"`},
+		{"negative audit interval", []string{"--audit-interval", "-1m"}, "--audit-interval -1m0s: want 0 (off) or more"},
+		{"empty audit pages", []string{"--audit-chunk-size", "0"}, "--audit-chunk-size 0: want at least 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,3 +64,34 @@ contexts:
   context: {cluster: c, user: u}
 current-context: x
 `
+
+// TestAuditBadInput: `tollgate audit` refuses bad flags and an unreachable
+// or missing cluster with exit 2 and a message naming the cause.
+func TestAuditBadInput(t *testing.T) {
+	dir := t.TempDir()
+	kc := filepath.Join(dir, "kc.yaml")
+	if err := os.WriteFile(kc, []byte(kubeconfigYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad output", []string{"-o", "xml"}, `invalid --output "xml": valid formats are text, json, junit, sarif, github`},
+		{"empty pages", []string{"--audit-chunk-size", "0"}, "--audit-chunk-size 0: want at least 1"},
+		{"missing config", []string{"--config", filepath.Join(dir, "missing.yaml")}, "load webhook config: open " + filepath.Join(dir, "missing.yaml")},
+		{"missing kubeconfig", []string{"--kubeconfig", filepath.Join(dir, "none")}, "load kubeconfig " + filepath.Join(dir, "none")},
+		{"stray argument", []string{"extra"}, `unknown command "extra"`},
+		{"unreachable API server", []string{"--kubeconfig", kc}, "reach the API server https://127.0.0.1:1: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, nil, append([]string{"audit"}, tt.args...)...)
+			if r.code != exitUsage || !strings.Contains(r.err, tt.want) {
+				t.Errorf("tollgate audit %v: exit %d, error %q; want exit %d and an error containing %q",
+					tt.args, r.code, r.err, exitUsage, tt.want)
+			}
+		})
+	}
+}

@@ -229,6 +229,7 @@ func (s *Stack) startControlPlane() error {
 		BinaryDir: s.opts.ToolsDir,
 		CRDDirectoryPaths: []string{
 			filepath.Join(s.opts.Root, "config", "crd", "bases"),
+			filepath.Join(s.opts.Root, "config", "policyreport", "bases"),
 			filepath.Join(s.opts.Root, "config", "dev"),
 		},
 		Webhooks: crenvtest.WebhookInstallOptions{

@@ -32,6 +32,7 @@ const (
 	syncTimeout   = 5 * time.Minute
 	refuseTimeout = 2 * time.Minute
 	healTimeout   = 2 * time.Minute
+	auditTimeout  = 2 * time.Minute
 	tourPoll      = 500 * time.Millisecond
 )
 
@@ -75,6 +76,7 @@ func (s *Stack) Tour(ctx context.Context, con *Console, apps []string) error {
 		{"bad commits are refused by the sync gate, nothing applied; each is reverted", s.tourBadCommits},
 		{"after the reverts every Application is Synced and Healthy at the latest commit", s.tourReverted},
 		{"a live edit of a synced object is healed", s.tourSelfHeal},
+		{"the audit reports what was written while no webhook ran", s.tourAudit},
 	}
 	start := time.Now()
 	for i, st := range steps {

@@ -128,8 +128,10 @@ func TestDefaultContents(t *testing.T) {
 		}
 		slices.Sort(got)
 		want := []string{
+			"ClusterRole tollgate-audit",
 			"ClusterRole tollgate-controller",
 			"ClusterRole tollgate-webhook",
+			"ClusterRoleBinding tollgate-audit",
 			"ClusterRoleBinding tollgate-controller",
 			"ClusterRoleBinding tollgate-webhook",
 			"CustomResourceDefinition applications.argoproj.io",

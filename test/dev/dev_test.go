@@ -55,7 +55,7 @@ func TestTour(t *testing.T) {
 		t.Fatalf("tollgate dev --tour: %v\n%s", err, out)
 	}
 	for _, want := range []string{
-		"== Step 1/5: the example Applications sync and become Healthy",
+		"== Step 1/6: the example Applications sync and become Healthy",
 		"PreSync wave 0: Job/billing-db-migrate (PreSync hook, succeeded)",
 		"Sync wave -1: ConfigMap/billing-config",
 		"Sync wave 1: Service/billing-api, Deployment/billing-api",
@@ -70,7 +70,9 @@ func TestTour(t *testing.T) {
 		"with exemption-not-allowed, project-resource-denied; its 4 live objects are unchanged",
 		"ok: 4 Applications Synced and Healthy at",
 		"ok: self-heal put guestbook-ui-dev back to 1 replicas",
-		"== Tour passed: 5 of 5 steps met their expectations",
+		"ok: PolicyReport default/tollgate-audit lists fail no-latest-tag Deployment/tour-before-the-webhook",
+		"ok: the next audit removed the result",
+		"== Tour passed: 6 of 6 steps met their expectations",
 	} {
 		if !bytes.Contains(out, []byte(want)) {
 			t.Errorf("output lacks %q", want)
