@@ -12,10 +12,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -37,6 +40,8 @@ const appFieldFormat = "%-20s%s\n"
 type appGetOptions struct {
 	appTarget
 	output string
+	// refresh is "", or the refresh asked for first: normal or hard.
+	refresh string
 }
 
 func newAppGetCmd() *cobra.Command {
@@ -47,7 +52,8 @@ func newAppGetCmd() *cobra.Command {
 		Long: `Show the Application NAME: its sources and destination, sync and health
 status, conditions (a sync refused by policy says why there, with the rule
 ids), the last operation, and its resources with their sync wave and, from
-the last sync, their hook and message.
+the last sync, their hook and message. --refresh (--hard-refresh) first asks
+the controller to compare it with Git (render again) and waits until it has.
 
 -o yaml and -o json print the whole Application as the API server stores it,
 fields tollgate does not model included, without metadata.managedFields.
@@ -57,7 +63,8 @@ usage errors, when the Application does not exist, or when the cluster
 cannot be read.`,
 		Example: `  tollgate app get billing
   tollgate app get billing --kubeconfig .tollgate/kubeconfig
-  tollgate app get billing -o yaml`,
+  tollgate app get billing -o yaml
+  tollgate app get billing --refresh`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.name = args[0]
@@ -67,7 +74,67 @@ cannot be read.`,
 	f := cmd.Flags()
 	o.addFlags(f)
 	f.StringVarP(&o.output, "output", "o", appGetFormatText, "output format: text, yaml or json")
+	addRefreshFlags(f, &o.refresh)
 	return cmd
+}
+
+// addRefreshFlags adds --refresh and --hard-refresh, which set into to the
+// refresh type asked for ("" for none; hard wins).
+func addRefreshFlags(f *pflag.FlagSet, into *string) {
+	f.Var(refreshFlag{into, v1alpha1.RefreshTypeNormal}, "refresh", "compare with Git first: ask the controller for a refresh and wait for it, like argocd app get --refresh")
+	f.Var(refreshFlag{into, v1alpha1.RefreshTypeHard}, "hard-refresh", "as --refresh, rendering again without the manifest cache")
+	for _, name := range []string{"refresh", "hard-refresh"} {
+		f.Lookup(name).NoOptDefVal = "true"
+	}
+}
+
+// refreshFlag is a boolean flag that sets the refresh type (hard wins).
+type refreshFlag struct {
+	into *string
+	typ  string
+}
+
+func (f refreshFlag) String() string { return strconv.FormatBool(f.into != nil && *f.into == f.typ) }
+func (f refreshFlag) Type() string   { return "bool" }
+func (f refreshFlag) Set(v string) error {
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return err
+	}
+	if on && (*f.into == "" || f.typ == v1alpha1.RefreshTypeHard) {
+		*f.into = f.typ
+	}
+	return nil
+}
+
+// appRefreshTimeout bounds the wait for a refresh.
+const appRefreshTimeout = 2 * time.Minute
+
+// refreshApp asks the controller to compare the Application key with Git
+// (the annotation argocd.argoproj.io/refresh, as Argo CD's API server
+// sets it) and waits until the controller has, which it says by removing
+// the annotation.
+func refreshApp(ctx context.Context, c client.Client, key types.NamespacedName, typ string, timeout time.Duration) error {
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.AnnotationKeyRefresh, typ)
+	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return usageError(fmt.Errorf("application %s not found in namespace %s", key.Name, key.Namespace))
+		}
+		return fmt.Errorf("refresh application %s: %w", key.Name, err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, appSyncPoll/4, timeout, true, func(ctx context.Context) (bool, error) {
+		var cur v1alpha1.Application
+		if err := c.Get(ctx, key, &cur); err != nil {
+			return false, err
+		}
+		_, pending := cur.Annotations[v1alpha1.AnnotationKeyRefresh]
+		return !pending, nil
+	})
+	if err != nil {
+		return fmt.Errorf("refresh application %s: the controller did not compare it within %s (is tollgate controller running for namespace %s?): %w", key.Name, timeout, key.Namespace, err)
+	}
+	return nil
 }
 
 // runAppGet reads the Application and prints it.
@@ -78,6 +145,11 @@ func runAppGet(cmd *cobra.Command, o appGetOptions) error {
 	c, _, err := newAppClient(o.kubeconfig)
 	if err != nil {
 		return err
+	}
+	if o.refresh != "" {
+		if err := refreshApp(cmd.Context(), c, o.key(), o.refresh, appRefreshTimeout); err != nil {
+			return err
+		}
 	}
 	app, err := getApp(cmd.Context(), c, o.key())
 	if err != nil {

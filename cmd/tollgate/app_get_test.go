@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,13 +12,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
@@ -324,4 +329,67 @@ func TestAppGetCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRefreshApp: --refresh sets Argo CD's refresh annotation and waits
+// until the controller removes it; --hard-refresh wins over --refresh.
+func TestRefreshApp(t *testing.T) {
+	key := types.NamespacedName{Namespace: "argocd", Name: "web"}
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+
+	t.Run("the controller compares", func(t *testing.T) {
+		c := fakeAppClient(t, app.DeepCopy())
+		done := make(chan error, 1)
+		go func() { done <- refreshApp(t.Context(), c, key, v1alpha1.RefreshTypeHard, time.Minute) }()
+		// The controller's part: it sees the annotation and removes it.
+		err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+			var cur v1alpha1.Application
+			if err := c.Get(ctx, key, &cur); err != nil {
+				return false, err
+			}
+			if cur.Annotations[v1alpha1.AnnotationKeyRefresh] != v1alpha1.RefreshTypeHard {
+				return false, nil
+			}
+			patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null}}}`, v1alpha1.AnnotationKeyRefresh)
+			return true, c.Patch(ctx, &cur, client.RawPatch(types.MergePatchType, patch))
+		})
+		if err != nil {
+			t.Fatalf("the hard refresh was not asked for: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("refreshApp: %v", err)
+		}
+	})
+	t.Run("no controller", func(t *testing.T) {
+		err := refreshApp(t.Context(), fakeAppClient(t, app.DeepCopy()), key, v1alpha1.RefreshTypeNormal, 300*time.Millisecond)
+		if err == nil || !strings.Contains(err.Error(), "the controller did not compare it within 300ms (is tollgate controller running for namespace argocd?)") {
+			t.Errorf("refreshApp without a controller: %v", err)
+		}
+	})
+	t.Run("missing application", func(t *testing.T) {
+		err := refreshApp(t.Context(), fakeAppClient(t), key, v1alpha1.RefreshTypeNormal, time.Second)
+		if exitCode(err) != exitUsage || !strings.Contains(err.Error(), "application web not found in namespace argocd") {
+			t.Errorf("refreshApp of a missing application: exit %d, %v", exitCode(err), err)
+		}
+	})
+	t.Run("flags", func(t *testing.T) {
+		for args, want := range map[string]string{
+			"":                               "",
+			"--refresh":                      v1alpha1.RefreshTypeNormal,
+			"--hard-refresh":                 v1alpha1.RefreshTypeHard,
+			"--refresh --hard-refresh":       v1alpha1.RefreshTypeHard,
+			"--hard-refresh --refresh":       v1alpha1.RefreshTypeHard,
+			"--refresh --hard-refresh=false": v1alpha1.RefreshTypeNormal,
+		} {
+			f := pflag.NewFlagSet("get", pflag.ContinueOnError)
+			var got string
+			addRefreshFlags(f, &got)
+			if err := f.Parse(strings.Fields(args)); err != nil {
+				t.Fatalf("%s: %v", args, err)
+			}
+			if got != want {
+				t.Errorf("%q: refresh %q, want %q", args, got, want)
+			}
+		}
+	})
 }
