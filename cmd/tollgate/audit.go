@@ -155,6 +155,9 @@ func runAudit(cmd *cobra.Command, o auditOptions) error {
 	if n := rep.Summary.Errors; n > 0 {
 		return usageError(fmt.Errorf("%d kinds, objects or reports could not be listed, judged or written; the report lists them, and everything else was judged", n))
 	}
+	if res.NoReportCRDs {
+		return usageError(errors.New("--write-reports: the PolicyReport CRDs (wgpolicyk8s.io/v1alpha2) are not installed: kubectl apply --server-side -k config/policyreport"))
+	}
 	if rep.Summary.Denied > 0 || o.failOnWarn && rep.Summary.Warned > 0 {
 		return deniedError()
 	}

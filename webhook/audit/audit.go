@@ -147,6 +147,9 @@ type Result struct {
 	// Reports says what was written: "" when WriteReports is off, else a
 	// short note (how many reports, or why none could be).
 	Reports string
+	// NoReportCRDs is set when the reports could not be written because
+	// their CRDs are not installed.
+	NoReportCRDs bool
 }
 
 // Run audits the cluster once and, with WriteReports, writes the reports.

@@ -166,6 +166,7 @@ func (a *Auditor) writeReports(ctx context.Context, res *Result, t *tally) strin
 		}
 		err := a.applyReport(ctx, gvk, ns, n.summary, results, omitted)
 		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) && ns == "" {
+			res.NoReportCRDs = true
 			return "not written: the PolicyReport CRDs (wgpolicyk8s.io/v1alpha2) are not installed (config/policyreport)"
 		}
 		if err != nil {

@@ -1,11 +1,16 @@
 package audit
 
 import (
+	"context"
 	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	wgpolicy "github.com/tollgate-dev/tollgate/api/wgpolicyk8s/v1alpha2"
 	"github.com/tollgate-dev/tollgate/policies"
@@ -65,5 +70,21 @@ func TestObjectRefPath(t *testing.T) {
 		if got := ref.Path(); got != want {
 			t.Errorf("%+v.Path() = %q, want %q", ref, got, want)
 		}
+	}
+}
+
+// TestReportsWithoutCRDs: a cluster without the PolicyReport CRDs gets no
+// reports and a note saying so; the run's findings stand.
+func TestReportsWithoutCRDs(t *testing.T) {
+	noCRD := interceptor.Funcs{Patch: func(_ context.Context, _ client.WithWatch, obj client.Object, _ client.Patch, _ ...client.PatchOption) error {
+		return &meta.NoKindMatchError{GroupKind: obj.GetObjectKind().GroupVersionKind().GroupKind(), SearchedVersions: []string{"v1alpha2"}}
+	}}
+	a := &Auditor{opts: Options{Client: fake.NewClientBuilder().WithInterceptorFuncs(noCRD).Build(), MaxReportResults: 10}}
+	tl := newTally()
+	tl.judged(ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}, []policies.Violation{{Rule: "no-latest-tag", Severity: policies.SeverityDeny}})
+	res := &Result{}
+	note := a.writeReports(t.Context(), res, tl)
+	if !res.NoReportCRDs || note != "not written: the PolicyReport CRDs (wgpolicyk8s.io/v1alpha2) are not installed (config/policyreport)" || len(res.Failures) > 0 {
+		t.Errorf("writeReports without the CRDs: %q, NoReportCRDs %v, failures %v", note, res.NoReportCRDs, res.Failures)
 	}
 }
