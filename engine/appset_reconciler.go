@@ -219,7 +219,8 @@ func (r *AppSetReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 		// Applications) is reported too, and retried with backoff.
 		_ = p.fail(v1alpha1.ApplicationSetReasonErrorOccurred, err)
 	}
-	if serr := r.writeStatus(ctx, p); serr != nil {
+	// A status that finds no ApplicationSet: it was deleted meanwhile.
+	if serr := r.writeStatus(ctx, p); serr != nil && !apierrors.IsNotFound(serr) {
 		err = errors.Join(err, serr)
 	}
 	if refresh && err == nil {
@@ -229,14 +230,14 @@ func (r *AppSetReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 			err = perr
 		}
 	}
-	if err != nil {
+	switch {
+	case err == nil:
+		return reconcile.Result{RequeueAfter: requeue}, nil
+	case errors.Is(err, errAppSetReported):
 		log.V(1).Info("ApplicationSet not reconciled", "error", err.Error())
-		if errors.Is(err, errAppSetReported) {
-			err = nil
-		}
-		return reconcile.Result{RequeueAfter: requeue}, err
+		return reconcile.Result{RequeueAfter: requeue}, nil
 	}
-	return reconcile.Result{RequeueAfter: requeue}, nil
+	return reconcile.Result{}, err
 }
 
 // appSetShardKey is the key an ApplicationSet is sharded by: apart from

@@ -332,18 +332,13 @@ func TestApplicationSetGate(t *testing.T) {
 
 	// The permitted element changes into a denied one: its Application is
 	// left as it was, and not deleted.
-	var live v1alpha1.ApplicationSet
-	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(set), &live); err != nil {
-		t.Fatal(err)
-	}
 	denied := map[string]string{"name": "ok", "project": f.name, "repo": f.repoURL, "namespace": "kube-system"}
-	live.Spec.Generators[0].List.Elements = nil
-	if err := json.Unmarshal([]byte(listElements(denied)), &live.Spec.Generators[0].List.Elements); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Client.Update(t.Context(), &live); err != nil {
-		t.Fatal(err)
-	}
+	edit(t, set.DeepCopy(), func(live *v1alpha1.ApplicationSet) {
+		live.Spec.Generators[0].List.Elements = nil
+		if err := json.Unmarshal([]byte(listElements(denied)), &live.Spec.Generators[0].List.Elements); err != nil {
+			t.Fatal(err)
+		}
+	})
 	waitCondition(t, set, v1alpha1.ApplicationSetConditionErrorOccurred, v1alpha1.ApplicationSetConditionStatusTrue, v1alpha1.ApplicationSetReasonPolicyViolation,
 		"Application "+f.name+"-ok", `"namespace":"kube-system"`)
 	consistently(t, "the denied update is not written", 3*time.Second, func() (bool, string) {
@@ -549,14 +544,9 @@ spec:
 		})
 	}
 	drop := func(s *v1alpha1.ApplicationSet) {
-		var live v1alpha1.ApplicationSet
-		if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(s), &live); err != nil {
-			t.Fatal(err)
-		}
-		live.Spec.Generators[0].List.Elements = live.Spec.Generators[0].List.Elements[:1]
-		if err := env.Client.Update(t.Context(), &live); err != nil {
-			t.Fatal(err)
-		}
+		edit(t, s.DeepCopy(), func(live *v1alpha1.ApplicationSet) {
+			live.Spec.Generators[0].List.Elements = live.Spec.Generators[0].List.Elements[:1]
+		})
 	}
 	drop(keep)
 	drop(preserve)

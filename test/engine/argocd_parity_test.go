@@ -304,12 +304,10 @@ func TestSyncWindows(t *testing.T) {
 	if img := f.deploymentImage("web"); img != "" {
 		t.Fatalf("deployment web applied during the freeze")
 	}
-	app := f.app()
-	app.Spec.SyncPolicy.Automated = nil
-	app.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}}
-	if err := env.Client.Update(t.Context(), app); err != nil {
-		t.Fatal(err)
-	}
+	edit(t, f.app(), func(app *v1alpha1.Application) {
+		app.Spec.SyncPolicy.Automated = nil
+		app.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}}
+	})
 	f.waitApp("the manual sync waits, Running with the reason", func(a *v1alpha1.Application) bool {
 		st := a.Status.OperationState
 		return a.Operation != nil && st != nil && st.Phase == v1alpha1.OperationRunning && strings.Contains(st.Message, "change freeze")

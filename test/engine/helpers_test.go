@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
@@ -110,6 +111,23 @@ func newFixture(t *testing.T, files map[string]string, opts ...gitserver.Option)
 		}
 	})
 	return f
+}
+
+// edit reads obj again by its key, changes it with fn and updates it,
+// again on a conflict: the engine writes Applications and
+// ApplicationSets meanwhile.
+func edit[T client.Object](t *testing.T, obj T, fn func(T)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		fn(obj)
+		return env.Client.Update(t.Context(), obj)
+	})
+	if err != nil {
+		t.Fatalf("update %s: %v", obj.GetName(), err)
+	}
 }
 
 // logsOf returns the last n lines of engineLog that mention s.
