@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/internal/appops"
 )
 
 // cliUsername is the initiator recorded when the kubeconfig names no user.
@@ -66,31 +66,17 @@ func (o *appTarget) key() types.NamespacedName {
 // readApp reads the Application key, typed; a missing one is a usage
 // error.
 func readApp(ctx context.Context, c client.Client, key types.NamespacedName) (*v1alpha1.Application, error) {
-	var app v1alpha1.Application
-	if err := c.Get(ctx, key, &app); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, usageError(fmt.Errorf("application %s not found in namespace %s", key.Name, key.Namespace))
-		}
-		return nil, fmt.Errorf("get application %s: %w", key.Name, err)
-	}
-	return &app, nil
+	app, err := appops.Get(ctx, c, key)
+	return app, asUsage(err)
 }
 
-// mergePatch applies patch (a JSON merge patch, guarded by the
-// Application's resourceVersion) to app.
-func mergePatch(ctx context.Context, c client.Client, app *v1alpha1.Application, patch map[string]any, verb string) error {
-	patch["metadata"] = map[string]any{"resourceVersion": app.ResourceVersion}
-	data, err := json.Marshal(patch)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", verb, err)
+// asUsage makes a request appops refused a usage error (exit 2).
+func asUsage(err error) error {
+	var re *appops.RefusedError
+	if errors.As(err, &re) {
+		return usageError(err)
 	}
-	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, data)); err != nil {
-		if apierrors.IsConflict(err) {
-			return fmt.Errorf("%s %s: the application changed meanwhile, try again: %w", verb, app.Name, err)
-		}
-		return fmt.Errorf("%s %s: %w", verb, app.Name, err)
-	}
-	return nil
+	return err
 }
 
 // appSyncOptions are the flags of `tollgate app sync`.
@@ -175,31 +161,7 @@ func runAppSync(cmd *cobra.Command, o appSyncOptions) error {
 // requestSync sets operation.sync on the Application with a merge patch
 // guarded by its resourceVersion.
 func requestSync(ctx context.Context, c client.Client, key types.NamespacedName, o appSyncOptions, user string) error {
-	app, err := readApp(ctx, c, key)
-	if err != nil {
-		return err
-	}
-	if app.Operation != nil {
-		return usageError(fmt.Errorf("application %s already has an operation in progress", key.Name))
-	}
-	sync := map[string]any{}
-	if o.prune {
-		sync["prune"] = true
-	}
-	if o.revision != "" {
-		if app.Spec.HasMultipleSources() {
-			revs := make([]string, len(app.Spec.Sources))
-			for i, s := range app.Spec.Sources {
-				revs[i] = s.TargetRevision
-			}
-			revs[0] = o.revision
-			sync["revisions"] = revs
-		} else {
-			sync["revision"] = o.revision
-		}
-	}
-	patch := map[string]any{"operation": map[string]any{"sync": sync, "initiatedBy": map[string]any{"username": user}}}
-	return mergePatch(ctx, c, app, patch, "request sync of")
+	return asUsage(appops.Sync(ctx, c, key, appops.SyncOptions{Prune: o.prune, Revision: o.revision}, user))
 }
 
 // waitForSync polls until the requested operation is gone (the controller

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/appops"
 )
 
 // The emergency brake of a GitOps runbook: turn automation off (app set),
@@ -92,7 +92,7 @@ func setSyncPolicy(ctx context.Context, c client.Client, o appSetOptions) (strin
 	}
 	if o.syncPolicy == "none" {
 		patch := map[string]any{"spec": map[string]any{"syncPolicy": map[string]any{"automated": nil}}}
-		return "automated sync turned off", mergePatch(ctx, c, app, patch, "set sync policy of")
+		return "automated sync turned off", appops.MergePatch(ctx, c, app, patch, "set sync policy of")
 	}
 	var auto v1alpha1.SyncPolicyAutomated
 	if sp := app.Spec.SyncPolicy; sp != nil && sp.Automated != nil {
@@ -108,7 +108,7 @@ func setSyncPolicy(ctx context.Context, c client.Client, o appSetOptions) (strin
 	patch := map[string]any{"spec": map[string]any{"syncPolicy": map[string]any{"automated": map[string]any{
 		"prune": auto.Prune, "selfHeal": auto.SelfHeal, "allowEmpty": auto.AllowEmpty, "enabled": nil,
 	}}}}
-	return fmt.Sprintf("automated sync turned on (prune %t, selfHeal %t)", auto.Prune, auto.SelfHeal), mergePatch(ctx, c, app, patch, "set sync policy of")
+	return fmt.Sprintf("automated sync turned on (prune %t, selfHeal %t)", auto.Prune, auto.SelfHeal), appops.MergePatch(ctx, c, app, patch, "set sync policy of")
 }
 
 func newAppHistoryCmd() *cobra.Command {
@@ -237,46 +237,6 @@ or no such deployment.`,
 // requestRollback sets operation.sync to the deployment's sources and
 // revisions and returns the deployment.
 func requestRollback(ctx context.Context, c client.Client, o appRollbackOptions, user string) (*v1alpha1.RevisionHistory, error) {
-	app, err := readApp(ctx, c, o.key())
-	if err != nil {
-		return nil, err
-	}
-	if sp := app.Spec.SyncPolicy; sp != nil && sp.Automated.IsEnabled() {
-		return nil, usageError(fmt.Errorf("rollback cannot be initiated when auto-sync is enabled: turn it off first with tollgate app set %s --sync-policy none", o.name))
-	}
-	if app.Operation != nil {
-		return nil, usageError(fmt.Errorf("application %s already has an operation in progress", o.name))
-	}
-	h, err := historyEntry(app.Status.History, o.id)
-	if err != nil {
-		return nil, err
-	}
-	sync := map[string]any{"prune": o.prune}
-	if len(h.Sources) > 0 {
-		sync["sources"], sync["revisions"] = h.Sources, h.Revisions
-	} else {
-		sync["source"], sync["revision"] = h.Source, h.Revision
-	}
-	patch := map[string]any{"operation": map[string]any{"sync": sync, "initiatedBy": map[string]any{"username": user}}}
-	return h, mergePatch(ctx, c, app, patch, "request rollback of")
-}
-
-// historyEntry finds the history entry id; "" is the one before the last.
-func historyEntry(history []v1alpha1.RevisionHistory, id string) (*v1alpha1.RevisionHistory, error) {
-	if id == "" {
-		if len(history) < 2 {
-			return nil, usageError(fmt.Errorf("no earlier deployment to roll back to (%d in the history)", len(history)))
-		}
-		return &history[len(history)-2], nil
-	}
-	n, err := strconv.ParseInt(id, 10, 64)
-	if err != nil {
-		return nil, usageError(fmt.Errorf("invalid deployment ID %q: want a number from tollgate app history", id))
-	}
-	for i := range history {
-		if history[i].ID == n {
-			return &history[i], nil
-		}
-	}
-	return nil, usageError(fmt.Errorf("no deployment %d in the history (see tollgate app history)", n))
+	h, err := appops.Rollback(ctx, c, o.key(), o.id, o.prune, user)
+	return h, asUsage(err)
 }

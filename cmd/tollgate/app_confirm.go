@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/appops"
 )
 
 func newAppConfirmDeletionCmd() *cobra.Command {
@@ -110,5 +111,5 @@ func terminateOperation(ctx context.Context, c client.Client, key types.Namespac
 		return usageError(fmt.Errorf("application %s has no operation in progress", key.Name))
 	}
 	patch := map[string]any{"status": map[string]any{"operationState": map[string]any{"phase": v1alpha1.OperationTerminating}}}
-	return mergePatch(ctx, c, app, patch, "terminate the operation of")
+	return appops.MergePatch(ctx, c, app, patch, "terminate the operation of")
 }

@@ -14,15 +14,14 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/appops"
 )
 
 // Output formats of `tollgate app get`.
@@ -111,30 +110,9 @@ func (f refreshFlag) Set(v string) error {
 const appRefreshTimeout = 2 * time.Minute
 
 // refreshApp asks the controller to compare the Application key with Git
-// (the annotation argocd.argoproj.io/refresh, as Argo CD's API server
-// sets it) and waits until the controller has, which it says by removing
-// the annotation.
+// and waits until it has (appops.Refresh).
 func refreshApp(ctx context.Context, c client.Client, key types.NamespacedName, typ string, timeout time.Duration) error {
-	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.AnnotationKeyRefresh, typ)
-	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		if apierrors.IsNotFound(err) {
-			return usageError(fmt.Errorf("application %s not found in namespace %s", key.Name, key.Namespace))
-		}
-		return fmt.Errorf("refresh application %s: %w", key.Name, err)
-	}
-	err := wait.PollUntilContextTimeout(ctx, appSyncPoll/4, timeout, true, func(ctx context.Context) (bool, error) {
-		var cur v1alpha1.Application
-		if err := c.Get(ctx, key, &cur); err != nil {
-			return false, err
-		}
-		_, pending := cur.Annotations[v1alpha1.AnnotationKeyRefresh]
-		return !pending, nil
-	})
-	if err != nil {
-		return fmt.Errorf("refresh application %s: the controller did not compare it within %s (is tollgate controller running for namespace %s?): %w", key.Name, timeout, key.Namespace, err)
-	}
-	return nil
+	return asUsage(appops.Refresh(ctx, c, key, typ, timeout))
 }
 
 // runAppGet reads the Application and prints it.

@@ -1,0 +1,187 @@
+// Package appops holds the writes a person makes to an Application, as
+// `tollgate app` makes them and as the web UI will: request a sync, a
+// rollback or a refresh. Each is the API call Argo CD's API server makes
+// for the same action (a merge patch of operation, or of the refresh
+// annotation, guarded by the resourceVersion where a lost race would
+// matter), made with the caller's client, so Kubernetes RBAC decides
+// whether the person may.
+package appops
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+)
+
+// RefusedError is a request that cannot be made as asked: the Application
+// does not exist, an operation is in progress, rollback with automated
+// sync on, no such deployment. The CLI exits 2 on it.
+type RefusedError struct{ Err error }
+
+func (e *RefusedError) Error() string { return e.Err.Error() }
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+func refused(format string, args ...any) error {
+	return &RefusedError{Err: fmt.Errorf(format, args...)}
+}
+
+// Get reads the Application key; a missing one is refused.
+func Get(ctx context.Context, c client.Reader, key types.NamespacedName) (*v1alpha1.Application, error) {
+	var app v1alpha1.Application
+	if err := c.Get(ctx, key, &app); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, refused("application %s not found in namespace %s", key.Name, key.Namespace)
+		}
+		return nil, fmt.Errorf("get application %s: %w", key.Name, err)
+	}
+	return &app, nil
+}
+
+// MergePatch applies patch (a JSON merge patch, guarded by the
+// Application's resourceVersion) to app; verb names the action in errors.
+func MergePatch(ctx context.Context, c client.Client, app *v1alpha1.Application, patch map[string]any, verb string) error {
+	patch["metadata"] = map[string]any{"resourceVersion": app.ResourceVersion}
+	data, err := json.Marshal(patch)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", verb, err)
+	}
+	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, data)); err != nil {
+		if apierrors.IsConflict(err) {
+			return fmt.Errorf("%s %s: the application changed meanwhile, try again: %w", verb, app.Name, err)
+		}
+		return fmt.Errorf("%s %s: %w", verb, app.Name, err)
+	}
+	return nil
+}
+
+// SyncOptions are the choices of a sync request.
+type SyncOptions struct {
+	// Prune deletes what the revision no longer renders.
+	Prune bool
+	// Revision, when set, syncs it instead of the target revision (the
+	// first source's, for a multi-source Application).
+	Revision string
+}
+
+// Sync sets operation.sync on the Application key, initiated by user.
+func Sync(ctx context.Context, c client.Client, key types.NamespacedName, o SyncOptions, user string) error {
+	app, err := Get(ctx, c, key)
+	if err != nil {
+		return err
+	}
+	if app.Operation != nil {
+		return refused("application %s already has an operation in progress", key.Name)
+	}
+	sync := map[string]any{}
+	if o.Prune {
+		sync["prune"] = true
+	}
+	if o.Revision != "" {
+		if app.Spec.HasMultipleSources() {
+			revs := make([]string, len(app.Spec.Sources))
+			for i, s := range app.Spec.Sources {
+				revs[i] = s.TargetRevision
+			}
+			revs[0] = o.Revision
+			sync["revisions"] = revs
+		} else {
+			sync["revision"] = o.Revision
+		}
+	}
+	patch := map[string]any{"operation": map[string]any{"sync": sync, "initiatedBy": map[string]any{"username": user}}}
+	return MergePatch(ctx, c, app, patch, "request sync of")
+}
+
+// ErrAutomatedRollback is why a rollback is refused while automated sync
+// is on: the next automated sync would undo it (Argo CD refuses it too).
+var ErrAutomatedRollback = errors.New("rollback cannot be initiated when auto-sync is enabled")
+
+// Rollback sets operation.sync to the sources and revisions of the
+// deployment id of the history ("" is the one before the last), initiated
+// by user, and returns that deployment.
+func Rollback(ctx context.Context, c client.Client, key types.NamespacedName, id string, prune bool, user string) (*v1alpha1.RevisionHistory, error) {
+	app, err := Get(ctx, c, key)
+	if err != nil {
+		return nil, err
+	}
+	if sp := app.Spec.SyncPolicy; sp != nil && sp.Automated.IsEnabled() {
+		return nil, &RefusedError{Err: fmt.Errorf("%w: turn it off first with tollgate app set %s --sync-policy none", ErrAutomatedRollback, key.Name)}
+	}
+	if app.Operation != nil {
+		return nil, refused("application %s already has an operation in progress", key.Name)
+	}
+	h, err := HistoryEntry(app.Status.History, id)
+	if err != nil {
+		return nil, err
+	}
+	sync := map[string]any{"prune": prune}
+	if len(h.Sources) > 0 {
+		sync["sources"], sync["revisions"] = h.Sources, h.Revisions
+	} else {
+		sync["source"], sync["revision"] = h.Source, h.Revision
+	}
+	patch := map[string]any{"operation": map[string]any{"sync": sync, "initiatedBy": map[string]any{"username": user}}}
+	return h, MergePatch(ctx, c, app, patch, "request rollback of")
+}
+
+// HistoryEntry finds the deployment id of history; "" is the one before
+// the last.
+func HistoryEntry(history []v1alpha1.RevisionHistory, id string) (*v1alpha1.RevisionHistory, error) {
+	if id == "" {
+		if len(history) < 2 {
+			return nil, refused("no earlier deployment to roll back to (%d in the history)", len(history))
+		}
+		return &history[len(history)-2], nil
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return nil, refused("invalid deployment ID %q: want a number from tollgate app history", id)
+	}
+	for i := range history {
+		if history[i].ID == n {
+			return &history[i], nil
+		}
+	}
+	return nil, refused("no deployment %d in the history (see tollgate app history)", n)
+}
+
+// RefreshPoll is how often Refresh looks whether the controller compared.
+const RefreshPoll = 250 * time.Millisecond
+
+// Refresh asks the controller to compare the Application key with Git
+// (the annotation argocd.argoproj.io/refresh set to typ, normal or hard,
+// as Argo CD's API server sets it) and waits, up to timeout, until the
+// controller has, which it says by removing the annotation.
+func Refresh(ctx context.Context, c client.Client, key types.NamespacedName, typ string, timeout time.Duration) error {
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.AnnotationKeyRefresh, typ)
+	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return refused("application %s not found in namespace %s", key.Name, key.Namespace)
+		}
+		return fmt.Errorf("refresh application %s: %w", key.Name, err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, RefreshPoll, timeout, true, func(ctx context.Context) (bool, error) {
+		var cur v1alpha1.Application
+		if err := c.Get(ctx, key, &cur); err != nil {
+			return false, err
+		}
+		_, pending := cur.Annotations[v1alpha1.AnnotationKeyRefresh]
+		return !pending, nil
+	})
+	if err != nil {
+		return fmt.Errorf("refresh application %s: the controller did not compare it within %s (is tollgate controller running for namespace %s?): %w", key.Name, timeout, key.Namespace, err)
+	}
+	return nil
+}
