@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/policies/report"
 	"github.com/tollgate-dev/tollgate/webhook"
 	"github.com/tollgate-dev/tollgate/webhook/audit"
@@ -160,53 +159,6 @@ func runAudit(cmd *cobra.Command, o auditOptions) error {
 	}
 	if rep.Summary.Denied > 0 || o.failOnWarn && rep.Summary.Warned > 0 {
 		return deniedError()
-	}
-	return nil
-}
-
-// loadWebhookPolicies loads the webhook configuration file (the defaults
-// without one) and compiles its policies, as `tollgate webhook` does.
-func loadWebhookPolicies(ctx context.Context, configFile, namespace string) (webhook.Config, *policies.Evaluator, error) {
-	cfg := webhook.DefaultConfig()
-	if configFile != "" {
-		var err error
-		if cfg, err = webhook.LoadConfig(configFile); err != nil {
-			return cfg, nil, err
-		}
-	}
-	if cfg.TollgateNamespace == "" {
-		cfg.TollgateNamespace = namespace
-	}
-	popts := policies.DefaultOptions()
-	popts.Config = cfg.Config
-	eval, err := policies.New(ctx, popts)
-	if err != nil {
-		return cfg, nil, fmt.Errorf("load policies: %w", err)
-	}
-	return cfg, eval, nil
-}
-
-// webhookCacheOptions are the options of the webhook's cache of
-// Applications (every namespace, for applications in any namespace) and
-// AppProjects (the Argo CD namespace only), without managed fields.
-func webhookCacheOptions(cfg webhook.Config) cache.Options {
-	return cache.Options{
-		Scheme:           clientgoscheme.Scheme,
-		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject: map[client.Object]cache.ByObject{
-			webhook.NewAppProject(): {Namespaces: map[string]cache.Config{argoCDNamespace(cfg): {}}},
-		},
-	}
-}
-
-// watchProjects indexes Applications by project and starts the informers
-// of Applications and AppProjects of c, before c starts.
-func watchProjects(ctx context.Context, c cache.Cache) error {
-	if err := webhook.IndexApplications(ctx, c); err != nil {
-		return explainNoCRD(err)
-	}
-	if _, err := c.GetInformer(ctx, webhook.NewAppProject()); err != nil {
-		return explainNoCRD(fmt.Errorf("watch AppProjects: %w", err))
 	}
 	return nil
 }
