@@ -167,7 +167,7 @@ func Diff(ctx context.Context, deps DiffDependencies, opts Options, app *v1alpha
 	}
 	for i := range out.Objects {
 		if o := &out.Objects[i]; o.Ref.Group == "" && o.Ref.Kind == "Secret" {
-			hideSecretData(o.Live, o.Target)
+			HideSecretData(o.Live, o.Target)
 		}
 	}
 	slices.SortStableFunc(out.Objects, func(a, b ObjectDiff) int {
@@ -204,13 +204,13 @@ func prunable(ctx context.Context, a *apply.Applier, instance string, objs []*un
 	return slices.DeleteFunc(live, func(o *unstructured.Unstructured) bool { return o == nil }), nil
 }
 
-// hideSecretData masks the values of a Secret's data in live and target in
+// HideSecretData masks the values of a Secret's data in live and target in
 // place, as gitops-engine's diff.HideSecretData: per key, equal values get
 // the same mask and different ones masks of different lengths, so a change
 // shows without its content. stringData (a desired object not yet applied)
 // is folded into data first, and the last-applied-configuration annotation
 // is dropped.
-func hideSecretData(live, target map[string]any) {
+func HideSecretData(live, target map[string]any) {
 	objs := []map[string]any{live, target}
 	keys := map[string]bool{}
 	for _, o := range objs {

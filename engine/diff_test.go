@@ -51,7 +51,7 @@ func TestHideSecretData(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			hideSecretData(tc.live, tc.target)
+			HideSecretData(tc.live, tc.target)
 			if diff := cmp.Diff(tc.wantLive, tc.live); diff != "" {
 				t.Errorf("live (-want +got):\n%s", diff)
 			}

@@ -10,10 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
@@ -267,43 +265,13 @@ func writeAppDiff(w io.Writer, d *engine.AppDiff, color bool) error {
 			fmt.Fprintf(bw, "dry run rejected: %s\n", o.Error)
 			continue
 		}
-		text, err := unifiedDiff(o.Live, o.Target)
+		text, err := o.UnifiedDiff()
 		if err != nil {
 			return fmt.Errorf("diff %s: %w", o.Ref, err)
 		}
 		writeColored(bw, text, color)
 	}
 	return bw.Flush()
-}
-
-// unifiedDiff returns the unified diff (3 lines of context) from the YAML
-// of live to the YAML of target; a nil side is empty.
-func unifiedDiff(live, target map[string]any) (string, error) {
-	a, err := yamlLines(live)
-	if err != nil {
-		return "", err
-	}
-	b, err := yamlLines(target)
-	if err != nil {
-		return "", err
-	}
-	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: a, B: b, FromFile: "live", ToFile: "desired", Context: 3})
-}
-
-// yamlLines returns the YAML of obj as lines ending in "\n"; none for nil.
-func yamlLines(obj map[string]any) ([]string, error) {
-	if obj == nil {
-		return nil, nil
-	}
-	data, err := yaml.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	lines := strings.SplitAfter(string(data), "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	return lines, nil
 }
 
 // writeColored writes a unified diff, with removed lines red, added lines

@@ -32,6 +32,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/shard"
 	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/ui"
 )
 
 // webhookSecretEnv may hold the Git webhook secret instead of the flag, so
@@ -97,6 +98,9 @@ type controllerOptions struct {
 	appSetNamespaces []string
 	// notifications sends Argo CD's notifications of argocd-notifications-cm.
 	notifications bool
+	// uiAddr serves the web UI there too ("" or 0: no UI), under ui.
+	uiAddr string
+	ui     uiServeOptions
 }
 
 // appSetNamespaces are the namespaces whose ApplicationSets are served,
@@ -108,6 +112,9 @@ func (o controllerOptions) servedAppSetNamespaces() []string {
 	return append([]string{o.namespace}, o.appSetNamespaces...)
 }
 
+// serveUI reports whether --ui-addr asks for the web UI.
+func (o controllerOptions) serveUI() bool { return o.uiAddr != "" && o.uiAddr != "0" }
+
 // defaultControllerOptions are the defaults of the controller's flags,
 // which tollgate dev starts from too.
 func defaultControllerOptions() controllerOptions {
@@ -118,7 +125,7 @@ func defaultControllerOptions() controllerOptions {
 		reconcileTimeout:   engine.DefaultReconcileTimeout,
 		metricsAddr:        ":8080", healthAddr: ":8081", pprofAddr: "0", webhookAddr: ":8082",
 		repoOptions: defaultRepoOptions(), repoServerSecret: defaultRepoServerSecret, repoServerService: defaultRepoServerService,
-		applicationSets: true, notifications: true,
+		applicationSets: true, notifications: true, ui: defaultUIServeOptions(),
 	}
 }
 
@@ -211,6 +218,8 @@ trigger on-policy-violation (config/notifications has the catalog).`,
 	f.BoolVar(&o.applicationSets, "applicationsets", o.applicationSets, "run the ApplicationSets of --namespace and --applicationset-namespaces (needs the ApplicationSet CRD of config/crd)")
 	f.StringSliceVar(&o.appSetNamespaces, "applicationset-namespaces", nil, "other `NAMESPACES` whose ApplicationSets are run (comma-separated); their Applications must be permitted there by their project's sourceNamespaces")
 	f.BoolVar(&o.notifications, "notifications", o.notifications, "send Argo CD's notifications configured in argocd-notifications-cm and argocd-notifications-secret of --namespace (nothing without them)")
+	f.StringVar(&o.uiAddr, "ui-addr", "", "also serve the web UI (tollgate ui) on this `HOST:PORT`, acting as the signed-in person chosen by the flags below")
+	o.ui.addAuthFlags(f)
 	f.StringVar(&o.trackingMethod, "tracking-method", "", "how applied objects are marked and recognised as an Application's: annotation, label or annotation+label (default: trackingMethod of --config, else annotation)")
 	return cmd
 }
@@ -241,6 +250,13 @@ func runController(ctx context.Context, o controllerOptions) error {
 	}
 	if _, err := o.repoOptions.check(); err != nil {
 		return err
+	}
+	var uiAuth ui.Auth
+	if o.serveUI() {
+		var err error
+		if uiAuth, err = o.ui.auth(o.uiAddr); err != nil {
+			return usageError(fmt.Errorf("--ui-addr: %w", err))
+		}
 	}
 	kc, err := loadKubeconfig(o.kubeconfig)
 	if err != nil {
@@ -328,6 +344,11 @@ func runController(ctx context.Context, o controllerOptions) error {
 	}
 	if err := addPushWebhook(mgr, o, eopts, metrics, log); err != nil {
 		return err
+	}
+	if o.serveUI() {
+		if err := addUI(ctx, mgr, manifests, cfg.TrackingMethod, o, uiAuth, os.Stdout); err != nil {
+			return err
+		}
 	}
 	log.Info("Starting controller", "namespace", o.namespace, "resync", o.resync.String(), "leaderElection", o.leaderElect,
 		"sharding", o.sharding, "repoServers", o.repoServers)
@@ -479,7 +500,7 @@ func controllerManifests(cfg *rest.Config, mgr manager.Manager, o controllerOpti
 // newControllerManager builds the controller-runtime manager with health
 // checks.
 func newControllerManager(kc kubeconfig, o controllerOptions) (manager.Manager, error) {
-	scheme, err := newScheme()
+	scheme, err := newUIScheme()
 	if err != nil {
 		return nil, err
 	}

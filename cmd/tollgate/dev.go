@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -19,6 +20,8 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/controlplane"
 	"github.com/tollgate-dev/tollgate/internal/devstack"
 	"github.com/tollgate-dev/tollgate/internal/devstack/kubelet"
+	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/ui"
 	"github.com/tollgate-dev/tollgate/webhook/audit"
 )
 
@@ -74,6 +77,7 @@ when every step met its expectation, 1 naming the step otherwise.`,
 	f.IntVar(&o.stack.APIPort, "api-port", o.stack.APIPort, "port of kube-apiserver on 127.0.0.1 (0: any free port)")
 	f.IntVar(&o.stack.GitPort, "git-port", o.stack.GitPort, "port of the Git server on 127.0.0.1 (0: any free port)")
 	f.IntVar(&o.stack.WebhookPort, "webhook-port", o.stack.WebhookPort, "port of the admission webhook (0: any free port)")
+	f.IntVar(&o.stack.UIPort, "ui-port", o.stack.UIPort, "port of the web UI on 127.0.0.1, acting as the administrator (0: any free port)")
 	return cmd
 }
 
@@ -81,7 +85,7 @@ when every step met its expectation, 1 naming the step otherwise.`,
 // installs the examples and tells the story until ctx ends or the tour is
 // over; then it stops everything.
 func runDev(ctx context.Context, cmd *cobra.Command, o devOptions) (err error) {
-	for _, p := range []*int{&o.stack.APIPort, &o.stack.GitPort, &o.stack.WebhookPort} {
+	for _, p := range []*int{&o.stack.APIPort, &o.stack.GitPort, &o.stack.WebhookPort, &o.stack.UIPort} {
 		if *p < 0 || *p > 65535 {
 			return usageError(fmt.Errorf("invalid port %d: want 0-65535", *p))
 		}
@@ -122,6 +126,14 @@ func runDev(ctx context.Context, cmd *cobra.Command, o devOptions) (err error) {
 	g.Go(func() error { return runWebhook(gctx, wopts) })
 	g.Go(func() error { return runController(gctx, devControllerOptions(stack, repoServer)) })
 	con.Printf("tollgate dev: webhook on :%d and sync engine running in this process (logs: %s)", stack.WebhookPort, logFile)
+	uiLn, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", o.stack.UIPort))
+	if err != nil {
+		cancel()
+		return errors.Join(fmt.Errorf("web ui: %w", err), g.Wait())
+	}
+	stack.UIURL = "http://" + uiLn.Addr().String()
+	g.Go(func() error { return runDevUI(gctx, stack, uiLn) })
+	con.Printf("tollgate dev: web UI on %s, acting as %s (tollgate dev without --tour keeps it up)", stack.UIURL, devstack.AdminUser)
 	apps, err := stack.Install(gctx)
 	if err != nil {
 		cancel()
@@ -150,12 +162,12 @@ func runDev(ctx context.Context, cmd *cobra.Command, o devOptions) (err error) {
 }
 
 func printDevHelp(con *devstack.Console, s *devstack.Stack) {
-	con.Printf(`tollgate dev: ready. From another terminal:
+	con.Printf(`tollgate dev: ready. Open %[3]s, or from another terminal:
   kubectl --kubeconfig %[1]s get applications -A
   bin/tollgate app get billing --kubeconfig %[1]s
   bin/tollgate app sync billing --kubeconfig %[1]s --wait
   git clone %[2]s    # change something, git push: the engine syncs it
-Ctrl-C stops everything.`, s.Kubeconfig, s.Repo.URL())
+Ctrl-C stops everything.`, s.Kubeconfig, s.Repo.URL(), s.UIURL)
 }
 
 func stopDev(s *devstack.Stack, con *devstack.Console, keep bool) error {
@@ -167,6 +179,20 @@ func stopDev(s *devstack.Stack, con *devstack.Console, keep bool) error {
 		con.Printf("tollgate dev: removed %s and %s", s.DataDir(), s.Kubeconfig)
 	}
 	return err
+}
+
+// runDevUI serves the web UI on ln as the administrator (--insecure-local,
+// loopback only), rendering diffs in this process from the stack's Git
+// server.
+func runDevUI(ctx context.Context, s *devstack.Stack, ln net.Listener) error {
+	kc, err := loadKubeconfig(s.Kubeconfig)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	o := uiOptions{repoOptions: defaultRepoOptions(), namespace: devstack.ArgoCDNamespace, trackingMethod: string(policies.TrackingAnnotation)}
+	o.allowInsecureRepos, o.repoCache = true, filepath.Join(s.DataDir(), "ui-repo-cache")
+	return runUIOn(ctx, ln, kc.rest, o, ui.Auth{InsecureLocal: true})
 }
 
 // devWebhookOptions serve the webhook where the API server calls it, with

@@ -83,6 +83,7 @@ func newRootCmd() *cobra.Command {
 		newAppCmd(),
 		newApplicationSetCmd(),
 		newRenderWorkerCmd(),
+		newUICmd(),
 	)
 	for _, c := range optionalCommands {
 		cmd.AddCommand(c())

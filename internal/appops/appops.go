@@ -156,6 +156,20 @@ func HistoryEntry(history []v1alpha1.RevisionHistory, id string) (*v1alpha1.Revi
 	return nil, refused("no deployment %d in the history (see tollgate app history)", n)
 }
 
+// RequestRefresh sets the refresh annotation of the Application key to typ
+// (normal or hard) without waiting for the controller.
+func RequestRefresh(ctx context.Context, c client.Client, key types.NamespacedName, typ string) error {
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.AnnotationKeyRefresh, typ)
+	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return refused("application %s not found in namespace %s", key.Name, key.Namespace)
+		}
+		return fmt.Errorf("refresh application %s: %w", key.Name, err)
+	}
+	return nil
+}
+
 // RefreshPoll is how often Refresh looks whether the controller compared.
 const RefreshPoll = 250 * time.Millisecond
 
@@ -164,13 +178,8 @@ const RefreshPoll = 250 * time.Millisecond
 // as Argo CD's API server sets it) and waits, up to timeout, until the
 // controller has, which it says by removing the annotation.
 func Refresh(ctx context.Context, c client.Client, key types.NamespacedName, typ string, timeout time.Duration) error {
-	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.AnnotationKeyRefresh, typ)
-	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		if apierrors.IsNotFound(err) {
-			return refused("application %s not found in namespace %s", key.Name, key.Namespace)
-		}
-		return fmt.Errorf("refresh application %s: %w", key.Name, err)
+	if err := RequestRefresh(ctx, c, key, typ); err != nil {
+		return err
 	}
 	err := wait.PollUntilContextTimeout(ctx, RefreshPoll, timeout, true, func(ctx context.Context) (bool, error) {
 		var cur v1alpha1.Application

@@ -78,6 +78,9 @@ type Options struct {
 	Kubeconfig string
 	// Ports on 127.0.0.1; 0 picks a free one (tests).
 	APIPort, GitPort, WebhookPort int
+	// UIPort is the web UI's port on 127.0.0.1, which the caller serves
+	// (0: a free one).
+	UIPort int
 }
 
 // DefaultOptions are the options of `tollgate dev` without flags.
@@ -85,7 +88,7 @@ func DefaultOptions() Options {
 	return Options{
 		Root: ".", Examples: "examples", ToolsDir: filepath.Join("bin", "k8s"),
 		Kubeconfig: filepath.Join(".tollgate", "kubeconfig"),
-		APIPort:    16443, GitPort: 18080, WebhookPort: 19443,
+		APIPort:    16443, GitPort: 18080, WebhookPort: 19443, UIPort: 18081,
 	}
 }
 
@@ -108,6 +111,9 @@ type Stack struct {
 	WebhookCertDir string
 	// Repo is the served repository.
 	Repo *gitrepo.Repo
+	// UIURL is where the caller serves the web UI, "" when it does not;
+	// the tour points at it.
+	UIURL string
 
 	repoURL   string
 	story     *story

@@ -221,6 +221,9 @@ func (s *Stack) tourBadCommit(ctx context.Context, con *Console, bc badChange) e
 	s.catchUp(ctx)
 	con.Printf("   ok: %s refused commit %s with %s; its %d live objects are unchanged (same resourceVersions)", bc.App, short(sha), strings.Join(want, ", "), len(after))
 	con.Printf("   see for yourself: bin/tollgate app get %s --kubeconfig %s", bc.App, s.Kubeconfig)
+	if s.UIURL != "" {
+		con.Printf("   or in the web UI: %s/applications/%s/%s", s.UIURL, ArgoCDNamespace, bc.App)
+	}
 	rev, err := s.Repo.Revert(ctx, sha)
 	if err != nil {
 		return err
