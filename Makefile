@@ -28,8 +28,12 @@ build: ## Build bin/tollgate (static, CGO_ENABLED=0).
 tools: ## Build etcd, kube-apiserver and kube-controller-manager from source into a cache, link into bin/k8s (first time 10-16 min).
 	bash hack/build-tools.sh
 
+.PHONY: browser
+browser: ## Install Debian's chromium for the web UI's browser tests (once; needs root or sudo).
+	bash hack/install-chromium.sh
+
 .PHONY: test
-test: tools ## Unit, Rego, CLI and integration tests against a real kube-apiserver + etcd.
+test: tools browser ## Unit, Rego, CLI, browser and integration tests against a real kube-apiserver + etcd.
 	go test -p $(GO_TEST_P) -count=1 -timeout 30m $(GO_TEST_FLAGS) ./...
 
 .PHONY: fuzz

@@ -148,13 +148,13 @@ type session struct {
 
 // authenticator finds the person of a request.
 type authenticator struct {
-	opts     Auth
-	base     *rest.Config
+	opts Auth
+	base *rest.Config
 	// localUser is the name of the UI's own identity (--insecure-local).
 	localUser string
-	now      func() time.Time
-	mu       sync.Mutex
-	sessions map[string]session
+	now       func() time.Time
+	mu        sync.Mutex
+	sessions  map[string]session
 }
 
 func newAuthenticator(a Auth, base *rest.Config) *authenticator {

@@ -20,6 +20,3 @@ func (s *Server) diff(ctx context.Context, p *person, app *v1alpha1.Application)
 	}
 	return engine.Diff(ctx, engine.DiffDependencies{Client: s.own, Config: p.cfg, Scheme: s.opts.Scheme, Manifests: s.opts.Manifests}, opts, app)
 }
-
-// engineHideSecretData masks a live Secret as the diff masks it.
-func engineHideSecretData(obj map[string]any) { engine.HideSecretData(obj, nil) }

@@ -26,7 +26,7 @@ func newAppRow(app *v1alpha1.Application) appRow {
 		Destination: destination(app.Spec.Destination),
 		Sync:        cmp.Or(string(app.Status.Sync.Status), "Unknown"),
 		Health:      cmp.Or(string(app.Status.Health.Status), "Unknown"),
-		Revision:    shortRevision(cmp.Or(app.Status.Sync.Revision, strings.Join(app.Status.Sync.Revisions, ", "))),
+		Revision:    appops.ShortRevision(cmp.Or(app.Status.Sync.Revision, strings.Join(app.Status.Sync.Revisions, ", "))),
 	}
 	if st := app.Status.OperationState; st != nil {
 		r.Operation = string(st.Phase)
@@ -39,13 +39,6 @@ func newAppRow(app *v1alpha1.Application) appRow {
 
 func destination(d v1alpha1.ApplicationDestination) string {
 	return cmp.Or(d.Name, d.Server) + " / " + cmp.Or(d.Namespace, "(none)")
-}
-
-func shortRevision(rev string) string {
-	if len(rev) == 40 && !strings.ContainsAny(rev, " ,") {
-		return rev[:7]
-	}
-	return rev
 }
 
 // listFilter is the list page's query.
@@ -124,7 +117,7 @@ func newOpView(st *v1alpha1.OperationState) *opView {
 		return nil
 	}
 	v := &opView{
-		Phase: string(st.Phase), Message: st.Message, InitiatedBy: initiator(st.Operation.InitiatedBy),
+		Phase: string(st.Phase), Message: st.Message, InitiatedBy: appops.Initiator(st.Operation.InitiatedBy),
 		Started: formatTime(st.StartedAt.Time),
 	}
 	if st.FinishedAt != nil {
@@ -144,17 +137,6 @@ func newOpView(st *v1alpha1.OperationState) *opView {
 		v.Resources = st.SyncResult.Resources
 	}
 	return v
-}
-
-func initiator(i v1alpha1.OperationInitiator) string {
-	switch {
-	case i.Automated:
-		return "automated sync policy"
-	case i.Username != "":
-		return i.Username
-	default:
-		return "unknown"
-	}
 }
 
 func formatTime(t time.Time) string {
@@ -186,7 +168,7 @@ func history(app *v1alpha1.Application) []historyRow {
 			names = append(names, sourceText(s))
 		}
 		out = append(out, historyRow{
-			ID: h.ID, Revision: rev, DeployedAt: formatTime(h.DeployedAt.Time), DeployedBy: initiator(h.InitiatedBy),
+			ID: h.ID, Revision: rev, DeployedAt: formatTime(h.DeployedAt.Time), DeployedBy: appops.Initiator(h.InitiatedBy),
 			Source: strings.Join(names, "; "), Current: i == len(app.Status.History)-1,
 		})
 	}

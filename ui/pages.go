@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/internal/appops"
 )
 
@@ -37,7 +38,7 @@ func parseTemplates() (pageSet, error) {
 		"lower": strings.ToLower,
 		"join":  strings.Join,
 		"path":  url.PathEscape,
-		"short": shortRevision,
+		"short": appops.ShortRevision,
 	}
 	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
 	if err != nil {
@@ -99,21 +100,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, p *person, statu
 // fail shows err with the status it maps to: the API server's 403 and 404
 // as they are, a refused request 409.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, p *person, err error) {
-	code := http.StatusInternalServerError
-	var he *httpError
-	var refused *appops.RefusedError
-	switch {
-	case errors.As(err, &he):
-		code = he.code
-	case apierrors.IsForbidden(err):
-		code = http.StatusForbidden
-	case apierrors.IsNotFound(err):
-		code = http.StatusNotFound
-	case errors.As(err, &refused):
-		code = http.StatusConflict
-	case apierrors.IsConflict(err):
-		code = http.StatusConflict
-	}
+	code := statusOf(err)
 	if code >= 500 {
 		s.opts.Log.Error(err, "Request failed", "path", r.URL.Path)
 	}
@@ -121,6 +108,24 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, p *person, err err
 		Code    int
 		Message string
 	}{code, err.Error()}})
+}
+
+// statusOf is the HTTP status err answers: the API server's 403 and 404
+// as they are, a refused request or a lost race 409.
+func statusOf(err error) int {
+	var he *httpError
+	var refused *appops.RefusedError
+	switch {
+	case errors.As(err, &he):
+		return he.code
+	case apierrors.IsForbidden(err):
+		return http.StatusForbidden
+	case apierrors.IsNotFound(err):
+		return http.StatusNotFound
+	case errors.As(err, &refused), apierrors.IsConflict(err):
+		return http.StatusConflict
+	}
+	return http.StatusInternalServerError
 }
 
 // signedIn runs h as the request's person, or sends them to sign in.
@@ -325,16 +330,9 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request, p *person) {
 		return
 	}
 	if err != nil {
-		code := http.StatusInternalServerError
-		var refused *appops.RefusedError
-		switch {
-		case apierrors.IsForbidden(err):
-			code = http.StatusForbidden
-		case errors.As(err, &refused), apierrors.IsConflict(err):
-			code = http.StatusConflict
-		case apierrors.IsNotFound(err):
-			code = http.StatusNotFound
-		}
+		// Shown on the Application's page, unless the person may not see
+		// it or it is gone.
+		code := statusOf(err)
 		if code == http.StatusNotFound || code == http.StatusForbidden && !s.access.allowed(r.Context(), p, "get", v1alpha1.GroupVersion.Group, "applications", key.Namespace, key.Name) {
 			s.fail(w, r, p, err)
 			return
@@ -458,7 +456,7 @@ func maskObject(obj *unstructured.Unstructured) bool {
 	if gvk.Group != "" || gvk.Kind != "Secret" {
 		return false
 	}
-	engineHideSecretData(obj.Object)
+	engine.HideSecretData(obj.Object, nil)
 	return true
 }
 

@@ -176,7 +176,7 @@ func writeHistory(w io.Writer, history []v1alpha1.RevisionHistory) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tDEPLOYED\tINITIATED BY\tREVISION")
 	for _, h := range history {
-		by := initiator(h.InitiatedBy)
+		by := appops.Initiator(h.InitiatedBy)
 		revs := h.Revisions
 		if len(revs) == 0 {
 			revs = []string{h.Revision}

@@ -238,7 +238,7 @@ func appSummary(app *v1alpha1.Application) string {
 	}
 	writeField(&b, "Health Status:", health)
 	if op := app.Operation; op != nil && (app.Status.OperationState == nil || app.Status.OperationState.Phase.Completed()) {
-		writeField(&b, "Pending Operation:", "Sync requested by "+initiator(op.InitiatedBy))
+		writeField(&b, "Pending Operation:", "Sync requested by "+appops.Initiator(op.InitiatedBy))
 	}
 	return b.String()
 }
@@ -293,7 +293,7 @@ func syncStatus(app *v1alpha1.Application) string {
 		}
 		revs := make([]string, len(st.Revisions))
 		for i, r := range st.Revisions {
-			revs[i] = shortRevision(r)
+			revs[i] = appops.ShortRevision(r)
 		}
 		return out + " (" + strings.Join(revs, ", ") + ")"
 	}
@@ -309,30 +309,10 @@ func syncStatus(app *v1alpha1.Application) string {
 	default:
 		return out
 	}
-	if rev := shortRevision(st.Revision); rev != "" && rev != target {
+	if rev := appops.ShortRevision(st.Revision); rev != "" && rev != target {
 		out += " (" + rev + ")"
 	}
 	return out
-}
-
-// shortRevision abbreviates a Git commit hash to 7 characters and leaves
-// anything else (a tag, a chart version) as it is.
-func shortRevision(rev string) string {
-	if (len(rev) == 40 || len(rev) == 64) && strings.Trim(rev, "0123456789abcdef") == "" {
-		return rev[:7]
-	}
-	return rev
-}
-
-// initiator is who started an operation.
-func initiator(i v1alpha1.OperationInitiator) string {
-	switch {
-	case i.Username != "":
-		return i.Username
-	case i.Automated:
-		return "automated sync"
-	}
-	return "unknown"
 }
 
 // appConditions is the conditions table, every message in full.
@@ -371,7 +351,7 @@ func appOperation(app *v1alpha1.Application) string {
 	if rev != "" {
 		writeField(&b, "Sync Revision:", rev)
 	}
-	writeField(&b, "Initiated By:", initiator(st.Operation.InitiatedBy))
+	writeField(&b, "Initiated By:", appops.Initiator(st.Operation.InitiatedBy))
 	writeField(&b, "Phase:", string(st.Phase))
 	writeField(&b, "Start:", formatTime(st.StartedAt.Time))
 	if st.FinishedAt != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/internal/appops"
 )
 
 func newAppListCmd() *cobra.Command {
@@ -76,7 +77,7 @@ func writeAppList(w io.Writer, apps []v1alpha1.Application) error {
 		}
 		short := make([]string, len(revs))
 		for i, r := range revs {
-			short[i] = shortRevision(r)
+			short[i] = appops.ShortRevision(r)
 		}
 		rev := strings.Join(short, ",")
 		conds := "-"

@@ -243,7 +243,7 @@ func newUIScheme() (*runtime.Scheme, error) {
 type uiRunnable func(context.Context) error
 
 func (f uiRunnable) Start(ctx context.Context) error { return f(ctx) }
-func (uiRunnable) NeedLeaderElection() bool         { return false }
+func (uiRunnable) NeedLeaderElection() bool          { return false }
 
 // addUI serves the UI in the controller's manager on o.uiAddr, over the
 // manager's cache, rendering diffs with manifests.

@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -100,8 +101,22 @@ func applyOrder(objs []*unstructured.Unstructured) {
 // config/default` against a real API server: every object must pass the API
 // server's validation and admission. Namespaces and CRDs are applied for real
 // first, because a dry-run namespace does not exist for the objects in it.
-func TestDefaultServerDryRun(t *testing.T) {
-	objs := build(t, "default")
+func TestDefaultServerDryRun(t *testing.T) { serverDryRun(t, "default") }
+
+// TestUIServerDryRun is the same for the optional config/ui, whose
+// namespaces config/default and Argo CD create.
+func TestUIServerDryRun(t *testing.T) {
+	for _, ns := range []string{"tollgate-system", "argocd"} {
+		if err := env.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	serverDryRun(t, "ui")
+}
+
+func serverDryRun(t *testing.T, dir string) {
+	t.Helper()
+	objs := build(t, dir)
 	applyOrder(objs)
 	for _, u := range objs {
 		opts := []client.ApplyOption{client.ForceOwnership, client.FieldOwner("tollgate")}

@@ -36,7 +36,7 @@ func tollgate(t *testing.T) string {
 func devCmd(t *testing.T, ctx context.Context, bin, data string, args ...string) *exec.Cmd {
 	t.Helper()
 	args = append([]string{"dev", "--data-dir", data, "--write-kubeconfig", filepath.Join(t.TempDir(), "kubeconfig"),
-		"--tools-dir", envtest.BinaryDir(), "--api-port", "0", "--git-port", "0", "--webhook-port", "0"}, args...)
+		"--tools-dir", envtest.BinaryDir(), "--api-port", "0", "--git-port", "0", "--webhook-port", "0", "--ui-port", "0"}, args...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = envtest.RepoRoot()
 	return cmd
@@ -55,6 +55,7 @@ func TestTour(t *testing.T) {
 		t.Fatalf("tollgate dev --tour: %v\n%s", err, out)
 	}
 	for _, want := range []string{
+		"tollgate dev: web UI on http://127.0.0.1:",
 		"== Step 1/6: the example Applications sync and become Healthy",
 		"PreSync wave 0: Job/billing-db-migrate (PreSync hook, succeeded)",
 		"Sync wave -1: ConfigMap/billing-config",
@@ -66,6 +67,7 @@ func TestTour(t *testing.T) {
 		"[project-source-denied]",
 		"[reserved-annotation]",
 		"ok: guestbook-dev refused commit",
+		"   or in the web UI: http://127.0.0.1:",
 		"with no-plaintext-secret; its 4 live objects are unchanged (same resourceVersions)",
 		"with exemption-not-allowed, project-resource-denied; its 4 live objects are unchanged",
 		"ok: 4 Applications Synced and Healthy at",
