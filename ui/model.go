@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/internal/appops"
 )
 
@@ -151,11 +152,14 @@ type historyRow struct {
 	ID                               int64
 	Revision, DeployedAt, DeployedBy string
 	Source                           string
+	// Commits are the deployed commits of the Git sources: author, date
+	// and message (nil when unknown).
+	Commits []*source.Commit
 	// Current is the deployment now live (nothing to roll back to).
 	Current bool
 }
 
-func history(app *v1alpha1.Application) []historyRow {
+func history(app *v1alpha1.Application, commits map[int64][]*source.Commit) []historyRow {
 	out := make([]historyRow, 0, len(app.Status.History))
 	for i, h := range slices.Backward(app.Status.History) {
 		rev := h.Revision
@@ -170,6 +174,7 @@ func history(app *v1alpha1.Application) []historyRow {
 		out = append(out, historyRow{
 			ID: h.ID, Revision: rev, DeployedAt: formatTime(h.DeployedAt.Time), DeployedBy: appops.Initiator(h.InitiatedBy),
 			Source: strings.Join(names, "; "), Current: i == len(app.Status.History)-1,
+			Commits: slices.DeleteFunc(slices.Clone(commits[h.ID]), func(c *source.Commit) bool { return c == nil }),
 		})
 	}
 	return out

@@ -39,6 +39,8 @@ func parseTemplates() (pageSet, error) {
 		"join":  strings.Join,
 		"path":  url.PathEscape,
 		"short": appops.ShortRevision,
+		"title": func(msg string) string { t, _, _ := strings.Cut(msg, "\n"); return t },
+		"date":  func(t time.Time) string { return formatTime(t) },
 	}
 	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
 	if err != nil {
@@ -285,11 +287,11 @@ func (s *Server) showApp(w http.ResponseWriter, r *http.Request, p *person, stat
 	s.render(w, r, p, status, "app", view{Title: app.Name, Watch: app.Namespace + "/" + app.Name, Data: map[string]any{
 		"App": app, "Row": newAppRow(app), "Sources": sources,
 		"RefusedRevision": refusedRev, "Verdicts": vs, "Conditions": conds,
-		"Operation": newOpView(app.Status.OperationState), "History": history(app),
+		"Operation": newOpView(app.Status.OperationState), "History": history(app, s.historyCommits(ctx, app)),
 		"Tree": tree, "TreeNotes": notes,
 		"CanAct":          s.access.allowed(ctx, p, "patch", v1alpha1.GroupVersion.Group, "applications", app.Namespace, app.Name),
 		"RollbackRefusal": rollbackRefusal(app),
-		"Diffs":           s.opts.Manifests != nil,
+		"Diffs":           s.opts.Repos != nil,
 		"Notice":          notice, "Error": actionErr,
 	}})
 }
@@ -356,7 +358,7 @@ type diffView struct {
 // and dry-run as p (the repository credentials are the UI's). A query
 // naming one object shows only it.
 func (s *Server) diffPage(w http.ResponseWriter, r *http.Request, p *person) {
-	if s.opts.Manifests == nil {
+	if s.opts.Repos == nil {
 		s.fail(w, r, p, &httpError{http.StatusNotImplemented, errors.New("this UI renders no diffs: it was started without a way to fetch and render sources")})
 		return
 	}

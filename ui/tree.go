@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -79,12 +80,13 @@ func (s *Server) tree(ctx context.Context, p *person, app *v1alpha1.Application)
 	var notes []string
 	var found []*metav1.PartialObjectMetadata
 	for _, ns := range slices.Sorted(maps.Keys(namespaces)) {
+		var forbidden []string
 		for _, gvk := range childKinds {
 			list := &metav1.PartialObjectMetadataList{}
 			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 			if err := p.c.List(ctx, list, client.InNamespace(ns), client.Limit(2000)); err != nil {
 				if apierrors.IsForbidden(err) {
-					notes = append(notes, fmt.Sprintf("you may not list %ss in namespace %s: what they own is not shown", gvk.Kind, ns))
+					forbidden = append(forbidden, gvk.Kind+"s")
 					continue
 				}
 				notes = append(notes, fmt.Sprintf("list %ss in %s: %v", gvk.Kind, ns, err))
@@ -95,6 +97,9 @@ func (s *Server) tree(ctx context.Context, p *person, app *v1alpha1.Application)
 				o.SetGroupVersionKind(gvk)
 				found = append(found, o)
 			}
+		}
+		if len(forbidden) > 0 {
+			notes = append(notes, fmt.Sprintf("You may not list %s in namespace %s, so what the objects there own is not shown.", strings.Join(forbidden, ", "), ns))
 		}
 	}
 	// Attach children until nothing more attaches: a Pod's owner

@@ -65,14 +65,23 @@ type Options struct {
 	// ApplicationNamespaces are globs of further namespaces whose
 	// Applications are shown (Argo CD's application.namespaces).
 	ApplicationNamespaces []string
-	// Manifests renders Applications for diffs; nil: no diffs.
-	Manifests reposerver.Generator
+	// Repos renders Applications for diffs and reads the commits of their
+	// history (a repo-server, or a repository service in process); nil:
+	// neither.
+	Repos Repos
 	// TrackingMethod is the controller's, used by diffs.
 	TrackingMethod policies.TrackingMethod
 	// Auth says how people sign in.
 	Auth Auth
 	// Log receives one line per failed request.
 	Log logr.Logger
+}
+
+// Repos is what the UI asks of repo-servers: *reposerver.Service and
+// *reposerver.Client are.
+type Repos interface {
+	reposerver.Generator
+	reposerver.CommitReader
 }
 
 // Server is the web UI: an http.Handler.
@@ -86,6 +95,7 @@ type Server struct {
 	access  *accessCache
 	hub     *hub
 	auth    *authenticator
+	commits *commitCache
 }
 
 // New builds the Server; Start must run for live updates.
@@ -117,6 +127,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		clients: newClientCache(opts.Config, opts.Scheme, mapper),
 		access:  newAccessCache(accessTTL),
 		hub:     newHub(),
+	}
+	if opts.Repos != nil {
+		s.commits = newCommitCache(opts.Repos)
 	}
 	s.auth = newAuthenticator(opts.Auth, opts.Config)
 	if opts.Auth.InsecureLocal {

@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/tollgate-dev/tollgate/api/wgpolicyk8s/v1alpha2"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/ui"
 )
@@ -219,11 +218,11 @@ func runUIOn(ctx context.Context, ln net.Listener, restCfg *rest.Config, o uiOpt
 }
 
 // newUIServer builds the UI over the cache c (which the caller starts),
-// rendering diffs with manifests.
-func newUIServer(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, c cache.Cache, manifests reposerver.Generator, namespace string, tracking policies.TrackingMethod, o uiServeOptions, auth ui.Auth, log logr.Logger) (*ui.Server, error) {
+// rendering diffs and reading commits through repos.
+func newUIServer(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, c cache.Cache, repos ui.Repos, namespace string, tracking policies.TrackingMethod, o uiServeOptions, auth ui.Auth, log logr.Logger) (*ui.Server, error) {
 	return ui.New(ctx, ui.Options{
 		Config: cfg, Scheme: scheme, Cache: c, Namespace: namespace, ApplicationNamespaces: o.applicationNamespaces,
-		Manifests: manifests, TrackingMethod: tracking, Auth: auth, Log: log.WithName("ui"),
+		Repos: repos, TrackingMethod: tracking, Auth: auth, Log: log.WithName("ui"),
 	})
 }
 
@@ -246,9 +245,9 @@ func (f uiRunnable) Start(ctx context.Context) error { return f(ctx) }
 func (uiRunnable) NeedLeaderElection() bool          { return false }
 
 // addUI serves the UI in the controller's manager on o.uiAddr, over the
-// manager's cache, rendering diffs with manifests.
-func addUI(ctx context.Context, mgr manager.Manager, manifests reposerver.Generator, tracking policies.TrackingMethod, o controllerOptions, auth ui.Auth, out io.Writer) error {
-	srv, err := newUIServer(ctx, mgr.GetConfig(), mgr.GetScheme(), mgr.GetCache(), manifests, o.namespace, tracking, o.ui, auth, logr.FromContextOrDiscard(ctx))
+// manager's cache, rendering diffs and reading commits through repos.
+func addUI(ctx context.Context, mgr manager.Manager, repos ui.Repos, tracking policies.TrackingMethod, o controllerOptions, auth ui.Auth, out io.Writer) error {
+	srv, err := newUIServer(ctx, mgr.GetConfig(), mgr.GetScheme(), mgr.GetCache(), repos, o.namespace, tracking, o.ui, auth, logr.FromContextOrDiscard(ctx))
 	if err != nil {
 		return err
 	}

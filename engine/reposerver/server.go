@@ -21,15 +21,17 @@ type Generator interface {
 	Generate(ctx context.Context, req *Request) (*Response, error)
 }
 
-// Server is what a repo-server serves: manifests and ApplicationSets.
+// Server is what a repo-server serves: manifests, ApplicationSets and
+// commits.
 type Server interface {
 	Generator
 	AppSetGenerator
+	CommitReader
 }
 
 // NewHandler serves g over HTTP: POST ManifestsPath takes a Request and
 // answers a Response, POST ApplicationSetsPath an AppSetRequest and an
-// AppSetResponse; either answers an Error instead (422 for an invalid
+// AppSetResponse, POST CommitPath a CommitRequest and a source.Commit; either answers an Error instead (422 for an invalid
 // request or a passed limit, 503 for an unreachable repository, 400 for a
 // body that is not a request). GET /healthz answers 200. Every request is
 // logged at V(1) with its outcome, never with its credentials.
@@ -56,6 +58,16 @@ func NewHandler(g Server, log logr.Logger) http.Handler {
 				return nil, []any{"applicationSet", req.ApplicationSet.Name}, err
 			}
 			return resp, []any{"applicationSet", req.ApplicationSet.Name, "applications", len(resp.Applications)}, nil
+		})
+	})
+	mux.HandleFunc("POST "+CommitPath, func(w http.ResponseWriter, r *http.Request) {
+		var req CommitRequest
+		serve(w, r, log, &req, func(ctx context.Context) (any, []any, error) {
+			c, err := g.Commit(ctx, &req)
+			if err != nil {
+				return nil, []any{"revision", req.Revision}, err
+			}
+			return c, []any{"revision", req.Revision}, nil
 		})
 	})
 	return mux

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -35,7 +36,16 @@ func (s *Stack) tourAudit(ctx context.Context, con *Console, _ []string) error {
 	}
 	d := tourDeployment(ns, name, "nginx:latest")
 	con.Printf("   kubectl create deployment %s --image=nginx:latest -n %s", name, ns)
-	createErr := s.Client.Create(ctx, d)
+	// The API server drops the webhook from its watch of the
+	// configurations a moment after the delete: until then the webhook
+	// still judges (and denies) the create, so it is retried.
+	createErr := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := s.Client.Create(ctx, d.DeepCopy())
+		if apierrors.IsForbidden(err) && strings.Contains(err.Error(), "admission webhook") {
+			return false, nil
+		}
+		return err == nil, err
+	})
 	restored := vwc.DeepCopy()
 	restored.ObjectMeta = metav1.ObjectMeta{Name: vwc.Name, Labels: vwc.Labels, Annotations: vwc.Annotations}
 	if err := s.Client.Create(ctx, restored); err != nil {

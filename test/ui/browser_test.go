@@ -182,7 +182,8 @@ func TestBrowserRefused(t *testing.T) {
 
 // TestBrowserSyncAndRollback: alice presses Sync on the manual billing
 // Application and the page, without reloading, shows the sync running and
-// then succeeding; a second sync gives a history to roll back in; once
+// then succeeding, and the history names her and the deployed commit's
+// author and message; a second sync gives a history to roll back in; once
 // automated sync is on, Rollback is disabled with Argo CD's message.
 func TestBrowserSyncAndRollback(t *testing.T) {
 	ctx := browser(t, alice)
@@ -197,6 +198,8 @@ func TestBrowserSyncAndRollback(t *testing.T) {
 		waitText(t, ctx, "#notice", time.Minute, "Sync requested")
 		waitCount(t, ctx, "#history tbody tr", n, 3*time.Minute)
 		waitText(t, ctx, "#operation", time.Minute, "Succeeded", "by "+alice, "successfully synced")
+		// Who deployed, and the commit's author and message from Git.
+		waitText(t, ctx, "#history", time.Minute, alice, "tollgate dev <dev@tollgate.invalid>", "Import examples/config-repo")
 		if i == 0 {
 			screenshot(t, ctx, "synced")
 		}

@@ -330,11 +330,17 @@ func TestEventsFollowRBAC(t *testing.T) {
 	}
 }
 
-// TestPages: the project page states its limits in words, and tollgate
-// dev's own UI (--insecure-local, as the administrator) renders a diff
-// and the audit.
+// TestPages: the resource tree shows what the Application's Deployment
+// owns (by live owner references), the project page states its limits in
+// words, and tollgate dev's own UI (--insecure-local, as the
+// administrator) renders a diff and the audit.
 func TestPages(t *testing.T) {
-	code, body := get(t, proxyUI+"/projects/argocd/team-web", alice)
+	code, body := get(t, proxyUI+"/applications/argocd/guestbook-dev", alice)
+	tree := regexp.MustCompile(`(?s)<span class="kind">Deployment</span>.*guestbook-dev/guestbook-ui-dev</a>.*?<ul><li>\s*<span class="kind">ReplicaSet</span>.*guestbook-dev/guestbook-ui-dev-[a-z0-9]+</a>.*?<ul><li>\s*<span class="kind">Pod</span>`)
+	if code != 200 || !tree.MatchString(body) {
+		t.Errorf("application page: status %d, no Deployment → ReplicaSet → Pod in the tree:\n%s", code, body)
+	}
+	code, body = get(t, proxyUI+"/projects/argocd/team-web", alice)
 	for _, want := range []string{"Deploying into namespace guestbook-* of cluster https://kubernetes.default.svc.", "Namespaced objects of kind networking.k8s.io/NetworkPolicy.", "Cluster-scoped objects of kind core/Namespace."} {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Errorf("project page: status %d, lacks %q:\n%s", code, want, body)
