@@ -24,7 +24,6 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/certs"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/engine/health"
 	"github.com/tollgate-dev/tollgate/engine/notify"
@@ -81,17 +80,9 @@ type controllerOptions struct {
 	// repoOptions configure the in-process repository service, used
 	// without repoServers.
 	repoOptions
-	// repoServers are the addresses of `tollgate repo-server`s; with them,
-	// no tenant input is parsed in the controller.
-	repoServers []string
-	// repoServerSecret and repoServerService name the Secret of the
-	// repo-servers' TLS certificate, which the controller keeps, and the
-	// Service it is issued for.
-	repoServerSecret  string
-	repoServerService string
-	// repoServerNamespace is the namespace of repoServerSecret: default
-	// $POD_NAMESPACE, else namespace.
-	repoServerNamespace string
+	// repoClientOptions: with repo-servers, no tenant input is parsed in
+	// the controller.
+	repoClientOptions
 	// applicationSets runs the ApplicationSet controller, for the
 	// ApplicationSets of namespace and of appSetNamespaces.
 	applicationSets  bool
@@ -124,7 +115,7 @@ func defaultControllerOptions() controllerOptions {
 		shardLeaseDuration: shard.DefaultLeaseDuration,
 		reconcileTimeout:   engine.DefaultReconcileTimeout,
 		metricsAddr:        ":8080", healthAddr: ":8081", pprofAddr: "0", webhookAddr: ":8082",
-		repoOptions: defaultRepoOptions(), repoServerSecret: defaultRepoServerSecret, repoServerService: defaultRepoServerService,
+		repoOptions: defaultRepoOptions(), repoClientOptions: defaultRepoClientOptions(),
 		applicationSets: true, notifications: true, ui: defaultUIServeOptions(),
 	}
 }
@@ -209,9 +200,7 @@ trigger on-policy-violation (config/notifications has the catalog).`,
 	f.StringVar(&o.webhookAddr, "webhook-addr", o.webhookAddr, "address of the Git push webhook /api/webhook, served only with a secret (0 disables it)")
 	f.StringVar(&o.webhookSecret, "webhook-secret", "", "shared secret of the Git push webhook (default $"+webhookSecretEnv+"); without one there is no webhook")
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "run only while holding the leader Lease")
-	f.StringSliceVar(&o.repoServers, "repo-server", nil, "`ADDR` (host:port) of a tollgate repo-server to fetch and render through (repeatable or comma-separated; a name resolving to several addresses counts as several); without it, this process fetches and renders, under the flags below")
-	f.StringVar(&o.repoServerSecret, "repo-server-tls-secret", o.repoServerSecret, "Secret in $POD_NAMESPACE (else --namespace) holding the repo-servers' CA and serving certificate, which the controller keeps and trusts (with --repo-server)")
-	f.StringVar(&o.repoServerService, "repo-server-service", o.repoServerService, "Service the repo-servers' certificate is issued for (with --repo-server)")
+	o.repoClientOptions.addFlags(f)
 	addRepoFlags(f, &o.repoOptions)
 	f.StringVar(&o.configFile, "config", "", "policy configuration `FILE` (severities, exemptions, protected namespaces, implicitDefaultProject, trackingMethod)")
 	f.StringArrayVar(&o.customizations, "customizations", nil, "`DIR` of Lua health checks in Argo CD's resource_customizations layout (<group>/<kind>/health.lua), searched after argocd-cm's and before the built-in ones (repeatable)")
@@ -463,10 +452,9 @@ func runSharded(ctx context.Context, mgr manager.Manager, member *shard.Membersh
 }
 
 // controllerManifests is where the controller gets rendered manifests:
-// the repo-servers of --repo-server, whose TLS certificate it keeps in
-// --repo-server-tls-secret and trusts (presenting a client certificate of
-// the same CA, which they require), or else a repository service in this
-// process (each render still in a child process under the render limits).
+// the repo-servers of --repo-server (see repoClientOptions.client), or else
+// a repository service in this process (each render still in a child
+// process under the render limits).
 func controllerManifests(cfg *rest.Config, mgr manager.Manager, o controllerOptions) (reposerver.Server, error) {
 	if len(o.repoServers) == 0 {
 		svc, err := newRepoService(o.repoOptions)
@@ -478,21 +466,15 @@ func controllerManifests(cfg *rest.Config, mgr manager.Manager, o controllerOpti
 		}
 		return svc, nil
 	}
-	c, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme()})
+	rc, tlsCerts, err := o.repoClientOptions.client(cfg, mgr.GetScheme(), o.namespace)
 	if err != nil {
-		return nil, fmt.Errorf("create client: %w", err)
+		return nil, err
 	}
-	ns := cmp.Or(o.repoServerNamespace, os.Getenv("POD_NAMESPACE"), o.namespace)
-	tlsCerts := certs.NewManager(c, certs.Options{Namespace: ns, SecretName: o.repoServerSecret, ServiceName: o.repoServerService})
 	if err := mgr.Add(tlsCerts); err != nil {
 		return nil, fmt.Errorf("add repo-server certificate manager: %w", err)
 	}
 	if err := mgr.AddReadyzCheck("repo-server-tls", tlsCerts.ReadyChecker()); err != nil {
 		return nil, fmt.Errorf("add ready check: %w", err)
-	}
-	rc, err := reposerver.NewClient(reposerver.ClientOptions{Addresses: o.repoServers, RootCAs: tlsCerts.RootCAs, Certificate: tlsCerts.GetClientCertificate})
-	if err != nil {
-		return nil, usageError(fmt.Errorf("--repo-server: %w", err))
 	}
 	return rc, nil
 }

@@ -119,7 +119,7 @@ func runDev(ctx context.Context, cmd *cobra.Command, o devOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	con.Printf("tollgate dev: repo-server on %s (pid %d): fetches and renders for the controller, a separate process with an empty environment and no Kubernetes credentials", repoServer, pid)
+	con.Printf("tollgate dev: repo-server on %s (pid %d): fetches and renders for the controller and the web UI, a separate process with an empty environment and no Kubernetes credentials", repoServer, pid)
 	g, gctx := errgroup.WithContext(runCtx)
 	wopts := devWebhookOptions(stack)
 	wopts.wrap = func(h admission.Handler) admission.Handler { return devstack.TellDenials(h, con) }
@@ -132,7 +132,7 @@ func runDev(ctx context.Context, cmd *cobra.Command, o devOptions) (err error) {
 		return errors.Join(fmt.Errorf("web ui: %w", err), g.Wait())
 	}
 	stack.UIURL = "http://" + uiLn.Addr().String()
-	g.Go(func() error { return runDevUI(gctx, stack, uiLn) })
+	g.Go(func() error { return runDevUI(gctx, stack, repoServer, uiLn) })
 	con.Printf("tollgate dev: web UI on %s, acting as %s (tollgate dev without --tour keeps it up)", stack.UIURL, devstack.AdminUser)
 	apps, err := stack.Install(gctx)
 	if err != nil {
@@ -182,16 +182,16 @@ func stopDev(s *devstack.Stack, con *devstack.Console, keep bool) error {
 }
 
 // runDevUI serves the web UI on ln as the administrator (--insecure-local,
-// loopback only), rendering diffs in this process from the stack's Git
-// server.
-func runDevUI(ctx context.Context, s *devstack.Stack, ln net.Listener) error {
+// loopback only), with diffs and commits from the stack's repo-server at
+// repoServer, as the controller's.
+func runDevUI(ctx context.Context, s *devstack.Stack, repoServer string, ln net.Listener) error {
 	kc, err := loadKubeconfig(s.Kubeconfig)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	o := uiOptions{repoOptions: defaultRepoOptions(), namespace: devstack.ArgoCDNamespace, trackingMethod: string(policies.TrackingAnnotation)}
-	o.allowInsecureRepos, o.repoCache = true, filepath.Join(s.DataDir(), "ui-repo-cache")
+	o := uiOptions{namespace: devstack.ArgoCDNamespace, trackingMethod: string(policies.TrackingAnnotation), repoClientOptions: defaultRepoClientOptions()}
+	o.repoServers, o.repoServerService, o.repoServerNamespace = []string{repoServer}, devstack.RepoServerName, devstack.TollgateNamespace
 	return runUIOn(ctx, ln, kc.rest, o, ui.Auth{InsecureLocal: true})
 }
 

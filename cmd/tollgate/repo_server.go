@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/certs"
 	"github.com/tollgate-dev/tollgate/engine/chart"
@@ -229,4 +233,48 @@ func runRepoServer(ctx context.Context, o repoServerOptions) error {
 		err = nil
 	}
 	return err
+}
+
+// repoClientOptions are the flags of a client of the repo-servers: the
+// controller's and the web UI's.
+type repoClientOptions struct {
+	// repoServers are the addresses of `tollgate repo-server`s.
+	repoServers []string
+	// repoServerSecret and repoServerService name the Secret of the
+	// repo-servers' TLS certificate, which the client keeps, and the
+	// Service it is issued for.
+	repoServerSecret  string
+	repoServerService string
+	// repoServerNamespace is the namespace of repoServerSecret: default
+	// $POD_NAMESPACE, else the control-plane namespace.
+	repoServerNamespace string
+}
+
+func defaultRepoClientOptions() repoClientOptions {
+	return repoClientOptions{repoServerSecret: defaultRepoServerSecret, repoServerService: defaultRepoServerService}
+}
+
+func (o *repoClientOptions) addFlags(f *pflag.FlagSet) {
+	f.StringSliceVar(&o.repoServers, "repo-server", nil, "`ADDR` (host:port) of a tollgate repo-server to fetch and render through (repeatable or comma-separated; a name resolving to several addresses counts as several); without it, this process fetches and renders, under the flags below")
+	f.StringVar(&o.repoServerSecret, "repo-server-tls-secret", o.repoServerSecret, "Secret in $POD_NAMESPACE (else --namespace) holding the repo-servers' CA and serving certificate, which this process keeps and trusts (with --repo-server)")
+	f.StringVar(&o.repoServerService, "repo-server-service", o.repoServerService, "Service the repo-servers' certificate is issued for (with --repo-server)")
+}
+
+// client is a client of the repo-servers, which it trusts by the CA kept
+// in the Secret repoServerSecret (of repoServerNamespace, else
+// $POD_NAMESPACE, else namespace) and presents them a client certificate
+// of that CA. The returned certificate manager keeps the Secret; the
+// caller runs it.
+func (o repoClientOptions) client(cfg *rest.Config, scheme *runtime.Scheme, namespace string) (*reposerver.Client, *certs.Manager, error) {
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, nil, fmt.Errorf("create client: %w", err)
+	}
+	ns := cmp.Or(o.repoServerNamespace, os.Getenv("POD_NAMESPACE"), namespace)
+	tlsCerts := certs.NewManager(c, certs.Options{Namespace: ns, SecretName: o.repoServerSecret, ServiceName: o.repoServerService})
+	rc, err := reposerver.NewClient(reposerver.ClientOptions{Addresses: o.repoServers, RootCAs: tlsCerts.RootCAs, Certificate: tlsCerts.GetClientCertificate})
+	if err != nil {
+		return nil, nil, usageError(fmt.Errorf("--repo-server: %w", err))
+	}
+	return rc, tlsCerts, nil
 }

@@ -114,6 +114,7 @@ func listenUI(addr string, o uiServeOptions, out io.Writer) (net.Listener, error
 type uiOptions struct {
 	uiServeOptions
 	repoOptions
+	repoClientOptions
 	kubeconfig     string
 	addr           string
 	namespace      string
@@ -121,7 +122,7 @@ type uiOptions struct {
 }
 
 func newUICmd() *cobra.Command {
-	o := uiOptions{uiServeOptions: defaultUIServeOptions(), repoOptions: defaultRepoOptions(), addr: "127.0.0.1:8080", namespace: "argocd", trackingMethod: string(policies.TrackingAnnotation)}
+	o := uiOptions{uiServeOptions: defaultUIServeOptions(), repoOptions: defaultRepoOptions(), repoClientOptions: defaultRepoClientOptions(), addr: "127.0.0.1:8080", namespace: "argocd", trackingMethod: string(policies.TrackingAnnotation)}
 	cmd := &cobra.Command{
 		Use:   "ui",
 		Short: "Serve the web UI: Applications, their trees, diffs and the gate's verdicts, and the audit",
@@ -142,9 +143,11 @@ what they see and do. Choose how they sign in:
                              HTTPS, and they paste a bearer token
   --insecure-local           no sign-in, acts as --kubeconfig; loopback only
 
-Without one of them the UI refuses to start. Diffs render the sources in
-this process (each render in a child process, under the render flags
-below), with the repository credentials of --namespace.`,
+Without one of them the UI refuses to start. Diffs and the history's
+commits are fetched and rendered by the repo-servers of --repo-server (as
+the controller's are), or without it in this process (each render in a
+child process, under the render flags below), with the repository
+credentials of --namespace.`,
 		Example: `  tollgate ui --insecure-local --kubeconfig .tollgate/kubeconfig
   tollgate ui --addr :8080 --auth-proxy-header X-Forwarded-User --auth-proxy-groups-header X-Forwarded-Groups
   tollgate ui --addr :8443 --tls-cert-file tls.crt --tls-key-file tls.key`,
@@ -158,6 +161,7 @@ below), with the repository credentials of --namespace.`,
 	f.StringVar(&o.trackingMethod, "tracking-method", o.trackingMethod, "the controller's tracking method, for diffs: annotation, label or annotation+label")
 	f.StringSliceVar(&o.applicationNamespaces, "application-namespaces", nil, "`GLOBS` of further namespaces whose Applications the UI shows (Argo CD's application.namespaces)")
 	o.uiServeOptions.addAuthFlags(f)
+	o.repoClientOptions.addFlags(f)
 	addRepoFlags(f, &o.repoOptions)
 	return cmd
 }
@@ -181,19 +185,33 @@ func runUI(ctx context.Context, out io.Writer, o uiOptions) error {
 	return runUIOn(ctx, ln, kc.rest, o, auth)
 }
 
-// runUIOn serves the UI on ln with its own Application cache and
-// repository service (for diffs) until ctx ends; it closes ln.
+// runUIOn serves the UI on ln with its own Application cache and, for
+// diffs and commits, the repo-servers of --repo-server or a repository
+// service of its own, until ctx ends; it closes ln.
 func runUIOn(ctx context.Context, ln net.Listener, restCfg *rest.Config, o uiOptions, auth ui.Auth) error {
 	defer ln.Close()
-	svc, err := newRepoService(o.repoOptions)
-	if err != nil {
-		return err
-	}
 	scheme, err := newUIScheme()
 	if err != nil {
 		return err
 	}
 	cfg := controllerRESTConfig(restCfg)
+	g, gctx := errgroup.WithContext(ctx)
+	var repos ui.Repos
+	if len(o.repoServers) > 0 {
+		rc, tlsCerts, err := o.repoClientOptions.client(cfg, scheme, o.namespace)
+		if err != nil {
+			return err
+		}
+		g.Go(func() error { return tlsCerts.Start(gctx) })
+		repos = rc
+	} else {
+		svc, err := newRepoService(o.repoOptions)
+		if err != nil {
+			return err
+		}
+		g.Go(func() error { return svc.Run(gctx) })
+		repos = svc
+	}
 	copts := cache.Options{Scheme: scheme}
 	if len(o.applicationNamespaces) == 0 {
 		copts.DefaultNamespaces = map[string]cache.Config{o.namespace: {}}
@@ -202,13 +220,11 @@ func runUIOn(ctx context.Context, ln net.Listener, restCfg *rest.Config, o uiOpt
 	if err != nil {
 		return fmt.Errorf("ui: cache: %w", err)
 	}
-	srv, err := newUIServer(ctx, cfg, scheme, c, svc, o.namespace, policies.TrackingMethod(o.trackingMethod), o.uiServeOptions, auth, logr.FromContextOrDiscard(ctx))
+	srv, err := newUIServer(ctx, cfg, scheme, c, repos, o.namespace, policies.TrackingMethod(o.trackingMethod), o.uiServeOptions, auth, logr.FromContextOrDiscard(ctx))
 	if err != nil {
 		return err
 	}
-	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return c.Start(gctx) })
-	g.Go(func() error { return svc.Run(gctx) })
 	g.Go(func() error { return srv.Start(gctx) })
 	g.Go(func() error { return ui.Serve(gctx, ln, srv) })
 	if err := g.Wait(); err != nil && !errors.Is(err, context.Canceled) {

@@ -431,18 +431,37 @@ func TestRepoServerIsolation(t *testing.T) {
 	if !selects(np.Spec.PodSelector, dep.Spec.Template.Labels) {
 		t.Error("the network policy does not select the repo-server pods")
 	}
-	if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].From) != 1 {
-		t.Fatalf("ingress rules = %+v, want one rule from the controller", np.Spec.Ingress)
+	if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].From) != 2 {
+		t.Fatalf("ingress rules = %+v, want one rule from the controller and the web UI", np.Spec.Ingress)
 	}
-	from := np.Spec.Ingress[0].From[0]
-	if from.PodSelector == nil || from.NamespaceSelector != nil || from.IPBlock != nil || !selects(*from.PodSelector, ctrlDep.Spec.Template.Labels) ||
-		selects(*from.PodSelector, dep.Spec.Template.Labels) {
-		t.Errorf("ingress from %+v, want the controller's pods only", from)
-	}
-	var webhook appsv1.Deployment
+	var webhook, uiDep appsv1.Deployment
 	convert(t, find(t, objs, "Deployment", "tollgate-webhook"), &webhook)
-	if selects(*from.PodSelector, webhook.Spec.Template.Labels) {
-		t.Error("the webhook may call the repo-server")
+	convert(t, find(t, build(t, "ui"), "Deployment", "tollgate-ui"), &uiDep)
+	allowed := func(lbls map[string]string) bool {
+		for _, from := range np.Spec.Ingress[0].From {
+			if from.PodSelector != nil && selects(*from.PodSelector, lbls) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, from := range np.Spec.Ingress[0].From {
+		if from.PodSelector == nil || from.NamespaceSelector != nil || from.IPBlock != nil {
+			t.Errorf("ingress from %+v, want pods of this namespace only", from)
+		}
+	}
+	for name, want := range map[string]struct {
+		labels  map[string]string
+		allowed bool
+	}{
+		"the controller": {ctrlDep.Spec.Template.Labels, true},
+		"the web UI":     {uiDep.Spec.Template.Labels, true},
+		"the webhook":    {webhook.Spec.Template.Labels, false},
+		"a repo-server":  {dep.Spec.Template.Labels, false},
+	} {
+		if allowed(want.labels) != want.allowed {
+			t.Errorf("%s may call the repo-server: %v, want %v", name, !want.allowed, want.allowed)
+		}
 	}
 }
 

@@ -355,3 +355,21 @@ func TestPages(t *testing.T) {
 		t.Errorf("audit page: status %d:\n%s", code, body)
 	}
 }
+
+// TestControllerUI: tollgate controller --ui-addr serves the same UI from
+// its manager (its own cache feeds the event stream).
+func TestControllerUI(t *testing.T) {
+	code, body := get(t, controllerUI+"/applications", "")
+	if code != 200 || !strings.Contains(body, "No Applications that you may see") || !strings.Contains(body, "tollgate-dev-admin") {
+		t.Errorf("controller's UI: status %d:\n%s", code, body)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, controllerUI+"/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Errorf("controller's /events: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}

@@ -50,6 +50,9 @@ const (
 	argoNS  = "argocd"
 	// secretNS is exempt from the webhook, and alice may read its Secrets.
 	secretNS = "tollgate-system"
+	// controllerNS is the (empty) namespace of a second controller that
+	// serves the UI (--ui-addr).
+	controllerNS = "ui-controller"
 )
 
 var (
@@ -59,8 +62,11 @@ var (
 	kubeconfig string
 	// proxyUI serves the UI behind the (test's) authenticating proxy;
 	// tokenUI over HTTPS with bearer-token sign-in; devUI is tollgate
-	// dev's own (--insecure-local).
-	proxyUI, tokenUI, devUI string
+	// dev's own (--insecure-local); controllerUI a controller's.
+	proxyUI, tokenUI, devUI, controllerUI string
+	// repoServer is tollgate dev's repo-server, which proxyUI fetches and
+	// renders through.
+	repoServer string
 	// tokenCA trusts tokenUI's certificate.
 	tokenCA []byte
 	// artifacts is where screenshots are written.
@@ -114,6 +120,10 @@ func run(m *testing.M) int {
 			<-done
 		}
 	}()
+	if repoServer, err = waitForMatch(lines, regexp.MustCompile(`repo-server on (\S+) `), ""); err != nil {
+		fmt.Fprintf(os.Stderr, "tollgate dev: %v\n%s", err, readFile(devLog))
+		return 1
+	}
 	if devUI, err = waitForMatch(lines, regexp.MustCompile(`web UI on (http://\S+),`), "tollgate dev: ready."); err != nil {
 		fmt.Fprintf(os.Stderr, "tollgate dev: %v\n%s", err, readFile(devLog))
 		return 1
@@ -127,7 +137,11 @@ func run(m *testing.M) int {
 		return 1
 	}
 	common := []string{"ui", "--kubeconfig", kubeconfig, "--namespace", argoNS, "--application-namespaces", otherNS, "--allow-insecure-repos", "--addr", "127.0.0.1:0"}
-	proxy := exec.CommandContext(ctx, bin, append(common, "--auth-proxy-header", userHeader, "--auth-proxy-groups-header", groupHeader)...)
+	// The proxy UI fetches and renders through the repo-server (its
+	// certificate's Secret is in tollgate-system); the token UI in process.
+	proxy := exec.CommandContext(ctx, bin, append(common, "--auth-proxy-header", userHeader, "--auth-proxy-groups-header", groupHeader,
+		"--repo-server", repoServer, "--repo-server-service", "localhost")...)
+	proxy.Env = append(os.Environ(), "POD_NAMESPACE="+secretNS)
 	if proxyUI, err = startUI(proxy, filepath.Join(tmp, "proxy-ui.log")); err != nil {
 		fmt.Fprintln(os.Stderr, "tollgate ui (proxy):", err)
 		return 1
@@ -143,9 +157,16 @@ func run(m *testing.M) int {
 		return 1
 	}
 	tokenUI = strings.Replace(tokenUI, "127.0.0.1", "localhost", 1)
+	ctrl := exec.CommandContext(ctx, bin, "controller", "--kubeconfig", kubeconfig, "--namespace", controllerNS, "--sharding", "none",
+		"--metrics-addr", "0", "--health-addr", "0", "--webhook-addr", "0", "--applicationsets=false", "--notifications=false",
+		"--ui-addr", "127.0.0.1:0", "--insecure-local")
+	if controllerUI, err = startUI(ctrl, filepath.Join(tmp, "controller.log")); err != nil {
+		fmt.Fprintln(os.Stderr, "tollgate controller --ui-addr:", err)
+		return 1
+	}
 	code := m.Run()
 	if code != 0 {
-		for _, f := range []string{"proxy-ui.log", "token-ui.log"} {
+		for _, f := range []string{"proxy-ui.log", "token-ui.log", "controller.log"} {
 			fmt.Fprintf(os.Stderr, "---- %s\n%s", f, readFile(filepath.Join(tmp, f)))
 		}
 	}
@@ -273,6 +294,7 @@ func setUp(ctx context.Context) error {
 	}
 	objs := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: otherNS}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: controllerNS}},
 		&rbacv1.Role{
 			ObjectMeta: metav1.ObjectMeta{Namespace: argoNS, Name: "ui-test-apps"},
 			Rules: []rbacv1.PolicyRule{
