@@ -25,7 +25,7 @@ func chromium(t *testing.T) string {
 	t.Helper()
 	p := cmpOr(os.Getenv("TOLLGATE_CHROMIUM"), "/usr/bin/chromium")
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("no Chromium at %s (%v): install Debian's chromium package (make test does: hack/install-chromium.sh) or set TOLLGATE_CHROMIUM", p, err)
+		t.Fatalf("no Chromium at %s (%v): run make browser (Debian's chromium package) or set TOLLGATE_CHROMIUM", p, err)
 	}
 	return p
 }
