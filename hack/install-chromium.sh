@@ -14,9 +14,9 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 echo "browser: installing Debian's chromium for the UI's browser tests (first time only, about a minute)"
 export DEBIAN_FRONTEND=noninteractive
-if ! $sudo apt-get install -y --no-install-recommends chromium >/tmp/tollgate-chromium-install.log 2>&1; then
+if ! $sudo apt-get install -y chromium >/tmp/tollgate-chromium-install.log 2>&1; then
   $sudo apt-get update >>/tmp/tollgate-chromium-install.log 2>&1
-  $sudo apt-get install -y --no-install-recommends chromium >>/tmp/tollgate-chromium-install.log 2>&1 || {
+  $sudo apt-get install -y chromium >>/tmp/tollgate-chromium-install.log 2>&1 || {
     cat /tmp/tollgate-chromium-install.log >&2
     exit 1
   }
