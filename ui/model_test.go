@@ -1,13 +1,19 @@
 package ui
 
 import (
+	"errors"
+	"fmt"
+	"net/http"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/appops"
 )
 
 func TestVerdicts(t *testing.T) {
@@ -116,6 +122,26 @@ func TestTemplatesParse(t *testing.T) {
 	for _, name := range pageNames {
 		if set[name] == nil || set[name].Lookup("main") == nil || set[name].Lookup("layout") == nil {
 			t.Errorf("page %s lacks main or layout", name)
+		}
+	}
+}
+
+func TestStatusOf(t *testing.T) {
+	gr := schema.GroupResource{Group: "argoproj.io", Resource: "applications"}
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{apierrors.NewUnauthorized("token expired"), http.StatusUnauthorized},
+		{apierrors.NewForbidden(gr, "x", errors.New("no")), http.StatusForbidden},
+		{fmt.Errorf("get: %w", apierrors.NewNotFound(gr, "x")), http.StatusNotFound},
+		{&appops.RefusedError{Err: appops.ErrAutomatedRollback}, http.StatusConflict},
+		{apierrors.NewConflict(gr, "x", errors.New("changed")), http.StatusConflict},
+		{&httpError{http.StatusNotImplemented, errors.New("no diffs")}, http.StatusNotImplemented},
+		{errors.New("boom"), http.StatusInternalServerError},
+	} {
+		if got := statusOf(tc.err); got != tc.want {
+			t.Errorf("statusOf(%v) = %d, want %d", tc.err, got, tc.want)
 		}
 	}
 }

@@ -112,14 +112,16 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, p *person, err err
 	}{code, err.Error()}})
 }
 
-// statusOf is the HTTP status err answers: the API server's 403 and 404
-// as they are, a refused request or a lost race 409.
+// statusOf is the HTTP status err answers: the API server's 401, 403 and
+// 404 as they are, a refused request or a lost race 409.
 func statusOf(err error) int {
 	var he *httpError
 	var refused *appops.RefusedError
 	switch {
 	case errors.As(err, &he):
 		return he.code
+	case apierrors.IsUnauthorized(err): // an expired or revoked token: sign in again
+		return http.StatusUnauthorized
 	case apierrors.IsForbidden(err):
 		return http.StatusForbidden
 	case apierrors.IsNotFound(err):
