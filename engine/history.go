@@ -27,10 +27,7 @@ func HistoryCommits(ctx context.Context, c client.Reader, namespace string, comm
 	out := map[int64][]*source.Commit{}
 	var first error
 	for _, h := range app.Status.History {
-		srcs, revs := []v1alpha1.ApplicationSource{h.Source}, []string{h.Revision}
-		if len(h.Sources) > 0 {
-			srcs, revs = h.Sources, h.Revisions
-		}
+		srcs, revs := h.SourcesAndRevisions()
 		row := make([]*source.Commit, len(srcs))
 		for i, s := range srcs {
 			if s.Chart != "" || s.RepoURL == "" || i >= len(revs) || revs[i] == "" {

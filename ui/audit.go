@@ -62,7 +62,8 @@ func (s *Server) reports(ctx context.Context, p *person) ([]auditRow, []string, 
 		return nil, []string{"The PolicyReport CRDs are not installed (config/policyreport): the audit loop has nowhere to write."}, nil
 	case apierrors.IsForbidden(err):
 		var nsList []string
-		for _, ns := range s.allNamespaces(ctx) {
+		all, _ := s.allNamespaces(ctx) // none listed: none readable
+		for _, ns := range all {
 			var l v1alpha2.PolicyReportList
 			if err := p.c.List(ctx, &l, client.InNamespace(ns)); err == nil {
 				list.Items = append(list.Items, l.Items...)
@@ -110,16 +111,16 @@ func newAuditRow(namespace string, res v1alpha2.PolicyReportResult) auditRow {
 	return row
 }
 
-// allNamespaces are the cluster's namespaces, as far as the UI's own
-// identity can list them.
-func (s *Server) allNamespaces(ctx context.Context) []string {
+// allNamespaces are the cluster's namespaces, listed with the UI's own
+// identity.
+func (s *Server) allNamespaces(ctx context.Context) ([]string, error) {
 	var list corev1.NamespaceList
 	if err := s.own.List(ctx, &list); err != nil {
-		return nil
+		return nil, err
 	}
 	out := make([]string, 0, len(list.Items))
 	for _, ns := range list.Items {
 		out = append(out, ns.Name)
 	}
-	return out
+	return out, nil
 }

@@ -2,12 +2,15 @@ package ui
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
 )
 
@@ -25,57 +28,64 @@ func (s *Server) diff(ctx context.Context, p *person, app *v1alpha1.Application)
 	return engine.Diff(ctx, engine.DiffDependencies{Client: s.own, Config: p.cfg, Scheme: s.opts.Scheme, Manifests: s.opts.Repos}, opts, app)
 }
 
-// maxCachedCommits bounds commitCache; past it, it starts over.
-const maxCachedCommits = 10000
+// maxCachedHistories bounds historyCache; past it, it starts over.
+const maxCachedHistories = 10000
 
-// commitCache remembers commits by project, repository and SHA (commits
-// never change), so pages that update live ask repo-servers once.
-type commitCache struct {
-	repos reposerver.CommitReader
-	mu    sync.Mutex
-	m     map[string]*source.Commit
+// historyCache remembers the commits of each Application's history while
+// the history stays the same. Live updates render a page again on every
+// status change of its Application, and reading the commits lists the
+// repository Secrets and asks the repo-servers; the history changes only
+// with a sync.
+type historyCache struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]cachedHistory
 }
 
-func newCommitCache(r reposerver.CommitReader) *commitCache {
-	return &commitCache{repos: r, m: map[string]*source.Commit{}}
+// cachedHistory is the commits of one history, named by its deployments
+// and the project whose credentials read them (historyKey).
+type cachedHistory struct {
+	key     string
+	commits map[int64][]*source.Commit
 }
 
-// Commit reads req's commit, from the cache when its revision is a SHA
-// read before for the same project.
-func (c *commitCache) Commit(ctx context.Context, req *reposerver.CommitRequest) (*source.Commit, error) {
-	key := req.Credentials.Project + "\x00" + source.NormalizeURL(req.RepoURL) + "\x00" + req.Revision
-	c.mu.Lock()
-	got, ok := c.m[key]
-	c.mu.Unlock()
-	if ok {
-		return got, nil
+// historyKey names app's history: each deployment's id and revisions, and
+// the project.
+func historyKey(app *v1alpha1.Application) string {
+	var b strings.Builder
+	b.WriteString(app.Spec.Project)
+	for _, h := range app.Status.History {
+		_, revs := h.SourcesAndRevisions()
+		fmt.Fprintf(&b, "\x00%d:%s", h.ID, strings.Join(revs, ","))
 	}
-	got, err := c.repos.Commit(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	if got.SHA == req.Revision {
-		c.mu.Lock()
-		if len(c.m) >= maxCachedCommits {
-			clear(c.m)
-		}
-		c.m[key] = got
-		c.mu.Unlock()
-	}
-	return got, nil
+	return b.String()
 }
 
 // historyCommits reads the commits of app's history, within a few
-// seconds: a page does not wait long for them.
+// seconds (a page does not wait long for them), or remembers them from the
+// last time the same history was read in full.
 func (s *Server) historyCommits(ctx context.Context, app *v1alpha1.Application) map[int64][]*source.Commit {
-	if s.commits == nil || len(app.Status.History) == 0 {
+	if s.opts.Repos == nil || len(app.Status.History) == 0 {
 		return nil
+	}
+	name, key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, historyKey(app)
+	s.histories.mu.Lock()
+	c, ok := s.histories.m[name]
+	s.histories.mu.Unlock()
+	if ok && c.key == key {
+		return c.commits
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	out, err := engine.HistoryCommits(ctx, s.own, s.opts.Namespace, s.commits, app)
+	out, err := engine.HistoryCommits(ctx, s.own, s.opts.Namespace, s.opts.Repos, app)
 	if err != nil {
-		s.opts.Log.V(1).Info("Reading the history's commits failed", "application", app.Namespace+"/"+app.Name, "error", err.Error())
+		s.opts.Log.V(1).Info("Reading the history's commits failed", "application", name.String(), "error", err.Error())
+		return out
 	}
+	s.histories.mu.Lock()
+	defer s.histories.mu.Unlock()
+	if len(s.histories.m) >= maxCachedHistories {
+		clear(s.histories.m)
+	}
+	s.histories.m[name] = cachedHistory{key: key, commits: out}
 	return out
 }

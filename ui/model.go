@@ -162,17 +162,13 @@ type historyRow struct {
 func history(app *v1alpha1.Application, commits map[int64][]*source.Commit) []historyRow {
 	out := make([]historyRow, 0, len(app.Status.History))
 	for i, h := range slices.Backward(app.Status.History) {
-		rev := h.Revision
-		srcs := []v1alpha1.ApplicationSource{h.Source}
-		if len(h.Revisions) > 0 {
-			rev, srcs = strings.Join(h.Revisions, ", "), h.Sources
-		}
+		srcs, revs := h.SourcesAndRevisions()
 		var names []string
 		for _, s := range srcs {
 			names = append(names, sourceText(s))
 		}
 		out = append(out, historyRow{
-			ID: h.ID, Revision: rev, DeployedAt: formatTime(h.DeployedAt.Time), DeployedBy: appops.Initiator(h.InitiatedBy),
+			ID: h.ID, Revision: strings.Join(revs, ", "), DeployedAt: formatTime(h.DeployedAt.Time), DeployedBy: appops.Initiator(h.InitiatedBy),
 			Source: strings.Join(names, "; "), Current: i == len(app.Status.History)-1,
 			Commits: slices.DeleteFunc(slices.Clone(commits[h.ID]), func(c *source.Commit) bool { return c == nil }),
 		})

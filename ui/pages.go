@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -175,8 +174,8 @@ func (s *Server) shows(namespace string) bool {
 // as the UI's own identity can list namespaces.
 func (s *Server) appNamespaces(ctx context.Context) []string {
 	out := []string{s.opts.Namespace}
-	var list corev1.NamespaceList
-	if err := s.own.List(ctx, &list); err != nil {
+	all, err := s.allNamespaces(ctx)
+	if err != nil {
 		for _, g := range s.opts.ApplicationNamespaces { // literal names still count
 			if !strings.ContainsAny(g, "*?[") && g != s.opts.Namespace {
 				out = append(out, g)
@@ -184,9 +183,9 @@ func (s *Server) appNamespaces(ctx context.Context) []string {
 		}
 		return out
 	}
-	for _, ns := range list.Items {
-		if ns.Name != s.opts.Namespace && s.shows(ns.Name) {
-			out = append(out, ns.Name)
+	for _, ns := range all {
+		if ns != s.opts.Namespace && s.shows(ns) {
+			out = append(out, ns)
 		}
 	}
 	return out

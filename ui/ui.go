@@ -33,6 +33,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -95,7 +96,8 @@ type Server struct {
 	access  *accessCache
 	hub     *hub
 	auth    *authenticator
-	commits *commitCache
+	// histories remembers the commits of each Application's history.
+	histories historyCache
 }
 
 // New builds the Server; Start must run for live updates.
@@ -124,12 +126,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s := &Server{
 		opts: opts, own: own, mapper: mapper, pages: pages, mux: http.NewServeMux(),
-		clients: newClientCache(opts.Config, opts.Scheme, mapper),
-		access:  newAccessCache(accessTTL),
-		hub:     newHub(),
-	}
-	if opts.Repos != nil {
-		s.commits = newCommitCache(opts.Repos)
+		clients:   newClientCache(opts.Config, opts.Scheme, mapper),
+		access:    newAccessCache(accessTTL),
+		hub:       newHub(),
+		histories: historyCache{m: map[types.NamespacedName]cachedHistory{}},
 	}
 	s.auth = newAuthenticator(opts.Auth, opts.Config)
 	if opts.Auth.InsecureLocal {

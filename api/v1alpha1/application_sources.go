@@ -28,6 +28,16 @@ func (a *Application) Sources() []ApplicationSource {
 	return nil
 }
 
+// SourcesAndRevisions returns what the deployment deployed, one revision
+// per source: sources and revisions for several sources, else source and
+// revision. The slices are the deployment's own, not copies.
+func (h *RevisionHistory) SourcesAndRevisions() ([]ApplicationSource, []string) {
+	if len(h.Sources) > 0 {
+		return h.Sources, h.Revisions
+	}
+	return []ApplicationSource{h.Source}, []string{h.Revision}
+}
+
 // IsDeletionConfirmed reports whether the Application's
 // AnnotationKeyDeletionApproved holds a time at or after since (to the
 // second), as Argo CD decides.

@@ -195,22 +195,22 @@ func runUIOn(ctx context.Context, ln net.Listener, restCfg *rest.Config, o uiOpt
 		return err
 	}
 	cfg := controllerRESTConfig(restCfg)
-	g, gctx := errgroup.WithContext(ctx)
+	// repos, and what keeps them (the repo-servers' certificate, or the
+	// checkout sweeper), which runs once everything is built.
 	var repos ui.Repos
+	var keepRepos func(context.Context) error
 	if len(o.repoServers) > 0 {
 		rc, tlsCerts, err := o.repoClientOptions.client(cfg, scheme, o.namespace)
 		if err != nil {
 			return err
 		}
-		g.Go(func() error { return tlsCerts.Start(gctx) })
-		repos = rc
+		repos, keepRepos = rc, tlsCerts.Start
 	} else {
 		svc, err := newRepoService(o.repoOptions)
 		if err != nil {
 			return err
 		}
-		g.Go(func() error { return svc.Run(gctx) })
-		repos = svc
+		repos, keepRepos = svc, svc.Run
 	}
 	copts := cache.Options{Scheme: scheme}
 	if len(o.applicationNamespaces) == 0 {
@@ -224,6 +224,8 @@ func runUIOn(ctx context.Context, ln net.Listener, restCfg *rest.Config, o uiOpt
 	if err != nil {
 		return err
 	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return keepRepos(gctx) })
 	g.Go(func() error { return c.Start(gctx) })
 	g.Go(func() error { return srv.Start(gctx) })
 	g.Go(func() error { return ui.Serve(gctx, ln, srv) })

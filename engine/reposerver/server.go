@@ -31,9 +31,10 @@ type Server interface {
 
 // NewHandler serves g over HTTP: POST ManifestsPath takes a Request and
 // answers a Response, POST ApplicationSetsPath an AppSetRequest and an
-// AppSetResponse, POST CommitPath a CommitRequest and a source.Commit; either answers an Error instead (422 for an invalid
-// request or a passed limit, 503 for an unreachable repository, 400 for a
-// body that is not a request). GET /healthz answers 200. Every request is
+// AppSetResponse, POST CommitPath a CommitRequest and a source.Commit;
+// each answers an Error instead (422 for an invalid request or a passed
+// limit, 503 for an unreachable repository, 400 for a body that is not a
+// request). GET /healthz answers 200. Every request is
 // logged at V(1) with its outcome, never with its credentials.
 func NewHandler(g Server, log logr.Logger) http.Handler {
 	mux := http.NewServeMux()

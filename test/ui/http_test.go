@@ -30,14 +30,21 @@ import (
 
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
-// csrfOf opens page as user with a fresh cookie jar and returns the client
-// holding the CSRF cookie and the form's token.
-func csrfOf(t *testing.T, page, user string) (*http.Client, string) {
-	t.Helper()
+// browserless is an HTTP client with a cookie jar that does not follow
+// redirects, over transport (nil: the default).
+func browserless(transport http.RoundTripper) *http.Client {
 	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return &http.Client{Jar: jar, Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// csrfOf opens page with c as user (none: no proxy header), which leaves
+// the CSRF cookie in c's jar, and returns the form's token.
+func csrfOf(t *testing.T, c *http.Client, page, user string) string {
+	t.Helper()
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, page, nil)
-	req.Header.Set(userHeader, user)
+	if user != "" {
+		req.Header.Set(userHeader, user)
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +55,7 @@ func csrfOf(t *testing.T, page, user string) (*http.Client, string) {
 	if m == nil {
 		t.Fatalf("%s has no CSRF field (status %d):\n%s", page, resp.StatusCode, body)
 	}
-	return c, string(m[1])
+	return string(m[1])
 }
 
 func post(t *testing.T, c *http.Client, target, user string, form url.Values, header map[string]string) (int, string) {
@@ -75,8 +82,9 @@ func post(t *testing.T, c *http.Client, target, user string, form url.Values, he
 // action is made.
 func TestCSRF(t *testing.T) {
 	page := proxyUI + "/applications/argocd/podinfo"
-	c, token := csrfOf(t, page, alice)
-	bare := &http.Client{CheckRedirect: c.CheckRedirect}
+	c := browserless(nil)
+	token := csrfOf(t, c, page, alice)
+	bare := &http.Client{CheckRedirect: c.CheckRedirect} // no jar: never holds a cookie
 	for _, tc := range []struct {
 		name   string
 		c      *http.Client
@@ -191,9 +199,7 @@ func TestTokenSignIn(t *testing.T) {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(tokenCA)
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	c := browserless(&http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}})
 	resp, err := c.Get(tokenUI + "/applications")
 	if err != nil {
 		t.Fatal(err)
@@ -202,17 +208,7 @@ func TestTokenSignIn(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/login") {
 		t.Fatalf("signed out, /applications answers %d to %q, want a redirect to /login", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	resp, err = c.Get(tokenUI + "/login?next=/applications")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	m := csrfField.FindSubmatch(body)
-	if m == nil {
-		t.Fatalf("the sign-in page has no CSRF field:\n%s", body)
-	}
-	csrf := string(m[1])
+	csrf := csrfOf(t, c, tokenUI+"/login?next=/applications", "")
 	if code, body := post(t, c, tokenUI+"/login", "", url.Values{"csrf": {csrf}, "token": {"not-a-token"}, "next": {"/applications"}}, nil); code != 401 || !strings.Contains(body, "the API server did not accept the token") {
 		t.Errorf("bad token: status %d:\n%s", code, body)
 	}
@@ -242,7 +238,7 @@ func TestTokenSignIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ = io.ReadAll(resp.Body)
+	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, want := range []string{"system:serviceaccount:argocd:ui-test-token", "guestbook-dev"} {
 		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
