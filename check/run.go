@@ -208,6 +208,7 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 	g.entries = append(g.entries, generated...)
 	g.entries = append(g.entries, appEntries...)
 	g.notes = append(g.notes, appNotes...)
+	g.notes = append(g.notes, signatureNote(g)...)
 	g.failures = append(g.failures, appFailures...)
 	slices.SortStableFunc(g.entries, func(a, b entry) int {
 		return cmp.Or(strings.Compare(a.file, b.file), cmp.Compare(a.doc.Index, b.doc.Index), cmp.Compare(a.doc.Line, b.doc.Line))

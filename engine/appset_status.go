@@ -23,13 +23,15 @@ const (
 // ErrorOccurred, ParametersGenerated and ResourcesUpToDate.
 func (p *appSetPass) conditions() []v1alpha1.ApplicationSetCondition {
 	reason, message := p.reason, p.message
-	if reason == "" && len(p.invalid)+len(p.denied) > 0 {
-		// Denials first: they are tollgate's, and name the rule.
+	if reason == "" && len(p.invalid)+len(p.denied)+len(p.refused) > 0 {
+		// Denials first: they are tollgate's, and name the rule. An
+		// Application of another project not adopted is reported as a
+		// validation error.
 		reason = v1alpha1.ApplicationSetReasonApplicationValidationError
 		if len(p.denied) > 0 {
 			reason = v1alpha1.ApplicationSetReasonPolicyViolation
 		}
-		message = strings.Join(append(slices.Clone(p.denied), p.invalid...), "\n")
+		message = strings.Join(slices.Concat(p.denied, p.refused, p.invalid), "\n")
 	}
 	cond := func(t v1alpha1.ApplicationSetConditionType, s v1alpha1.ApplicationSetConditionStatus, reason, message string) v1alpha1.ApplicationSetCondition {
 		return v1alpha1.ApplicationSetCondition{Type: t, Status: s, Reason: reason, Message: message}

@@ -44,6 +44,9 @@ type appSetPass struct {
 	// invalid and denied say why the others are not written: Argo CD's
 	// validation, and the gate.
 	invalid, denied []string
+	// refused name the existing Applications of another project that
+	// were not adopted (notAdoptedError).
+	refused []string
 }
 
 // fail records err as the pass's error under reason and returns it
@@ -83,7 +86,7 @@ func (r *AppSetReconciler) admit(ctx context.Context, p *appSetPass, g appset.Ge
 		p.invalid = append(p.invalid, "application destination spec is invalid: "+msg)
 		return nil
 	}
-	projMap, err := toMap(project, v1alpha1.GroupVersion.String(), v1alpha1.AppProjectKind)
+	projMap, err := policies.ObjectMap(project, v1alpha1.GroupVersion.String(), v1alpha1.AppProjectKind)
 	if err != nil {
 		return err
 	}
@@ -173,11 +176,20 @@ func (r *AppSetReconciler) write(ctx context.Context, p *appSetPass) error {
 	}
 	var errs []error
 	for _, app := range p.admitted {
-		if err := r.createOrUpdate(ctx, p.set, app, policy); err != nil {
+		err := r.createOrUpdate(ctx, p.set, app, policy)
+		var na *notAdoptedError
+		switch {
+		case errors.As(err, &na):
+			p.refused = append(p.refused, na.Error())
+		case err != nil:
 			errs = append(errs, err)
 		}
 	}
 	if len(errs) > 0 {
+		// The refusals stay in the message the failure replaces.
+		for _, msg := range p.refused {
+			errs = append(errs, errors.New(msg))
+		}
 		reason := v1alpha1.ApplicationSetReasonUpdateApplicationError
 		if !policy.AllowUpdate() {
 			reason = v1alpha1.ApplicationSetReasonCreateApplicationError
@@ -280,13 +292,28 @@ func ownerReference(set *v1alpha1.ApplicationSet) metav1.OwnerReference {
 	}
 }
 
+// notAdoptedError is createOrUpdate's refusal to adopt an existing
+// Application of another project. Its message is the ApplicationSet's
+// condition.
+type notAdoptedError struct {
+	app, project, set, generated string
+}
+
+func (e *notAdoptedError) Error() string {
+	return fmt.Sprintf("Application %q belongs to project %q; ApplicationSet %q generates it for project %q and does not adopt it",
+		e.app, e.project, e.set, e.generated)
+}
+
 // createOrUpdate creates app, or brings the live Application of its name
 // to it (unless policy is create-only or create-delete): spec, labels,
 // annotations and finalizers as generated, keeping the preserved
 // annotations and labels, the post-delete finalizers and the fields
 // ignoreApplicationDifferences names, with a merge patch from the live
-// Application. An Application without a controller is adopted; one
-// another controller owns is refused.
+// Application. An Application without a controller is adopted when it
+// belongs to the generated Application's project, as Argo CD adopts it;
+// one of another project is left as it is (a *notAdoptedError): Argo CD
+// would adopt it and move it, with what it deployed, into the
+// ApplicationSet's project. One another controller owns is refused.
 func (r *AppSetReconciler) createOrUpdate(ctx context.Context, set *v1alpha1.ApplicationSet, app *v1alpha1.Application, policy v1alpha1.ApplicationsSyncPolicy) error {
 	var found v1alpha1.Application
 	err := r.deps.Client.Get(ctx, client.ObjectKeyFromObject(app), &found)
@@ -303,6 +330,11 @@ func (r *AppSetReconciler) createOrUpdate(ctx context.Context, set *v1alpha1.App
 	}
 	if ref := metav1.GetControllerOf(&found); ref != nil && ref.UID != set.UID {
 		return fmt.Errorf("application %s is already owned by %s %s", app.Name, ref.Kind, ref.Name)
+	}
+	// The patch below is guarded by found's resourceVersion: a project
+	// changed after this check fails it.
+	if metav1.GetControllerOf(&found) == nil && projectOf(&found) != projectOf(app) {
+		return &notAdoptedError{app: found.Name, project: projectOf(&found), set: set.Name, generated: projectOf(app)}
 	}
 	if !policy.AllowUpdate() {
 		return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/engine/plan"
 	"github.com/tollgate-dev/tollgate/policies"
 )
@@ -66,18 +67,18 @@ func refKey(r apply.Ref) apply.Ref {
 // compare diffs the desired objects (hooks excepted) against the cluster by
 // server-side dry run, finds the live objects the Application tracks that
 // are no longer desired, and assesses the health of every live object.
-func (r *Reconciler) compare(ctx context.Context, cl *cluster, app *v1alpha1.Application, desired []*unstructured.Unstructured, instance string) (*comparison, error) {
+func (r *Reconciler) compare(ctx context.Context, door *authority.Door, cl *cluster, app *v1alpha1.Application, desired []*unstructured.Unstructured, instance string) (*comparison, error) {
 	var objs []*unstructured.Unstructured
 	for _, d := range desired {
 		if !plan.IsHook(d) {
 			objs = append(objs, d)
 		}
 	}
-	diffs, err := cl.apply.Diff(ctx, objs, r.ignoreDifferences(app))
+	diffs, err := door.Diff(ctx, objs, r.ignoreDifferences(app))
 	if err != nil {
 		return nil, fmt.Errorf("compare with live state: %w", err)
 	}
-	owned, err := cl.apply.ListOwned(ctx, instance, kindsOf(objs, app.Status.Resources))
+	owned, err := cl.auth.ListOwned(ctx, instance, kindsOf(objs, app.Status.Resources))
 	if err != nil {
 		return nil, fmt.Errorf("compare with live state: %w", err)
 	}

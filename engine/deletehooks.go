@@ -8,14 +8,13 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/engine/plan"
 	"github.com/tollgate-dev/tollgate/engine/render"
 )
@@ -52,7 +51,7 @@ func deleteHookFinalizers(app *v1alpha1.Application, objs []*unstructured.Unstru
 // revisions, judged by the gate like any object the engine applies, and
 // applied wave by wave. A hook that fails, or a refusal, is an error; the
 // deletion stops there and is tried again.
-func (r *Reconciler) runDeleteHooks(ctx context.Context, app *v1alpha1.Application, cl *cluster, phase plan.Phase) error {
+func (r *Reconciler) runDeleteHooks(ctx context.Context, app *v1alpha1.Application, phase plan.Phase) error {
 	p := &pass{
 		app: app.DeepCopy(), orig: app, key: types.NamespacedName{Namespace: app.Namespace, Name: app.Name},
 		instance: render.InstanceName(app.Name, app.Namespace, r.opts.Namespace),
@@ -84,7 +83,7 @@ func (r *Reconciler) runDeleteHooks(ctx context.Context, app *v1alpha1.Applicati
 	if len(hooks) == 0 {
 		return nil
 	}
-	v, err := r.gate(ctx, tg.app, tg.project, hooks, cl.mapper)
+	v, err := r.gate(ctx, tg.door, hooks)
 	if err != nil {
 		return err
 	}
@@ -99,7 +98,7 @@ func (r *Reconciler) runDeleteHooks(ctx context.Context, app *v1alpha1.Applicati
 	// are the same objects when the deletion is tried again.
 	syncID := fmt.Sprint(app.DeletionTimestamp.Unix())
 	for _, w := range plan.Select(waves, phase) {
-		res, err := cl.apply.ApplyWave(ctx, w, apply.WaveOptions{App: p.instance, SyncID: syncID})
+		res, err := tg.door.ApplyWave(ctx, w, apply.WaveOptions{App: p.instance, SyncID: syncID})
 		var werr *apply.WaveError
 		if errors.As(err, &werr) {
 			var failed []string
@@ -134,23 +133,21 @@ func refusal(edits conditionEdits) error {
 // cleanup does: those without a delete policy annotation (a hook whose
 // policy matched its outcome was deleted when it ended; one whose policy
 // did not, or BeforeHookCreation, stays).
-func (r *Reconciler) cleanupDeleteHooks(ctx context.Context, cl *cluster, instance string) error {
-	owned, err := cl.apply.ListOwned(ctx, instance, nil)
+func (r *Reconciler) cleanupDeleteHooks(ctx context.Context, cl *cluster, door *authority.Door, instance string) error {
+	owned, err := cl.auth.ListOwned(ctx, instance, nil)
 	if err != nil {
 		return fmt.Errorf("list delete hooks: %w", err)
 	}
-	var errs []error
+	var hooks []*unstructured.Unstructured
 	for _, o := range owned {
-		if !plan.IsDeleteHook(o) || plan.HasDeletePolicyAnnotation(o) || o.GetDeletionTimestamp() != nil {
-			continue
-		}
-		uid := o.GetUID()
-		err := cl.client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid})
-		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete hook %s: %w", apply.RefOf(o), err))
+		if plan.IsDeleteHook(o) && !plan.HasDeletePolicyAnnotation(o) && o.GetDeletionTimestamp() == nil {
+			hooks = append(hooks, o)
 		}
 	}
-	return errors.Join(errs...)
+	if err := door.Delete(ctx, hooks, metav1.DeletePropagationBackground); err != nil {
+		return fmt.Errorf("delete hooks: %w", err)
+	}
+	return nil
 }
 
 // deletionFailed records why app's deletion is stuck: condition

@@ -16,11 +16,10 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/authority"
 )
 
 // Argo CD cluster Secret conventions.
@@ -41,8 +40,8 @@ const (
 // names one in two ways; the engine reports it as InvalidSpecError.
 var errInvalidDestination = errors.New("invalid destination")
 
-// cluster is one destination cluster: a direct client for reads and writes,
-// a metadata cache for cheap idle checks, and the applier.
+// cluster is one destination cluster: a metadata cache for cheap idle
+// checks, and the authority, the only door that writes to it.
 type cluster struct {
 	// server is the API server URL the Applications name.
 	server string
@@ -50,7 +49,6 @@ type cluster struct {
 	// from; empty for the in-cluster destination.
 	version   string
 	config    *rest.Config
-	client    client.Client
 	mapper    meta.RESTMapper
 	discovery discovery.CachedDiscoveryInterface
 	// meta holds metadata-only informers, started lazily per kind on first
@@ -62,7 +60,7 @@ type cluster struct {
 	// watched holds the kinds (schema.GroupKind) whose informer reports
 	// live changes to the reconciler (watchLive).
 	watched sync.Map
-	apply   *apply.Applier
+	auth    *authority.Authority
 	stop    context.CancelFunc
 	// kubeVersion caches the cluster's server version (capabilities).
 	kubeVersion clusterVersion
@@ -226,9 +224,9 @@ func restConfigFromSecret(s *corev1.Secret) (*rest.Config, error) {
 
 // newClusterClients builds the clients of a cluster: a dynamic REST mapper
 // (it re-reads discovery when a kind is unknown, e.g. after a CRD was
-// applied), a direct client, and a metadata cache whose informers live
-// until ctx ends or the cluster is replaced.
-func newClusterClients(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme) (*cluster, error) {
+// applied), the authority (which alone writes), and a metadata cache whose
+// informers live until ctx ends or the cluster is replaced.
+func newClusterClients(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, opts authority.Options) (*cluster, error) {
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("create HTTP client: %w", err)
@@ -236,10 +234,6 @@ func newClusterClients(ctx context.Context, cfg *rest.Config, scheme *runtime.Sc
 	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("create REST mapper: %w", err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme, Mapper: mapper, HTTPClient: httpClient})
-	if err != nil {
-		return nil, fmt.Errorf("create client: %w", err)
 	}
 	mc, err := cache.New(cfg, cache.Options{
 		HTTPClient:       httpClient,
@@ -254,9 +248,14 @@ func newClusterClients(ctx context.Context, cfg *rest.Config, scheme *runtime.Sc
 	if err != nil {
 		return nil, fmt.Errorf("create discovery client: %w", err)
 	}
+	cd := memory.NewMemCacheClient(dc)
+	auth, err := authority.New(authority.Connection{Config: cfg, HTTPClient: httpClient, Scheme: scheme, Mapper: mapper, Discovery: cd}, opts)
+	if err != nil {
+		return nil, err
+	}
 	cctx, cancel := context.WithCancel(ctx)
 	go func() { _ = mc.Start(cctx) }()
-	return &cluster{config: cfg, client: c, mapper: mapper, discovery: memory.NewMemCacheClient(dc), meta: mc, stop: cancel}, nil
+	return &cluster{config: cfg, mapper: mapper, discovery: cd, meta: mc, auth: auth, stop: cancel}, nil
 }
 
 // keepResourceVersion trims an object of the metadata cache to what the

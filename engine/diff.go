@@ -5,9 +5,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/engine/plan"
 	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
@@ -147,11 +149,11 @@ func Diff(ctx context.Context, deps DiffDependencies, opts Options, app *v1alpha
 		return nil, err
 	}
 	objs := state.nonHooks()
-	diffs, err := cl.apply.DiffDetailed(ctx, objs, r.ignoreDifferences(app))
+	diffs, err := cl.auth.DiffDetailed(ctx, objs, r.ignoreDifferences(app))
 	if err != nil {
 		return nil, fmt.Errorf("compare with live state: %w", err)
 	}
-	prune, err := prunable(ctx, cl.apply, instance, objs, app.Status.Resources)
+	prune, err := prunable(ctx, cl.auth, instance, objs, app.Status.Resources)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +183,7 @@ func Diff(ctx context.Context, deps DiffDependencies, opts Options, app *v1alpha
 // prunable reads the live objects the application instance tracks that
 // are not among objs, hooks excepted, as compare finds them; recorded are
 // the resources of the Application's status, whose kinds are searched too.
-func prunable(ctx context.Context, a *apply.Applier, instance string, objs []*unstructured.Unstructured, recorded []v1alpha1.ResourceStatus) ([]*unstructured.Unstructured, error) {
+func prunable(ctx context.Context, a *authority.Authority, instance string, objs []*unstructured.Unstructured, recorded []v1alpha1.ResourceStatus) ([]*unstructured.Unstructured, error) {
 	owned, err := a.ListOwned(ctx, instance, kindsOf(objs, recorded))
 	if err != nil {
 		return nil, fmt.Errorf("compare with live state: %w", err)

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/engine/plan"
 	"github.com/tollgate-dev/tollgate/engine/render"
 )
@@ -88,6 +88,11 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (r
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	project, err := r.project(ctx, app)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	door := r.door(cl, app, project)
 	ctx, cancel := context.WithTimeout(ctx, r.opts.ReconcileTimeout)
 	defer cancel()
 	instance := render.InstanceName(app.Name, app.Namespace, r.opts.Namespace)
@@ -109,16 +114,16 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (r
 			return reconcile.Result{}, err
 		}
 		log.Info("Running delete hooks", "phase", h.phase)
-		if err := r.runDeleteHooks(ctx, app, cl, h.phase); err != nil {
+		if err := r.runDeleteHooks(ctx, app, h.phase); err != nil {
 			what := strings.ToLower(string(h.phase[:len(h.phase)-len("Delete")])) + "-delete"
 			return reconcile.Result{}, r.deletionFailed(ctx, app, fmt.Sprintf("error executing %s hooks: %v", what, err), err)
 		}
 		return reconcile.Result{}, removeFinalizer(ctx, r.client, app, h.finalizer)
 	}
 	if fin != "" {
-		return r.deleteResources(ctx, cl, app, instance, fin, policy)
+		return r.deleteResources(ctx, cl, door, app, instance, fin, policy)
 	}
-	if err := r.cleanupDeleteHooks(ctx, cl, instance); err != nil {
+	if err := r.cleanupDeleteHooks(ctx, cl, door, instance); err != nil {
 		return reconcile.Result{}, err
 	}
 	log.Info("Delete hooks cleaned up, removing finalizers")
@@ -143,7 +148,7 @@ func (r *Reconciler) finalizerGone(ctx context.Context, app *v1alpha1.Applicatio
 // deleteResources is the cascade step of finalize: it deletes one wave of
 // what instance tracks, or removes the resources finalizer fin when nothing
 // is left.
-func (r *Reconciler) deleteResources(ctx context.Context, cl *cluster, app *v1alpha1.Application, instance, fin string, policy metav1.DeletionPropagation) (reconcile.Result, error) {
+func (r *Reconciler) deleteResources(ctx context.Context, cl *cluster, door *authority.Door, app *v1alpha1.Application, instance, fin string, policy metav1.DeletionPropagation) (reconcile.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 	// The kinds recorded in the status first; a full search over every
 	// listable kind before the finalizer goes.
@@ -173,7 +178,12 @@ func (r *Reconciler) deleteResources(ctx context.Context, cl *cluster, app *v1al
 		}
 		return reconcile.Result{RequeueAfter: confirmationPoll}, nil
 	}
-	if err := deleteWave(ctx, cl.client, remaining, policy); err != nil {
+	// Nothing is deleted unless the project permits every object left:
+	// a tracking id or an instance label is a claim, not a permission.
+	if err := door.Permit(ctx, "delete", remaining); err != nil {
+		return reconcile.Result{}, r.deletionFailed(ctx, app, err.Error(), err)
+	}
+	if err := door.Delete(ctx, topWave(remaining), policy); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: deletionPoll}, nil
@@ -183,7 +193,7 @@ func (r *Reconciler) deleteResources(ctx context.Context, cl *cluster, app *v1al
 // a cascade deletes (see keptOnDelete), sorted for deletion: highest wave
 // first, then kinds in reverse apply order.
 func (r *Reconciler) deletable(ctx context.Context, cl *cluster, app *v1alpha1.Application, instance string, kinds []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
-	owned, err := cl.apply.ListOwned(ctx, instance, kinds)
+	owned, err := cl.auth.ListOwned(ctx, instance, kinds)
 	if err != nil {
 		return nil, fmt.Errorf("list resources to delete: %w", err)
 	}
@@ -257,26 +267,17 @@ func keptOnDelete(obj *unstructured.Unstructured, app *v1alpha1.Application, app
 	return err == nil && !opts.Delete
 }
 
-// deleteWave deletes the objects of the highest wave among objs (sorted by
-// deletable) that are not already being deleted. While any object of that
-// wave is still being deleted, lower waves wait.
-func deleteWave(ctx context.Context, c client.Client, objs []*unstructured.Unstructured, policy metav1.DeletionPropagation) error {
+// topWave returns the objects of the highest wave among objs (sorted by
+// deletable). While any object of that wave is still being deleted, lower
+// waves wait.
+func topWave(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 	top, _ := plan.WaveOf(objs[0])
-	var errs []error
-	for _, o := range objs {
+	for i, o := range objs {
 		if w, _ := plan.WaveOf(o); w != top {
-			break
-		}
-		if o.GetDeletionTimestamp() != nil {
-			continue
-		}
-		uid := o.GetUID()
-		err := c.Delete(ctx, o, client.PropagationPolicy(policy), client.Preconditions{UID: &uid})
-		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete %s: %w", apply.RefOf(o), err))
+			return objs[:i]
 		}
 	}
-	return errors.Join(errs...)
+	return objs
 }
 
 // removeFinalizer removes fins from app with a merge patch guarded by the

@@ -2,16 +2,10 @@ package engine
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -41,105 +35,26 @@ func (v verdict) denies(rule string) bool {
 
 // message is one line per denial: `[rule] Kind/ns/name: message`.
 func (v verdict) message() string {
-	lines := make([]string, 0, len(v.denied))
-	for _, x := range v.denied {
-		lines = append(lines, violationLine(x))
-	}
-	return strings.Join(lines, "\n")
+	return authority.Verdict{Denied: v.denied}.Message()
 }
 
-func violationLine(v policies.Violation) string {
-	ref := v.Object.Kind
-	if v.Object.Namespace != "" {
-		ref += "/" + v.Object.Namespace
-	}
-	ref += "/" + v.Object.Name
-	return fmt.Sprintf("[%s] %s: %s", v.Rule, ref, v.Message)
-}
+// violationLine formats a violation as `[rule] Kind/ns/name: message`.
+func violationLine(v policies.Violation) string { return authority.ViolationLine(v) }
 
 // gate judges the Application and every desired object with the shared
 // evaluator at the sync enforcement point, exactly as the CLI and the
-// admission webhook would. project is nil when the AppProject does not
-// exist; it is the cluster's, never one the objects include. mapper is the
-// destination's REST mapper, which places kinds as the applier does (nil
-// when there are no objects to place).
-func (r *Reconciler) gate(ctx context.Context, app *v1alpha1.Application, project *v1alpha1.AppProject, objs []*unstructured.Unstructured, mapper meta.RESTMapper) (verdict, error) {
-	appMap, err := toMap(app, v1alpha1.ApplicationGroupVersionKind.GroupVersion().String(), v1alpha1.ApplicationKind)
-	if err != nil {
-		return verdict{}, err
-	}
-	var projects []map[string]any
-	if project != nil {
-		p, err := toMap(project, v1alpha1.GroupVersion.String(), v1alpha1.AppProjectKind)
-		if err != nil {
-			return verdict{}, err
-		}
-		projects = append(projects, p)
-	}
-	items := make([]policies.Item, 0, len(objs)+1)
-	items = append(items, policies.Item{Object: appMap})
-	for _, o := range objs {
-		items = append(items, policies.Item{Object: o.Object, Application: appMap})
-	}
-	opts := policies.InputOptions{
-		Point:                  policies.PointSync,
-		ArgoCDNamespace:        r.opts.Namespace,
-		Projects:               projects,
-		ImplicitDefaultProject: r.opts.ImplicitDefaultProject,
-	}
-	if mapper != nil {
-		opts.Scope = mapperScope{mapper}
-	}
-	ins := policies.BuildInputs(opts, items)
-	// The live Application carries this controller's own operation fence;
-	// a rendered Application carrying one is denied.
-	ins[0].Context.ReservedAnnotations = nil
-	decisions, err := r.evaluator.EvaluateAll(ctx, ins)
-	if err != nil {
-		return verdict{}, fmt.Errorf("evaluate policies: %w", err)
-	}
-	var v verdict
-	for _, d := range decisions {
-		for _, x := range d.Violations {
-			switch x.Severity {
-			case policies.SeverityDeny:
-				v.denied = append(v.denied, x)
-			case policies.SeverityWarn:
-				v.warnings = append(v.warnings, x)
-			}
-		}
-	}
-	slices.SortStableFunc(v.denied, func(a, b policies.Violation) int {
-		return strings.Compare(violationLine(a), violationLine(b))
-	})
-	return v, nil
+// admission webhook would, through door: the Application as fetched, the
+// cluster's AppProject (never one the objects include), kinds placed by
+// the destination's REST mapper as the applier places them. The door
+// remembers what the boundary rules permit for the writes that follow.
+func (r *Reconciler) gate(ctx context.Context, door *authority.Door, objs []*unstructured.Unstructured) (verdict, error) {
+	v, err := door.Judge(ctx, objs)
+	return verdict{denied: v.Denied, warnings: v.Warnings}, err
 }
 
-// mapperScope places kinds by a destination's REST mapper: what the
-// cluster serves, with the scope it serves it in.
-type mapperScope struct {
-	mapper meta.RESTMapper
-}
-
-// Scope implements policies.KindScope.
-func (m mapperScope) Scope(group, kind string) (clusterScoped, known bool) {
-	mapping, err := m.mapper.RESTMapping(schema.GroupKind{Group: group, Kind: kind})
-	if err != nil {
-		return false, false
-	}
-	return mapping.Scope.Name() == meta.RESTScopeNameRoot, true
-}
-
-// toMap converts a typed object to the plain map the policies read, with
-// apiVersion and kind set (objects from the cache carry no TypeMeta).
-func toMap(obj runtime.Object, apiVersion, kind string) (map[string]any, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, fmt.Errorf("convert %s: %w", kind, err)
-	}
-	m["apiVersion"], m["kind"] = apiVersion, kind
-	if md, ok := m["metadata"].(map[string]any); ok {
-		delete(md, "managedFields")
-	}
-	return m, nil
+// judgeSpec judges the Application of tg alone, before anything is
+// fetched, as the gate would.
+func (r *Reconciler) judgeSpec(ctx context.Context, tg *target) (verdict, error) {
+	v, err := r.judging().Judge(ctx, tg.app, tg.project, nil, nil)
+	return verdict{denied: v.Denied, warnings: v.Warnings}, err
 }

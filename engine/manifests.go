@@ -28,7 +28,8 @@ const (
 // what the gate judged), each with the credentials of the control-plane
 // namespace's Argo CD Secrets that match it for the Application's project.
 // Branch and tag names may be resolved from a listing up to listingMaxAge
-// old (none when not positive).
+// old (none when not positive). When the project sets signatureKeys, the
+// request asks for the commits to be verified (signatureCheck).
 func (r *Reconciler) manifestRequest(ctx context.Context, tg *target, listingMaxAge time.Duration) (*reposerver.Request, error) {
 	req := &reposerver.Request{
 		AppName: render.InstanceName(tg.app.Name, tg.app.Namespace, r.opts.Namespace), Namespace: tg.app.Spec.Destination.Namespace, Project: projectOf(tg.app),
@@ -57,6 +58,11 @@ func (r *Reconciler) manifestRequest(ctx context.Context, tg *target, listingMax
 		req.Sources = append(req.Sources, reposerver.Source{Source: s, Credentials: source.MatchCredentials(s.RepoURL, project, tg.secrets, knownHosts)})
 	}
 	req.HelmRepositories = helmRepositories(tg.secrets, project)
+	check, err := r.signatureCheck(ctx, tg.project)
+	if err != nil {
+		return nil, err
+	}
+	req.SignatureCheck = check
 	return req, nil
 }
 

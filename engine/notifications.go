@@ -25,6 +25,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/notify"
+	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // NotificationsControllerName names the notifications controller.
@@ -147,7 +148,7 @@ func (n *Notifier) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		// written yet: judge the Application once it has.
 		return reconcile.Result{}, nil
 	}
-	appMap, err := toMap(&app, v1alpha1.GroupVersion.String(), v1alpha1.ApplicationKind)
+	appMap, err := policies.ObjectMap(&app, v1alpha1.GroupVersion.String(), v1alpha1.ApplicationKind)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -155,7 +156,7 @@ func (n *Notifier) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 	var proj v1alpha1.AppProject
 	switch err := n.client.Get(ctx, types.NamespacedName{Namespace: n.namespace, Name: projectOf(&app)}, &proj); {
 	case err == nil:
-		if projMap, err = toMap(&proj, v1alpha1.GroupVersion.String(), v1alpha1.AppProjectKind); err != nil {
+		if projMap, err = policies.ObjectMap(&proj, v1alpha1.GroupVersion.String(), v1alpha1.AppProjectKind); err != nil {
 			return reconcile.Result{}, err
 		}
 	case client.IgnoreNotFound(err) != nil:

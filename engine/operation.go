@@ -68,7 +68,7 @@ func (r *Reconciler) judgeBeforeFetch(ctx context.Context, p *pass, tg *target) 
 			return true, nil
 		}
 	}
-	v, err := r.gate(ctx, tg.app, tg.project, nil, nil)
+	v, err := r.judgeSpec(ctx, tg)
 	if err != nil {
 		return false, err
 	}

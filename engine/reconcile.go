@@ -22,6 +22,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/engine/plan"
 	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
@@ -213,6 +214,9 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 		return err
 	}
 	state, err := r.desiredState(ctx, p, tg)
+	if r.refuseUnsigned(ctx, p, tg, err) {
+		return nil // not signed with a key the project allows; nothing rendered
+	}
 	if err != nil {
 		p.conds.set(v1alpha1.ApplicationConditionComparisonError, err.Error())
 		if tg.op != nil && !errors.Is(err, source.ErrRepoUnreachable) {
@@ -276,12 +280,12 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 		p.handOff = true
 		return nil
 	}
-	syncErr := r.sync(ctx, p, tg.cluster, req, state, cmp)
+	syncErr := r.sync(ctx, p, tg.door, req, state, cmp)
 	if errors.Is(syncErr, errFenceLost) || errors.Is(syncErr, errNotStarted) {
 		return syncErr
 	}
 	// The cluster changed: compare again so the status shows the result.
-	after, err := r.compareAndRemember(ctx, p, tg.cluster, state)
+	after, err := r.compareAndRemember(ctx, p, tg, state)
 	if err != nil {
 		return errors.Join(syncErr, err)
 	}
@@ -365,6 +369,9 @@ func (r *Reconciler) windowsAllow(p *pass, tg *target, req *syncRequest) bool {
 // project, and the requested operation if any.
 type target struct {
 	cluster *cluster
+	// door is the authority bound to app and project: every write of the
+	// reconcile, and the gate's judging.
+	door *authority.Door
 	// app is the Application as it is fetched and judged: the pass's own,
 	// or for a sync operation a copy with the operation's sources and
 	// revisions in its spec (see requestedApplication). Its sources are the
@@ -431,7 +438,21 @@ func (r *Reconciler) target(ctx context.Context, p *pass) (*target, error) {
 	if tg.project, err = r.project(ctx, app); err != nil {
 		return nil, err
 	}
+	if msg := projectScopedCluster(tg.project, app.Spec.Destination, tg.cluster.server, tg.secrets); msg != "" {
+		return invalid(msg)
+	}
+	tg.door = r.door(tg.cluster, tg.app, tg.project)
 	return tg, nil
+}
+
+// door returns the authority of cl bound to app and project, impersonating
+// as argocd-cm says.
+func (r *Reconciler) door(cl *cluster, app *v1alpha1.Application, project *v1alpha1.AppProject) *authority.Door {
+	imp := authority.Impersonation{Server: cl.server}
+	if s := r.settings.Load(); s != nil {
+		imp.Enabled = s.SyncImpersonation
+	}
+	return cl.auth.For(app, project, imp)
 }
 
 // desired is the desired state of an Application at some revisions.
@@ -547,6 +568,9 @@ func (r *Reconciler) desiredState(ctx context.Context, p *pass, tg *target) (*de
 	if err != nil {
 		return nil, err
 	}
+	if err := checkSignatures(req, resp); err != nil {
+		return nil, err
+	}
 	d := &desired{
 		sourceTypes: resp.SourceTypes, renderKey: resp.Key, revisions: resp.Revisions,
 		unbuilt: &unbuiltObjects{rendered: resp.Objects, namespace: p.app.Spec.Destination.Namespace, instance: p.instance, tracking: r.opts.TrackingMethod, mapper: tg.cluster.mapper,
@@ -646,7 +670,7 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 		p.conds.clear(v1alpha1.ApplicationConditionExcludedResourceWarning)
 	}
 	// The objects are judged with the Application as fetched.
-	v, err := r.gate(ctx, tg.app, tg.project, state.objects, cl.mapper)
+	v, err := r.gate(ctx, tg.door, state.objects)
 	if err != nil {
 		return nil, false, err
 	}
@@ -658,7 +682,7 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 	if msg, ok := conditionMessage(app, v1alpha1.ApplicationConditionSyncError); ok && strings.HasPrefix(msg, refusedByPolicy) {
 		p.conds.clear(v1alpha1.ApplicationConditionSyncError) // the refusal is over
 	}
-	cmp, err = r.compareAndRemember(ctx, p, cl, state)
+	cmp, err = r.compareAndRemember(ctx, p, tg, state)
 	if err != nil {
 		return nil, false, err
 	}
@@ -667,11 +691,12 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 
 // compareAndRemember compares in full and remembers the comparison for idle
 // resyncs, with the fingerprint of the live objects taken just before it.
-func (r *Reconciler) compareAndRemember(ctx context.Context, p *pass, cl *cluster, state *desired) (*comparison, error) {
+func (r *Reconciler) compareAndRemember(ctx context.Context, p *pass, tg *target, state *desired) (*comparison, error) {
+	cl := tg.cluster
 	refs := fingerprintRefs(state.nonHooks(), p.app.Status.Resources)
 	fp, fpErr := fingerprint(ctx, cl, refs)
 	r.watchLive(ctx, cl, refs)
-	cmp, err := r.compare(ctx, cl, p.app, state.objects, p.instance)
+	cmp, err := r.compare(ctx, tg.door, cl, p.app, state.objects, p.instance)
 	if err != nil {
 		r.forget(p.key)
 		return nil, err

@@ -27,18 +27,16 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/engine/health"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
-	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // ControllerName names the controller in logs, metrics and events.
 const ControllerName = "tollgate-engine"
 
 // Evaluator judges inputs; *policies.Evaluator implements it.
-type Evaluator interface {
-	EvaluateAll(ctx context.Context, ins []policies.Input) ([]policies.Decision, error)
-}
+type Evaluator = authority.Evaluator
 
 // EventRecorder records Kubernetes events; the recorder of
 // manager.GetEventRecorder implements it.
@@ -159,24 +157,22 @@ func New(deps Dependencies, opts Options) (*Reconciler, error) {
 	return r, nil
 }
 
-// newCluster builds the clients and the applier of one destination.
+// newCluster builds the clients and the authority of one destination.
 func (r *Reconciler) newCluster(ctx context.Context, cfg *rest.Config) (*cluster, error) {
-	c, err := newClusterClients(ctx, cfg, r.scheme)
-	if err != nil {
-		return nil, err
-	}
-	a, err := apply.New(c.client, apply.Options{
-		FieldManager: r.opts.FieldManager,
-		Tracking:     r.opts.TrackingMethod,
-		Health:       r.assessHealth,
-		Discovery:    c.discovery,
+	return newClusterClients(ctx, cfg, r.scheme, authority.Options{
+		Apply: apply.Options{
+			FieldManager: r.opts.FieldManager,
+			Tracking:     r.opts.TrackingMethod,
+			Health:       r.assessHealth,
+		},
+		Judging: r.judging(),
 	})
-	if err != nil {
-		c.stop()
-		return nil, err
-	}
-	c.apply = a
-	return c, nil
+}
+
+// judging is how the gate and the authority turn Applications and objects
+// into policy inputs.
+func (r *Reconciler) judging() authority.Judging {
+	return authority.Judging{Evaluator: r.evaluator, Namespace: r.opts.Namespace, ImplicitDefaultProject: r.opts.ImplicitDefaultProject}
 }
 
 // CacheOptions restricts the manager's cache to what the engine reads:
@@ -272,12 +268,7 @@ const projectIndex = "spec.project"
 
 // projectOf returns the project an Application uses ("default" when
 // empty).
-func projectOf(app *v1alpha1.Application) string {
-	if app.Spec.Project == "" {
-		return "default"
-	}
-	return app.Spec.Project
-}
+func projectOf(app *v1alpha1.Application) string { return app.ProjectName() }
 
 // applicationsOfProject maps an AppProject to the Applications using it.
 func (r *Reconciler) applicationsOfProject(ctx context.Context, o client.Object) []reconcile.Request {

@@ -17,8 +17,8 @@ import (
 
 // Settings are the argocd-cm settings the engine applies: Lua health
 // checks, system-level ignoreDifferences, resource exclusions and
-// inclusions, and compare options. The zero value is Argo CD's behaviour
-// without them.
+// inclusions, compare options and sync impersonation. The zero value is
+// Argo CD's behaviour without them.
 type Settings struct {
 	// HealthChecks are Lua health checks keyed by "group/Kind" ("Kind" for
 	// the core group; wildcards allowed), for health.Checker.SetOverrides:
@@ -37,6 +37,11 @@ type Settings struct {
 	// IgnoreAggregatedRoles ignores the rules of aggregated ClusterRoles
 	// (resource.compareoptions ignoreAggregatedRoles).
 	IgnoreAggregatedRoles bool
+	// SyncImpersonation makes syncs write as the service account the
+	// project's destinationServiceAccounts name for the destination
+	// (application.sync.impersonation.enabled: "true" enables it, any
+	// other value or none disables it, as in Argo CD 2.13+).
+	SyncImpersonation bool
 }
 
 // ResourceFilter is one entry of resource.exclusions or
@@ -56,6 +61,7 @@ const (
 	cmExclusions              = "resource.exclusions"
 	cmInclusions              = "resource.inclusions"
 	cmCompareOptions          = "resource.compareoptions"
+	cmSyncImpersonation       = "application.sync.impersonation.enabled"
 )
 
 // ignoreSpec is the YAML of a system-level ignoreDifferences entry.
@@ -157,6 +163,7 @@ func ParseSettings(data map[string]string) (Settings, error) {
 		}
 		s.IgnoreAggregatedRoles = co.IgnoreAggregatedRoles
 	}
+	s.SyncImpersonation = data[cmSyncImpersonation] == "true"
 	if s.IgnoreAggregatedRoles {
 		s.IgnoreDifferences = append(s.IgnoreDifferences, apply.IgnoreDifference{
 			Group: "rbac.authorization.k8s.io", Kind: "ClusterRole", JQPathExpressions: []string{`select(.aggregationRule != null) | .rules`},

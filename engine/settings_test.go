@@ -105,3 +105,29 @@ other/Thing:
 		t.Errorf("health checks (-want +got):\n%s", diff)
 	}
 }
+
+// TestParseSettingsSyncImpersonation: application.sync.impersonation.enabled
+// turns sync impersonation on with "true" only, as Argo CD compares it.
+func TestParseSettingsSyncImpersonation(t *testing.T) {
+	for name, tc := range map[string]struct {
+		data map[string]string
+		want bool
+	}{
+		"absent":       {data: nil, want: false},
+		"true":         {data: map[string]string{"application.sync.impersonation.enabled": "true"}, want: true},
+		"false":        {data: map[string]string{"application.sync.impersonation.enabled": "false"}, want: false},
+		"empty":        {data: map[string]string{"application.sync.impersonation.enabled": ""}, want: false},
+		"not lower":    {data: map[string]string{"application.sync.impersonation.enabled": "True"}, want: false},
+		"with a space": {data: map[string]string{"application.sync.impersonation.enabled": "true "}, want: false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := ParseSettings(tc.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got.SyncImpersonation); diff != "" {
+				t.Errorf("SyncImpersonation (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

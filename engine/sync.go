@@ -20,6 +20,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/engine/plan"
 )
 
@@ -194,7 +195,7 @@ func sameRevisions(a, b []string) bool {
 // its operation's retry strategy allows to retry keeps the operation
 // Running and due again after the backoff (nil error); any other failure
 // is an error, for a retry of the reconcile with backoff.
-func (r *Reconciler) sync(ctx context.Context, p *pass, cl *cluster, req *syncRequest, state *desired, cmp *comparison) error {
+func (r *Reconciler) sync(ctx context.Context, p *pass, door *authority.Door, req *syncRequest, state *desired, cmp *comparison) error {
 	app := p.app
 	log := ctrl.LoggerFrom(ctx)
 	started := metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second))
@@ -214,7 +215,7 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, cl *cluster, req *syncRe
 		return err
 	}
 	opCtx, stop := r.operationContext(ctx, p.key, started.Time)
-	results, runErr := r.runSync(opCtx, p, cl, req, state, cmp)
+	results, runErr := r.runSync(opCtx, p, door, req, state, cmp)
 	terminated := context.Cause(opCtx)
 	stop()
 	if errors.Is(terminated, errFenceLost) {
@@ -257,7 +258,7 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, cl *cluster, req *syncRe
 	}
 	if runErr != nil {
 		st.Phase, st.Message = v1alpha1.OperationFailed, "sync failed: "+runErr.Error()
-		if !req.dryRun && retryAllowed(req.op.Retry, retries) {
+		if !req.dryRun && retryAllowed(req.op.Retry, retries) && !authority.IsRefused(runErr) {
 			// As Argo CD: the operation stays Running and runs again
 			// after the backoff; the next reconcile is due then.
 			st.RetryCount = retries + 1
@@ -383,9 +384,10 @@ func (r *Reconciler) operationContext(ctx context.Context, key types.NamespacedN
 	}
 }
 
-// runSync applies the plan and prunes. Failures of objects are in the
-// results and the error.
-func (r *Reconciler) runSync(ctx context.Context, p *pass, cl *cluster, req *syncRequest, state *desired, cmp *comparison) ([]v1alpha1.ResourceResult, error) {
+// runSync applies the plan and prunes, through the Application's door to
+// the cluster: nothing is written unless its project permits every object
+// the sync touches. Failures of objects are in the results and the error.
+func (r *Reconciler) runSync(ctx context.Context, p *pass, door *authority.Door, req *syncRequest, state *desired, cmp *comparison) ([]v1alpha1.ResourceResult, error) {
 	opts, err := plan.ParseSyncOptions(req.syncOptions...)
 	if err != nil {
 		return nil, err
@@ -417,42 +419,42 @@ func (r *Reconciler) runSync(ctx context.Context, p *pass, cl *cluster, req *syn
 		}
 		return out, nil
 	}
-	if ns := p.app.Spec.Destination.Namespace; opts.CreateNamespace && ns != "" {
-		var labels, annotations map[string]string
-		if sp := p.app.Spec.SyncPolicy; sp != nil && sp.ManagedNamespaceMetadata != nil {
-			m := sp.ManagedNamespaceMetadata
-			labels, annotations = m.Labels, m.Annotations
-		}
-		if err := cl.apply.EnsureNamespace(ctx, ns, labels, annotations); err != nil {
-			return nil, err
-		}
-	}
-	waveResults, runErr := cl.apply.Run(ctx, waves, apply.WaveOptions{
+	s := authority.Sync{Waves: waves, Options: apply.WaveOptions{
 		App: p.instance, SyncID: fmt.Sprint(p.now.Unix()), Diffs: cmp.diffs, Ignore: r.ignoreDifferences(p.app),
 		MigrationManager: p.app.Annotations[apply.AnnotationMigrationManager],
-	})
-	var out []v1alpha1.ResourceResult
-	for _, w := range waveResults {
-		for _, res := range w.Results {
-			if res.Status == apply.ResultSynced && !strings.HasPrefix(res.Message, "in sync, not applied") {
-				r.metrics.applyCalls.Inc()
-			}
-			out = append(out, resourceResult(res))
+	}}
+	if ns := p.app.Spec.Destination.Namespace; opts.CreateNamespace && ns != "" {
+		s.Namespace = &authority.Namespace{Name: ns}
+		if sp := p.app.Spec.SyncPolicy; sp != nil && sp.ManagedNamespaceMetadata != nil {
+			s.Namespace.Labels, s.Namespace.Annotations = sp.ManagedNamespaceMetadata.Labels, sp.ManagedNamespaceMetadata.Annotations
 		}
 	}
-	if runErr != nil {
-		return out, runErr
+	skipped, err := r.pruning(p, req, state, cmp, &s)
+	if err != nil {
+		return nil, err
 	}
-	pruned, err := r.prune(ctx, p, cl, req, state, cmp, objs)
-	out = append(out, pruned...)
-	return out, err
+	res, runErr := door.Sync(ctx, s)
+	var out []v1alpha1.ResourceResult
+	for _, w := range res.Waves {
+		for _, rr := range w.Results {
+			if rr.Status == apply.ResultSynced && !strings.HasPrefix(rr.Message, "in sync, not applied") {
+				r.metrics.applyCalls.Inc()
+			}
+			out = append(out, resourceResult(rr))
+		}
+	}
+	for _, rr := range res.Pruned {
+		rr.Phase = plan.PhaseSync
+		out = append(out, resourceResult(rr))
+	}
+	return append(out, skipped...), runErr
 }
 
-// prune deletes what the Application owns and no longer renders, when
-// pruning is on, the sync is complete (not partial) and the desired state
-// is not empty without allowEmpty. Otherwise objects awaiting pruning are
-// reported as PruneSkipped.
-func (r *Reconciler) prune(ctx context.Context, p *pass, cl *cluster, req *syncRequest, state *desired, cmp *comparison, applied []*unstructured.Unstructured) ([]v1alpha1.ResourceResult, error) {
+// pruning adds to s the pruning of what the Application owns and no longer
+// renders, when pruning is on, the sync is complete (not partial) and the
+// desired state is not empty without allowEmpty. Otherwise the objects
+// awaiting pruning are returned as PruneSkipped.
+func (r *Reconciler) pruning(p *pass, req *syncRequest, state *desired, cmp *comparison, s *authority.Sync) ([]v1alpha1.ResourceResult, error) {
 	allowEmpty := false
 	if sp := p.app.Spec.SyncPolicy; sp != nil && sp.Automated != nil {
 		allowEmpty = sp.Automated.AllowEmpty
@@ -487,16 +489,11 @@ func (r *Reconciler) prune(ctx context.Context, p *pass, cl *cluster, req *syncR
 	}
 	// Every desired object counts as wanted, including those shared with
 	// another Application: they are not ours to delete.
-	results, err := cl.apply.Prune(ctx, owned, state.objects, apply.PruneOptions{
+	s.Prune = &authority.Prune{Owned: owned, Desired: state.objects, Options: apply.PruneOptions{
 		App: p.instance, PropagationPolicy: opts.PrunePropagationPolicy, AppSyncOptions: req.syncOptions,
 		Confirmed: p.app.IsDeletionConfirmed(p.app.Status.OperationState.StartedAt.Time),
-	})
-	out := make([]v1alpha1.ResourceResult, 0, len(results))
-	for _, res := range results {
-		res.Phase = plan.PhaseSync
-		out = append(out, resourceResult(res))
-	}
-	return out, err
+	}}
+	return nil, nil
 }
 
 // selected reports whether obj is one of the resources of a partial sync.

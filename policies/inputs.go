@@ -3,6 +3,8 @@ package policies
 import (
 	"fmt"
 	"reflect"
+
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Item is one document to review: an object and, when known, the
@@ -353,4 +355,19 @@ func nestedString(obj map[string]any, path ...string) (string, bool) {
 	}
 	s, ok := m[path[len(path)-1]].(string)
 	return s, ok
+}
+
+// ObjectMap converts a typed object (an Application, an AppProject) to the
+// plain map Items carry, with apiVersion and kind set (objects from a cache
+// carry no TypeMeta) and without managedFields.
+func ObjectMap(obj runtime.Object, apiVersion, kind string) (map[string]any, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("convert %s: %w", kind, err)
+	}
+	m["apiVersion"], m["kind"] = apiVersion, kind
+	if md, ok := m["metadata"].(map[string]any); ok {
+		delete(md, "managedFields")
+	}
+	return m, nil
 }

@@ -49,3 +49,12 @@ func (a *Application) IsDeletionConfirmed(since time.Time) bool {
 	at, err := time.Parse(time.RFC3339, v)
 	return err == nil && !at.Before(since.Truncate(time.Second))
 }
+
+// ProjectName returns the AppProject the Application uses: spec.project,
+// or "default" when empty, as Argo CD.
+func (a *Application) ProjectName() string {
+	if a.Spec.Project == "" {
+		return "default"
+	}
+	return a.Spec.Project
+}

@@ -51,6 +51,25 @@ type Request struct {
 	// CD repository Secrets of type helm) the Application's project may
 	// use: the credentials of chart sources and of chart dependencies.
 	HelmRepositories []chart.Repository `json:"helmRepositories,omitempty"`
+	// SignatureCheck, when set, asks for the commit of every Git source
+	// to be verified before anything is rendered (the AppProject sets
+	// signatureKeys).
+	SignatureCheck *SignatureCheck `json:"signatureCheck,omitempty"`
+}
+
+// SignatureCheck is what the commits of a Request's Git sources are
+// verified against: Argo CD's GnuPG keys and the AppProject's
+// signatureKeys. Helm repository and OCI sources are not verified, as in
+// Argo CD.
+type SignatureCheck struct {
+	// Keys are the ASCII-armored public keys of argocd-gpg-keys-cm, by key
+	// ID (its data); a signature made with a key not among them cannot be
+	// checked.
+	Keys map[string]string `json:"keys"`
+	// Allowed are the AppProject's signatureKeys (key IDs or
+	// fingerprints): nothing is rendered unless every Git source's commit
+	// carries a good signature made with one of them.
+	Allowed []string `json:"allowed"`
 }
 
 // Source is one source of a Request with the credentials to fetch it.
@@ -78,6 +97,14 @@ type Response struct {
 	Cached int `json:"cached"`
 	// Rendered counts the sources rendered for this request.
 	Rendered int `json:"rendered"`
+	// Signatures has one entry per source when the request has a
+	// SignatureCheck: the verification of a Git source's commit, the zero
+	// Signature for a Helm repository or OCI source.
+	Signatures []source.Signature `json:"signatures,omitempty"`
+	// Unverified is set when a Git source's commit is not signed with a
+	// key SignatureCheck allows: nothing was rendered, and Key and Objects
+	// are empty.
+	Unverified bool `json:"unverified,omitempty"`
 }
 
 // Error codes a repo-server answers with, so the controller can branch on

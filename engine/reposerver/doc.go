@@ -10,7 +10,11 @@
 // uses too), renders it through a Renderer (a child process per render, under
 // hard limits, in production) and caches the output per repository,
 // revision, path and options. Run removes checkouts no request used for a
-// while, so the disk stays bounded.
+// while, so the disk stays bounded. A request of an Application whose
+// AppProject sets signatureKeys carries a SignatureCheck: the commit of
+// every Git source is verified before anything is rendered, on every
+// request, and nothing is rendered unless all are signed with an allowed
+// key.
 //
 // The Service is reached two ways, with the same code and limits behind
 // both: in the controller's own process (the default, for one binary and

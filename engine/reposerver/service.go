@@ -148,6 +148,12 @@ func (f fetched) dir() string {
 // source that is not only a reference (a source with ref, among several,
 // provides value files to the others), in source order. Rendered output is
 // cached; NoCache renders again anyway.
+//
+// With a SignatureCheck, every Git source's commit is verified as it is
+// fetched, on every request: a render served from the cache, or a response
+// Unchanged, is never one whose commit went unverified, and the outcome
+// depends on the commit and the keys of the request only. When one is not
+// signed with an allowed key, nothing is rendered (Unverified).
 func (s *Service) Generate(ctx context.Context, req *Request) (*Response, error) {
 	if len(req.Sources) == 0 {
 		return nil, &Error{Code: CodeInvalid, Message: "spec.source or spec.sources must be set"}
@@ -155,6 +161,14 @@ func (s *Service) Generate(ctx context.Context, req *Request) (*Response, error)
 	srcs, err := s.fetch(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	sigs, allowed := signatures(req, srcs)
+	if !allowed {
+		resp := &Response{Signatures: sigs, Unverified: true, SourceTypes: make([]v1alpha1.ApplicationSourceType, len(srcs))}
+		for _, f := range srcs {
+			resp.Revisions = append(resp.Revisions, f.checkout.Revision)
+		}
+		return resp, nil
 	}
 	refs := map[string]string{}
 	for _, f := range srcs {
@@ -167,7 +181,7 @@ func (s *Service) Generate(ctx context.Context, req *Request) (*Response, error)
 		opts render.Options
 		key  string
 	}
-	resp := &Response{}
+	resp := &Response{Signatures: sigs}
 	jobs := make([]*job, len(srcs))
 	keys := sha256.New()
 	for i, f := range srcs {
@@ -250,8 +264,17 @@ func (s *Service) Generate(ctx context.Context, req *Request) (*Response, error)
 	return resp, nil
 }
 
-// fetch resolves and checks out every source of req at its targetRevision.
+// fetch resolves and checks out every source of req at its targetRevision,
+// verifying the commits of Git sources when req has a SignatureCheck.
 func (s *Service) fetch(ctx context.Context, req *Request) ([]fetched, error) {
+	opts := []source.FetchOption{source.ListingMaxAge(req.ListingMaxAge)}
+	if req.SignatureCheck != nil {
+		kr, err := source.NewKeyring(req.SignatureCheck.Keys)
+		if err != nil {
+			return nil, &Error{Code: CodeInvalid, Message: "verify commit signatures: " + err.Error()}
+		}
+		opts = append(opts, source.VerifySignature(kr))
+	}
 	out := make([]fetched, len(req.Sources))
 	for i, rs := range req.Sources {
 		src, field := rs.Source, req.sourceField(i)
@@ -266,13 +289,38 @@ func (s *Service) fetch(ctx context.Context, req *Request) ([]fetched, error) {
 			out[i] = f
 			continue
 		}
-		co, err := s.sources.Fetch(ctx, src.RepoURL, src.TargetRevision, rs.Credentials, source.ListingMaxAge(req.ListingMaxAge))
+		co, err := s.sources.Fetch(ctx, src.RepoURL, src.TargetRevision, rs.Credentials, opts...)
 		if err != nil {
 			return nil, err
 		}
 		out[i] = fetched{source: src, field: field, checkout: co}
 	}
 	return out, nil
+}
+
+// signatures returns, when req has a SignatureCheck, the signatures of
+// srcs (one per source, the zero Signature for a chart source) and whether
+// every Git source's commit is signed with an allowed key; without one,
+// nil and true.
+func signatures(req *Request, srcs []fetched) ([]source.Signature, bool) {
+	if req.SignatureCheck == nil {
+		return nil, true
+	}
+	sigs := make([]source.Signature, len(srcs))
+	allowed := true
+	for i, f := range srcs {
+		if f.chart {
+			continue // a Helm repository or OCI source: not verified
+		}
+		if f.checkout.Signature == nil {
+			// A Fetcher that did not verify: nothing is known.
+			sigs[i] = source.Signature{Status: source.SignatureUnknown, Reason: "the commit was not verified"}
+		} else {
+			sigs[i] = *f.checkout.Signature
+		}
+		allowed = allowed && sigs[i].SignedBy(req.SignatureCheck.Allowed)
+	}
+	return sigs, allowed
 }
 
 // fetchChart fetches the chart of a Helm repository source at its

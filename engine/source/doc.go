@@ -35,6 +35,11 @@
 // a clone of their own, so one project's credentials never serve another
 // project's Applications from the cache.
 //
+// With VerifySignature, Fetch also verifies the OpenPGP signature of the
+// commit it resolves against a Keyring (Argo CD's argocd-gpg-keys-cm), with
+// go-git's commit verification, and reports a Signature; the outcome is
+// computed on every call, never cached.
+//
 // Everything runs in process with go-git; the package never executes git.
 // For file:// URLs it installs, once per process, go-git's in-process
 // server as the file transport instead of go-git's default, which runs

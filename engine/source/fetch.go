@@ -162,7 +162,9 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Crede
 		return fail(errors.New("not a Git repository URL"))
 	}
 	e := c.entry(entryKey(norm, creds.Project))
-	if isFullSHA(revision) {
+	// A signature is verified from the commit object, which only the
+	// repository holds, not the tree.
+	if isFullSHA(revision) && fo.keyring == nil {
 		sha := strings.ToLower(revision)
 		if dir, ok := existingTree(e, sha); ok {
 			useTree(dir)
@@ -186,7 +188,7 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Crede
 	f := &fetcher{
 		entry: e, repo: repo, url: clientURL(repoURL, ep.Protocol), auth: auth, insecure: creds.Insecure,
 		shallow: !c.opts.DisableShallow && ep.Protocol != "file", listingMaxAge: fo.listingMaxAge,
-		log: logr.FromContextOrDiscard(ctx),
+		needCommit: fo.keyring != nil, log: logr.FromContextOrDiscard(ctx),
 	}
 	hash, err := f.resolve(ctx, revision) // every fetch of the call is in here
 	if e.budget.stop() {
@@ -195,12 +197,20 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Crede
 	if err != nil {
 		return fail(err)
 	}
+	var sig *Signature
+	if fo.keyring != nil {
+		s, err := verifyCommit(f.repo, hash, fo.keyring)
+		if err != nil {
+			return fail(fmt.Errorf("verify signature: %w", err))
+		}
+		sig = &s
+	}
 	dir, err := c.materialize(ctx, f.repo, e, hash)
 	if err != nil {
 		return fail(err)
 	}
 	useTree(dir)
-	return Checkout{Revision: hash.String(), Dir: dir}, nil
+	return Checkout{Revision: hash.String(), Dir: dir, Signature: sig}, nil
 }
 
 // clientURL is the URL of a repository as the Git client is given it. An
@@ -226,7 +236,10 @@ type fetcher struct {
 	shallow  bool
 	// listingMaxAge is how old a listing of the entry may be to answer.
 	listingMaxAge time.Duration
-	log           logr.Logger
+	// needCommit: the commit object must be in the repository, not only
+	// its tree on disk (VerifySignature).
+	needCommit bool
+	log        logr.Logger
 }
 
 // logger returns the context's logger with the repository. It is built on
@@ -240,6 +253,9 @@ type FetchOption func(*fetchOptions)
 
 type fetchOptions struct {
 	listingMaxAge time.Duration
+	// keyring, when set, verifies the commit's signature
+	// (VerifySignature).
+	keyring *Keyring
 }
 
 // ListingMaxAge lets Fetch resolve names from the repository's last
@@ -296,7 +312,7 @@ func (f *fetcher) fetchRef(ctx context.Context, name plumbing.ReferenceName, wan
 	// A commit whose tree is written was fetched before: as for a full SHA
 	// in Fetch, the tree answers without reading the commit from the pack
 	// (the common case: a branch that did not move).
-	if _, ok := existingTree(f.entry, want.String()); ok || hasCommit(f.repo, want) {
+	if _, ok := existingTree(f.entry, want.String()); (ok && !f.needCommit) || hasCommit(f.repo, want) {
 		return want, nil
 	}
 	local := name

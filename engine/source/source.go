@@ -130,6 +130,9 @@ type Checkout struct {
 	// Dir is a directory holding exactly the files of Revision. It is
 	// shared and must not be modified.
 	Dir string
+	// Signature is the verification of Revision's signature, set when
+	// Fetch was given VerifySignature.
+	Signature *Signature
 }
 
 // Cache fetches Git repositories into a directory and materializes commits.

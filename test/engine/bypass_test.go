@@ -329,6 +329,28 @@ spec:
 			},
 		},
 		{
+			name: "hook in a namespace the project does not permit",
+			files: func(s scene) map[string]string {
+				return map[string]string{"manifests/hook.yaml": annotate(inNamespace(configMap(s.name+"-hook", "v1"), s.other), "argocd.argoproj.io/hook", "PreSync")}
+			},
+			want: func(s scene) []string {
+				return []string{destinationDenied(s, "ConfigMap", s.other, s.name+"-hook")}
+			},
+			absent: func(s scene) []client.Object { return []client.Object{ref("v1", "ConfigMap", s.other, s.name+"-hook")} },
+		},
+		{
+			name: "object synced with Replace in a namespace the project does not permit",
+			files: func(s scene) map[string]string {
+				return map[string]string{"manifests/replaced.yaml": annotate(inNamespace(configMap(s.name+"-replaced", "v1"), s.other), "argocd.argoproj.io/sync-options", "Replace=true")}
+			},
+			want: func(s scene) []string {
+				return []string{destinationDenied(s, "ConfigMap", s.other, s.name+"-replaced")}
+			},
+			absent: func(s scene) []client.Object {
+				return []client.Object{ref("v1", "ConfigMap", s.other, s.name+"-replaced")}
+			},
+		},
+		{
 			// The engine has no implicit default project.
 			name: "project default that does not exist",
 			app: func(_ scene, a *v1alpha1.Application) {

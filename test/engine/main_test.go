@@ -54,6 +54,10 @@ const strictNS = "argocd-strict"
 // (TestTrackingAdoptsLabelTracked).
 const trackingNS = "argocd-tracking"
 
+// impersonationNS is the control-plane namespace of a fourth engine whose
+// argocd-cm turns sync impersonation on (TestImpersonation).
+const impersonationNS = "argocd-impersonation"
+
 // appSetNS is a namespace other than argoNS whose ApplicationSets the
 // engine under test runs (--applicationset-namespaces).
 const appSetNS = "appset-tenants"
@@ -148,9 +152,14 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "start tracking engine:", err)
 		return 1
 	}
+	impersonationDone, err := startEngine(ctx, scheme, impersonationNS, source.Options{AllowInsecure: true, FetchTimeout: fetchTimeout, MaxFetchBytes: maxFetchBytes})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start impersonation engine:", err)
+		return 1
+	}
 	code := m.Run()
 	cancel()
-	for _, d := range []<-chan struct{}{done, strictDone, trackingDone} {
+	for _, d := range []<-chan struct{}{done, strictDone, trackingDone, impersonationDone} {
 		select {
 		case <-d:
 		case <-time.After(30 * time.Second):
@@ -201,7 +210,7 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 		Cache:   engine.CacheOptions(ns, appSetNamespaces...),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Logger:  log,
-		// Three engines run in this process, each with a controller of
+		// Four engines run in this process, each with a controller of
 		// the same name.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
@@ -273,6 +282,13 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	}, opts)
 	if err != nil {
 		return nil, err
+	}
+	if ns == impersonationNS {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: ns},
+			Data: map[string]string{"application.sync.impersonation.enabled": "true"}}
+		if err := env.Client.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("create argocd-cm: %w", err)
+		}
 	}
 	// argocd-cm of the control-plane namespace, read live as the
 	// controller reads it.

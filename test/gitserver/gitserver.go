@@ -249,6 +249,12 @@ func (s *Server) Delete(t testing.TB, name string, paths []string, msg string) s
 // commit if it does not exist), also removing the paths in del.
 func (s *Server) CommitOn(t testing.TB, name, branch string, files map[string]string, del []string, msg string) string {
 	t.Helper()
+	return s.commitOn(t, name, branch, files, del, msg, nil)
+}
+
+// commitOn is CommitOn, the commit signed with key when it is not nil.
+func (s *Server) commitOn(t testing.TB, name, branch string, files map[string]string, del []string, msg string, key *SigningKey) string {
+	t.Helper()
 	work, wt := s.checkout(t, name, branch)
 	for _, p := range sortedKeys(files) {
 		writeFile(t, wt, p, files[p])
@@ -261,7 +267,7 @@ func (s *Server) CommitOn(t testing.TB, name, branch string, files map[string]st
 	if err := wt.AddWithOptions(&gogit.AddOptions{All: true}); err != nil {
 		t.Fatalf("stage changes in %s: %v", name, err)
 	}
-	sha := s.commit(t, work, wt, msg)
+	sha := s.commit(t, work, wt, msg, key)
 	s.push(t, work, "refs/heads/"+branch)
 	return sha
 }
@@ -281,7 +287,7 @@ func (s *Server) Symlink(t testing.TB, name, linkPath, target string) string {
 	if _, err := wt.Add(linkPath); err != nil {
 		t.Fatalf("stage %s: %v", linkPath, err)
 	}
-	sha := s.commit(t, work, wt, "link "+linkPath)
+	sha := s.commit(t, work, wt, "link "+linkPath, nil)
 	s.push(t, work, "refs/heads/"+DefaultBranch)
 	return sha
 }
@@ -415,9 +421,13 @@ func (s *Server) checkout(t testing.TB, name, branch string) (*gogit.Repository,
 	return work, wt
 }
 
-func (s *Server) commit(t testing.TB, work *gogit.Repository, wt *gogit.Worktree, msg string) string {
+func (s *Server) commit(t testing.TB, work *gogit.Repository, wt *gogit.Worktree, msg string, key *SigningKey) string {
 	t.Helper()
-	h, err := wt.Commit(msg, &gogit.CommitOptions{Author: s.signature(), AllowEmptyCommits: true})
+	opts := &gogit.CommitOptions{Author: s.signature(), AllowEmptyCommits: true}
+	if key != nil {
+		opts.SignKey = key.Entity
+	}
+	h, err := wt.Commit(msg, opts)
 	if err != nil {
 		t.Fatalf("commit: %v", err)
 	}

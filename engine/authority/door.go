@@ -1,0 +1,218 @@
+package authority
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/plan"
+)
+
+// Door is the Authority bound to one Application and its AppProject: every
+// write the engine makes for that Application. Build one with
+// Authority.For per reconcile; it is safe for concurrent use.
+type Door struct {
+	a       *Authority
+	app     *v1alpha1.Application
+	project *v1alpha1.AppProject
+
+	bindOnce sync.Once
+	bound    *bound
+	bindErr  error
+	// writer writes: the controller's applier, or one impersonating user.
+	writer *apply.Applier
+	// user is the impersonated user; "" is the controller.
+	user string
+	// writerErr is why there is no writer (no service account matched).
+	writerErr error
+}
+
+// User is the user the Door's writes impersonate; "" when they act as the
+// controller.
+func (d *Door) User() string { return d.user }
+
+// Judge evaluates the Application and objs with every rule (the sync
+// gate), and remembers for later writes which objects the boundary rules
+// permit.
+func (d *Door) Judge(ctx context.Context, objs []*unstructured.Unstructured) (Verdict, error) {
+	b, err := d.judging()
+	if err != nil {
+		return Verdict{}, err
+	}
+	v, _, err := b.judge(ctx, objs)
+	return v, err
+}
+
+// judging binds the Door's Judging to its Application and project, once.
+func (d *Door) judging() (*bound, error) {
+	d.bindOnce.Do(func() { d.bound, d.bindErr = d.a.opts.Judging.bind(d.app, d.project, d.a.conn.Mapper) })
+	return d.bound, d.bindErr
+}
+
+// Permit returns a *RefusedError naming every object of objs the project
+// does not permit (boundary rules), or nil; it writes nothing.
+func (d *Door) Permit(ctx context.Context, verb string, objs []*unstructured.Unstructured) error {
+	b, err := d.judging()
+	if err != nil {
+		return err
+	}
+	return b.permit(ctx, verb, objs)
+}
+
+// Diff compares desired objects with live ones by server-side dry run, as
+// apply.Applier.Diff, with the controller's rights (as Argo CD compares).
+func (d *Door) Diff(ctx context.Context, desired []*unstructured.Unstructured, ignore []apply.IgnoreDifference) ([]apply.ResourceDiff, error) {
+	return d.a.controller.Diff(ctx, desired, ignore)
+}
+
+// Sync is one sync's writes, in order: the namespace, the waves, the prune.
+type Sync struct {
+	// Namespace, when set, is created if missing (CreateNamespace=true)
+	// and given Labels and Annotations (managedNamespaceMetadata).
+	Namespace *Namespace
+	Waves     []plan.Wave
+	Options   apply.WaveOptions
+	// Prune, when set, deletes Owned objects Desired does not hold after
+	// the waves succeeded.
+	Prune *Prune
+}
+
+// Namespace is the destination namespace a sync creates or labels.
+type Namespace struct {
+	Name        string
+	Labels      map[string]string
+	Annotations map[string]string
+}
+
+// object is the Namespace as the project judges it.
+func (n *Namespace) object() *unstructured.Unstructured {
+	ns := &unstructured.Unstructured{}
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	ns.SetName(n.Name)
+	ns.SetLabels(n.Labels)
+	ns.SetAnnotations(n.Annotations)
+	return ns
+}
+
+// Prune is the pruning of a sync.
+type Prune struct {
+	// Owned are the live objects the Application tracks (ListOwned).
+	Owned []*unstructured.Unstructured
+	// Desired are every object wanted, shared ones included.
+	Desired []*unstructured.Unstructured
+	Options apply.PruneOptions
+}
+
+// candidates are the owned objects a prune may delete.
+func (p *Prune) candidates() []*unstructured.Unstructured {
+	want := make(map[objectKey]bool, len(p.Desired))
+	for _, o := range p.Desired {
+		want[keyOf(o)] = true
+	}
+	var out []*unstructured.Unstructured
+	for _, o := range p.Owned {
+		if !want[keyOf(o)] && !plan.IsHook(o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// SyncResult is what a Sync did.
+type SyncResult struct {
+	Waves  []apply.WaveResult
+	Pruned []apply.ResourceResult
+}
+
+// Sync judges every object s touches (namespace, wave objects, prune
+// candidates) and, only when the project permits all of them, writes
+// them: the namespace, then the waves (apply.Applier.Run), then the prune
+// when the waves succeeded. A refusal is a *RefusedError, before anything
+// is written.
+func (d *Door) Sync(ctx context.Context, s Sync) (SyncResult, error) {
+	var objs []*unstructured.Unstructured
+	if s.Namespace != nil {
+		objs = append(objs, s.Namespace.object())
+	}
+	for _, w := range s.Waves {
+		for _, t := range w.Tasks {
+			objs = append(objs, t.Object)
+		}
+	}
+	if s.Prune != nil {
+		objs = append(objs, s.Prune.candidates()...)
+	}
+	w, err := d.writable(ctx, "sync", objs)
+	if err != nil {
+		return SyncResult{}, err
+	}
+	if n := s.Namespace; n != nil {
+		if err := w.EnsureNamespace(ctx, n.Name, n.Labels, n.Annotations); err != nil {
+			return SyncResult{}, err
+		}
+	}
+	var res SyncResult
+	res.Waves, err = w.Run(ctx, s.Waves, s.Options)
+	if err != nil || s.Prune == nil {
+		return res, err
+	}
+	res.Pruned, err = w.Prune(ctx, s.Prune.Owned, s.Prune.Desired, s.Prune.Options)
+	return res, err
+}
+
+// ApplyWave judges the objects of one wave and applies it, as
+// apply.Applier.ApplyWave (delete hooks).
+func (d *Door) ApplyWave(ctx context.Context, wave plan.Wave, opts apply.WaveOptions) (apply.WaveResult, error) {
+	objs := make([]*unstructured.Unstructured, 0, len(wave.Tasks))
+	for _, t := range wave.Tasks {
+		objs = append(objs, t.Object)
+	}
+	w, err := d.writable(ctx, "apply", objs)
+	if err != nil {
+		return apply.WaveResult{}, err
+	}
+	return w.ApplyWave(ctx, wave, opts)
+}
+
+// Delete judges objs (live objects, e.g. from ListOwned) and, only when the
+// project permits all of them, deletes each one not already being deleted,
+// with policy and a precondition on its UID. Objects already gone are not
+// an error.
+func (d *Door) Delete(ctx context.Context, objs []*unstructured.Unstructured, policy metav1.DeletionPropagation) error {
+	w, err := d.writable(ctx, "delete", objs)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, o := range objs {
+		if o.GetDeletionTimestamp() != nil {
+			continue
+		}
+		uid := o.GetUID()
+		err := w.Client().Delete(ctx, o, client.PropagationPolicy(policy), client.Preconditions{UID: &uid})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete %s: %w", apply.RefOf(o), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// writable judges objs for verb and returns the applier to write them with.
+func (d *Door) writable(ctx context.Context, verb string, objs []*unstructured.Unstructured) (*apply.Applier, error) {
+	if d.writerErr != nil {
+		return nil, fmt.Errorf("%s: %w", verb, d.writerErr)
+	}
+	if err := d.Permit(ctx, verb, objs); err != nil {
+		return nil, err
+	}
+	return d.writer, nil
+}
