@@ -250,6 +250,11 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 			p.conds.set(v1alpha1.ApplicationConditionComparisonError, err.Error())
 			return err
 		}
+		if !fresh {
+			// The gate allowed these very objects when the comparison was
+			// made: same spec, project version, revisions and render.
+			tg.door.Admit(gated(app, tg.op, state.objects))
+		}
 	}
 
 	req, healAfter := r.syncDue(app, tg.op, cmp, state)
@@ -670,7 +675,7 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 		p.conds.clear(v1alpha1.ApplicationConditionExcludedResourceWarning)
 	}
 	// The objects are judged with the Application as fetched.
-	v, err := r.gate(ctx, tg.door, state.objects)
+	v, err := r.gate(ctx, tg.door, gated(app, tg.op, state.objects))
 	if err != nil {
 		return nil, false, err
 	}

@@ -423,12 +423,7 @@ func (r *Reconciler) runSync(ctx context.Context, p *pass, door *authority.Door,
 		App: p.instance, SyncID: fmt.Sprint(p.now.Unix()), Diffs: cmp.diffs, Ignore: r.ignoreDifferences(p.app),
 		MigrationManager: p.app.Annotations[apply.AnnotationMigrationManager],
 	}}
-	if ns := p.app.Spec.Destination.Namespace; opts.CreateNamespace && ns != "" {
-		s.Namespace = &authority.Namespace{Name: ns}
-		if sp := p.app.Spec.SyncPolicy; sp != nil && sp.ManagedNamespaceMetadata != nil {
-			s.Namespace.Labels, s.Namespace.Annotations = sp.ManagedNamespaceMetadata.Labels, sp.ManagedNamespaceMetadata.Annotations
-		}
-	}
+	s.Namespace = managedNamespace(p.app, opts)
 	skipped, err := r.pruning(p, req, state, cmp, &s)
 	if err != nil {
 		return nil, err
@@ -448,6 +443,40 @@ func (r *Reconciler) runSync(ctx context.Context, p *pass, door *authority.Door,
 		out = append(out, resourceResult(rr))
 	}
 	return append(out, skipped...), runErr
+}
+
+// managedNamespace is the destination Namespace a sync of app with opts
+// creates (CreateNamespace=true) and labels (managedNamespaceMetadata); nil
+// when there is none.
+func managedNamespace(app *v1alpha1.Application, opts plan.SyncOptions) *authority.Namespace {
+	ns := app.Spec.Destination.Namespace
+	if !opts.CreateNamespace || ns == "" {
+		return nil
+	}
+	out := &authority.Namespace{Name: ns}
+	if sp := app.Spec.SyncPolicy; sp != nil && sp.ManagedNamespaceMetadata != nil {
+		out.Labels, out.Annotations = sp.ManagedNamespaceMetadata.Labels, sp.ManagedNamespaceMetadata.Annotations
+	}
+	return out
+}
+
+// gated are the objects the gate judges for a sync of app (with op, the
+// requested operation, if any): the desired objects and the Namespace the
+// sync would create or label, so that every object a sync writes is
+// judged before it starts.
+func gated(app *v1alpha1.Application, op *v1alpha1.Operation, objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	syncOptions := appSyncOptions(app)
+	if op != nil && op.Sync != nil && len(op.Sync.SyncOptions) > 0 {
+		syncOptions = op.Sync.SyncOptions
+	}
+	opts, err := plan.ParseSyncOptions(syncOptions...)
+	if err != nil {
+		return objs // the sync fails on them before anything is written
+	}
+	if ns := managedNamespace(app, opts); ns != nil {
+		return append(slices.Clip(objs), ns.Object())
+	}
+	return objs
 }
 
 // pruning adds to s the pruning of what the Application owns and no longer

@@ -150,7 +150,7 @@ type Impersonation struct {
 // converted or evaluated until the Door judges or writes: an idle resync
 // that does neither costs nothing here.
 func (a *Authority) For(app *v1alpha1.Application, project *v1alpha1.AppProject, imp Impersonation) *Door {
-	d := &Door{a: a, app: app, project: project, writer: a.controller}
+	d := &Door{a: a, judge: a.opts.Judging.bind(app, project, a.conn.Mapper), writer: a.controller}
 	if imp.Enabled {
 		user, err := ServiceAccountFor(project, imp.Server, app.Spec.Destination.Name, app.Spec.Destination.Namespace)
 		if err == nil {

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/engine/plan"
 )
@@ -20,13 +18,8 @@ import (
 // write the engine makes for that Application. Build one with
 // Authority.For per reconcile; it is safe for concurrent use.
 type Door struct {
-	a       *Authority
-	app     *v1alpha1.Application
-	project *v1alpha1.AppProject
-
-	bindOnce sync.Once
-	bound    *bound
-	bindErr  error
+	a     *Authority
+	judge *bound
 	// writer writes: the controller's applier, or one impersonating user.
 	writer *apply.Applier
 	// user is the impersonated user; "" is the controller.
@@ -43,28 +36,20 @@ func (d *Door) User() string { return d.user }
 // gate), and remembers for later writes which objects the boundary rules
 // permit.
 func (d *Door) Judge(ctx context.Context, objs []*unstructured.Unstructured) (Verdict, error) {
-	b, err := d.judging()
-	if err != nil {
-		return Verdict{}, err
-	}
-	v, _, err := b.judge(ctx, objs)
+	v, _, err := d.judge.judge(ctx, objs)
 	return v, err
 }
 
-// judging binds the Door's Judging to its Application and project, once.
-func (d *Door) judging() (*bound, error) {
-	d.bindOnce.Do(func() { d.bound, d.bindErr = d.a.opts.Judging.bind(d.app, d.project, d.a.conn.Mapper) })
-	return d.bound, d.bindErr
-}
+// Admit records objs as permitted without judging them again: the caller
+// holds a gate verdict that allowed them for the same Application, project
+// version and render (a comparison it reuses). Later writes of other
+// objects, live ones included, are still judged.
+func (d *Door) Admit(objs []*unstructured.Unstructured) { d.judge.admit(objs) }
 
 // Permit returns a *RefusedError naming every object of objs the project
 // does not permit (boundary rules), or nil; it writes nothing.
 func (d *Door) Permit(ctx context.Context, verb string, objs []*unstructured.Unstructured) error {
-	b, err := d.judging()
-	if err != nil {
-		return err
-	}
-	return b.permit(ctx, verb, objs)
+	return d.judge.permit(ctx, verb, objs)
 }
 
 // Diff compares desired objects with live ones by server-side dry run, as
@@ -92,8 +77,8 @@ type Namespace struct {
 	Annotations map[string]string
 }
 
-// object is the Namespace as the project judges it.
-func (n *Namespace) object() *unstructured.Unstructured {
+// Object is the Namespace as the project judges it.
+func (n *Namespace) Object() *unstructured.Unstructured {
 	ns := &unstructured.Unstructured{}
 	ns.SetAPIVersion("v1")
 	ns.SetKind("Namespace")
@@ -141,7 +126,7 @@ type SyncResult struct {
 func (d *Door) Sync(ctx context.Context, s Sync) (SyncResult, error) {
 	var objs []*unstructured.Unstructured
 	if s.Namespace != nil {
-		objs = append(objs, s.Namespace.object())
+		objs = append(objs, s.Namespace.Object())
 	}
 	for _, w := range s.Waves {
 		for _, t := range w.Tasks {

@@ -66,11 +66,7 @@ func ViolationLine(v policies.Violation) string {
 // every rule. mapper places kinds as the destination serves them; nil uses
 // the built-in table (no objects to place).
 func (j Judging) Judge(ctx context.Context, app *v1alpha1.Application, project *v1alpha1.AppProject, objs []*unstructured.Unstructured, mapper meta.RESTMapper) (Verdict, error) {
-	b, err := j.bind(app, project, mapper)
-	if err != nil {
-		return Verdict{}, err
-	}
-	v, _, err := b.judge(ctx, objs)
+	v, _, err := j.bind(app, project, mapper).judge(ctx, objs)
 	return v, err
 }
 
@@ -79,9 +75,13 @@ func (j Judging) Judge(ctx context.Context, app *v1alpha1.Application, project *
 type bound struct {
 	j       Judging
 	app     *v1alpha1.Application
-	appMap  map[string]any
 	project *v1alpha1.AppProject
-	opts    policies.InputOptions
+	mapper  meta.RESTMapper
+
+	convert    sync.Once
+	appMap     map[string]any
+	opts       policies.InputOptions
+	convertErr error
 
 	mu sync.Mutex
 	// permitted remembers the boundary outcome per object key: true when
@@ -100,34 +100,44 @@ func keyOf(obj *unstructured.Unstructured) objectKey {
 	return objectKey{gvk.Group, gvk.Kind, obj.GetNamespace(), obj.GetName()}
 }
 
-func (j Judging) bind(app *v1alpha1.Application, project *v1alpha1.AppProject, mapper meta.RESTMapper) (*bound, error) {
-	appMap, err := policies.ObjectMap(app, v1alpha1.ApplicationGroupVersionKind.GroupVersion().String(), v1alpha1.ApplicationKind)
-	if err != nil {
-		return nil, err
-	}
-	b := &bound{j: j, app: app, appMap: appMap, project: project, permitted: map[objectKey]bool{},
-		opts: policies.InputOptions{
-			Point:                  policies.PointSync,
-			ArgoCDNamespace:        j.Namespace,
-			ImplicitDefaultProject: j.ImplicitDefaultProject,
-		}}
-	if project != nil {
-		p, err := policies.ObjectMap(project, v1alpha1.GroupVersion.String(), v1alpha1.AppProjectKind)
-		if err != nil {
-			return nil, err
+// bind binds j to app and project; nothing is converted until judge.
+func (j Judging) bind(app *v1alpha1.Application, project *v1alpha1.AppProject, mapper meta.RESTMapper) *bound {
+	return &bound{j: j, app: app, project: project, mapper: mapper, permitted: map[objectKey]bool{}}
+}
+
+// inputs converts the Application and the project to policy input, once.
+func (b *bound) inputs() error {
+	b.convert.Do(func() {
+		b.appMap, b.convertErr = policies.ObjectMap(b.app, v1alpha1.ApplicationGroupVersionKind.GroupVersion().String(), v1alpha1.ApplicationKind)
+		if b.convertErr != nil {
+			return
 		}
-		b.opts.Projects = []map[string]any{p}
-	}
-	if mapper != nil {
-		b.opts.Scope = mapperScope{mapper}
-	}
-	return b, nil
+		b.opts = policies.InputOptions{
+			Point:                  policies.PointSync,
+			ArgoCDNamespace:        b.j.Namespace,
+			ImplicitDefaultProject: b.j.ImplicitDefaultProject,
+		}
+		if b.project != nil {
+			var p map[string]any
+			if p, b.convertErr = policies.ObjectMap(b.project, v1alpha1.GroupVersion.String(), v1alpha1.AppProjectKind); b.convertErr != nil {
+				return
+			}
+			b.opts.Projects = []map[string]any{p}
+		}
+		if b.mapper != nil {
+			b.opts.Scope = mapperScope{b.mapper}
+		}
+	})
+	return b.convertErr
 }
 
 // judge evaluates the Application and objs with every rule, and remembers
 // the boundary outcome of each object. boundary are the boundary-rule
 // denials among the verdict's.
 func (b *bound) judge(ctx context.Context, objs []*unstructured.Unstructured) (v Verdict, boundary []policies.Violation, err error) {
+	if err := b.inputs(); err != nil {
+		return Verdict{}, nil, err
+	}
 	items := make([]policies.Item, 0, len(objs)+1)
 	items = append(items, policies.Item{Object: b.appMap})
 	for _, o := range objs {
@@ -167,6 +177,15 @@ func (b *bound) judge(ctx context.Context, objs []*unstructured.Unstructured) (v
 		return strings.Compare(ViolationLine(a), ViolationLine(b))
 	})
 	return v, boundary, nil
+}
+
+// admit records objs as permitted by an earlier verdict.
+func (b *bound) admit(objs []*unstructured.Unstructured) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, o := range objs {
+		b.permitted[keyOf(o)] = true
+	}
 }
 
 // permit judges objs by the boundary rules (those judged before are not

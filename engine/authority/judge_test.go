@@ -106,11 +106,7 @@ func TestPermit(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := j.bind(app, tc.project, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = b.permit(t.Context(), "prune", tc.objs)
+			err := j.bind(app, tc.project, nil).permit(t.Context(), "prune", tc.objs)
 			var got []string
 			var refused *RefusedError
 			if errors.As(err, &refused) {
@@ -132,10 +128,7 @@ func TestPermit(t *testing.T) {
 func TestPermitAfterJudge(t *testing.T) {
 	j, count := newJudging(t)
 	app, proj := teamApp()
-	b, err := j.bind(app, proj, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := j.bind(app, proj, nil)
 	desired := []*unstructured.Unstructured{object("v1", "ConfigMap", "web", "settings"), object("v1", "ConfigMap", "billing", "other")}
 	v, _, err := b.judge(t.Context(), desired)
 	if err != nil {
@@ -157,6 +150,13 @@ func TestPermitAfterJudge(t *testing.T) {
 	}
 	if n := count.inputs.Load() - judged; n != 2 {
 		t.Errorf("a new object was evaluated with %d inputs, want 2 (the Application and it)", n)
+	}
+	// Objects admitted on an earlier verdict are not evaluated either.
+	admitted := object("v1", "Service", "web", "web")
+	b.admit([]*unstructured.Unstructured{admitted})
+	before := count.inputs.Load()
+	if err := b.permit(t.Context(), "sync", []*unstructured.Unstructured{admitted}); err != nil || count.inputs.Load() != before {
+		t.Errorf("permit of an admitted object: %v, %d inputs evaluated", err, count.inputs.Load()-before)
 	}
 	if err := b.permit(t.Context(), "sync", desired); !IsRefused(err) {
 		t.Errorf("permit of a denied object = %v, want a refusal", err)

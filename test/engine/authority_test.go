@@ -60,7 +60,10 @@ func TestAuthorityRefusesEscapes(t *testing.T) {
 		// byLabel makes the victim claim by instance label only.
 		byLabel bool
 		app     func(s scene, a *v1alpha1.Application)
-		want    func(s scene) []string
+		// gate is set when the gate refuses before the sync starts (what
+		// the sync would write is judged with the desired objects).
+		gate bool
+		want func(s scene) []string
 	}{
 		{
 			name: "prune of an object tracked by annotation in another namespace",
@@ -80,6 +83,7 @@ func TestAuthorityRefusesEscapes(t *testing.T) {
 		{
 			name: "managedNamespaceMetadata on a namespace of a project without Namespace in its whitelist",
 			cp:   argoNS,
+			gate: true,
 			app: func(_ scene, a *v1alpha1.Application) {
 				a.Spec.SyncPolicy.SyncOptions = []string{"CreateNamespace=true"}
 				a.Spec.SyncPolicy.ManagedNamespaceMetadata = &v1alpha1.ManagedNamespaceMetadata{
@@ -110,16 +114,23 @@ func TestAuthorityRefusesEscapes(t *testing.T) {
 					tc.app(s, a)
 				}
 			})
-			want := refusedSync(s.name, tc.want(s)...)
-			app := s.waitApp("sync refused by the authority", func(a *v1alpha1.Application) bool {
+			want, cond, wantCond := refusedSync(s.name, tc.want(s)...), v1alpha1.ApplicationConditionSyncError, ""
+			if tc.gate {
+				lines := strings.Join(tc.want(s), "\n")
+				want, cond, wantCond = "sync refused by policy, nothing was applied:\n"+lines, v1alpha1.ApplicationConditionPolicyViolation, "revision "+s.head+" refused:\n"+lines
+			}
+			if wantCond == "" {
+				wantCond = want
+			}
+			app := s.waitApp("sync refused", func(a *v1alpha1.Application) bool {
 				st := a.Status.OperationState
 				return st != nil && st.Phase == v1alpha1.OperationFailed
 			})
 			if diff := cmp.Diff(want, app.Status.OperationState.Message); diff != "" {
 				t.Errorf("operation message (-want +got):\n%s", diff)
 			}
-			if got, _ := condition(app, v1alpha1.ApplicationConditionSyncError); got != want {
-				t.Errorf("SyncError condition %q, want %q", got, want)
+			if got, _ := condition(app, cond); got != wantCond {
+				t.Errorf("%s condition %q, want %q", cond, got, wantCond)
 			}
 			consistently(t, "nothing written", 2*resync, func() (bool, string) {
 				if claimed != nil {

@@ -147,6 +147,9 @@ func (b *bench) createProject(ctx context.Context) error {
 		Spec: v1alpha1.AppProjectSpec{
 			SourceRepos:  []string{"*"},
 			Destinations: []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "bench-*"}},
+			// CreateNamespace=true writes a Namespace, which the project
+			// must permit, as in Argo CD.
+			ClusterResourceWhitelist: []v1alpha1.ClusterResourceRestrictionItem{{Group: "", Kind: "Namespace"}},
 		},
 	}
 	return b.env.Client.Create(ctx, project)
