@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/internal/bounded"
+	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/policies/report"
 )
 
@@ -29,6 +31,11 @@ type AppSetOptions struct {
 	RepoURL string
 	// ClusterFiles hold Argo CD cluster Secrets for clusters generators.
 	ClusterFiles []string
+	// ProjectFiles hold AppProjects which, with those of the file, judge
+	// git generators as the controller does (appSetProjects).
+	ProjectFiles []string
+	// ArgoCDNamespace is the namespace Argo CD runs in; "" means "argocd".
+	ArgoCDNamespace string
 }
 
 // GeneratedSet is the outcome of one ApplicationSet of a file.
@@ -58,13 +65,26 @@ func GenerateApplicationSets(ctx context.Context, file string, o AppSetOptions) 
 	if err != nil {
 		return nil, err
 	}
+	projects, err := loadProjects(o.ProjectFiles, lim)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range docs {
+		if isKind(d.Object, v1alpha1.Group, v1alpha1.AppProjectKind) {
+			projects = append(projects, d.Object)
+		}
+	}
+	known, err := newAppSetProjects(o.ArgoCDNamespace, projects)
+	if err != nil {
+		return nil, err
+	}
 	var out []GeneratedSet
 	for _, d := range docs {
 		if !isKind(d.Object, v1alpha1.Group, v1alpha1.ApplicationSetKind) {
 			continue
 		}
 		where := location(file, d.Line)
-		set, gen, refused, err := generateSet(ctx, d.Object, src)
+		set, gen, refused, err := generateSet(ctx, d.Object, src, known)
 		switch {
 		case set == nil:
 			return nil, fmt.Errorf("%s: ApplicationSet: %w", where, err)
@@ -82,18 +102,71 @@ func GenerateApplicationSets(ctx context.Context, file string, o AppSetOptions) 
 }
 
 // generateSet decodes one ApplicationSet document (set is nil when it does
-// not decode) and generates the Applications the controller would create;
-// refused has an error for each later Application of a name an earlier one
-// has, as Argo CD validates them.
-func generateSet(ctx context.Context, obj map[string]any, src appset.Sources) (set *v1alpha1.ApplicationSet, gen []appset.Generated, refused []error, err error) {
+// not decode) and generates the Applications the controller would create,
+// its git generators judged with known; refused has an error for each
+// later Application of a name an earlier one has, as Argo CD validates
+// them.
+func generateSet(ctx context.Context, obj map[string]any, src appset.Sources, known appSetProjects) (set *v1alpha1.ApplicationSet, gen []appset.Generated, refused []error, err error) {
 	if set, err = decodeApplicationSet(obj); err != nil {
 		return nil, nil, nil, err
+	}
+	if src.Permit, err = known.permit(ctx, set); err != nil {
+		return set, nil, nil, err
 	}
 	if gen, err = appset.Generate(ctx, set, src); err != nil {
 		return set, nil, nil, err
 	}
 	gen, refused = appset.WithoutDuplicates(set.Name, gen)
 	return set, gen, refused, nil
+}
+
+// appSetProjects are the AppProjects known outside the controller (the
+// --project files, and those among the files checked), by which `tollgate
+// test` and `tollgate appset generate` judge git generators as the
+// controller does (appset.GitAccess), when they can.
+type appSetProjects struct {
+	// namespace is the Argo CD namespace.
+	namespace string
+	projects  []v1alpha1.AppProject
+}
+
+// newAppSetProjects decodes the AppProjects objs of the Argo CD namespace
+// namespace ("" is "argocd"; an AppProject without a namespace is taken to
+// be there).
+func newAppSetProjects(namespace string, objs []map[string]any) (appSetProjects, error) {
+	k := appSetProjects{namespace: cmp.Or(namespace, policies.DefaultArgoCDNamespace)}
+	for _, obj := range objs {
+		var p v1alpha1.AppProject
+		b, err := json.Marshal(obj)
+		if err == nil {
+			err = json.Unmarshal(b, &p)
+		}
+		if err != nil {
+			return appSetProjects{}, fmt.Errorf("AppProject %v: %w", obj["metadata"], err)
+		}
+		if p.Namespace == "" || p.Namespace == k.namespace {
+			k.projects = append(k.projects, p)
+		}
+	}
+	return k, nil
+}
+
+// permit returns the Sources.Permit of set: the controller's check when
+// its template names a project known here; nil (no check) when the
+// project depends on parameters or is not known, since nothing then says
+// what it permits (the checkout under test is the only repository read
+// outside the controller in any case).
+func (k appSetProjects) permit(ctx context.Context, set *v1alpha1.ApplicationSet) (func(context.Context, string, string) error, error) {
+	name, templated := appset.TemplateProject(set)
+	i := slices.IndexFunc(k.projects, func(p v1alpha1.AppProject) bool { return p.Name == name })
+	if templated || i < 0 {
+		return nil, nil
+	}
+	a, err := appset.NewGitAccess(ctx, set, k.namespace, k.projects[i:i+1])
+	if err != nil {
+		return nil, err
+	}
+	return a.Check, nil
 }
 
 // decodeApplicationSet decodes an ApplicationSet document strictly: a
@@ -131,8 +204,11 @@ func appSetSources(o AppSetOptions, lim render.Limits) (appset.Sources, error) {
 }
 
 // newAppSetSources serves git generators from the checkout at root when
-// their repository is repoURL, and clusters generators from secrets.
+// their repository is repoURL, and clusters generators from the cluster
+// Secrets among secrets, without their credentials
+// (appset.ClusterSecretsForGeneration) as the controller sends them.
 func newAppSetSources(root repoRoot, repoURL string, secrets []corev1.Secret) appset.Sources {
+	secrets = appset.ClusterSecretsForGeneration(secrets)
 	return appset.Sources{
 		Git:      checkoutReader{root: root.given, repoURL: repoURL},
 		Clusters: func(context.Context) ([]corev1.Secret, error) { return secrets, nil },
@@ -180,7 +256,7 @@ func clusterSecrets(files []string, entries []entry, lim render.Limits) ([]corev
 // expandApplicationSets generates the Applications of the ApplicationSets
 // among entries, as entries located at their ApplicationSet, and an error
 // result for each ApplicationSet that does not generate.
-func expandApplicationSets(ctx context.Context, entries []entry, src appset.Sources) ([]entry, []report.Result) {
+func expandApplicationSets(ctx context.Context, entries []entry, src appset.Sources, known appSetProjects) ([]entry, []report.Result) {
 	var out []entry
 	var failures []report.Result
 	for _, e := range entries {
@@ -193,7 +269,7 @@ func expandApplicationSets(ctx context.Context, entries []entry, src appset.Sour
 			failures = append(failures, report.Result{File: e.file, Document: e.doc.Index, Line: e.doc.Line,
 				Kind: v1alpha1.ApplicationSetKind, Name: name, Namespace: ns, Error: err.Error()})
 		}
-		_, gen, refused, err := generateSet(ctx, e.doc.Object, src)
+		_, gen, refused, err := generateSet(ctx, e.doc.Object, src, known)
 		if err != nil {
 			fail(err)
 			continue

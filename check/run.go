@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/policies/report"
@@ -175,7 +176,19 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 	if err != nil {
 		return g, err
 	}
-	generated, setFailures := expandApplicationSets(ctx, walked, newAppSetSources(root, repoURL, secrets))
+	// AppProjects of --project files and under PATH judge the git
+	// generators' repositories, as the controller does.
+	projects := slices.Clone(g.projects)
+	for _, e := range walked {
+		if isKind(e.doc.Object, v1alpha1.Group, v1alpha1.AppProjectKind) {
+			projects = append(projects, e.doc.Object)
+		}
+	}
+	known, err := newAppSetProjects(argoCDNamespace(o), projects)
+	if err != nil {
+		return g, err
+	}
+	generated, setFailures := expandApplicationSets(ctx, walked, newAppSetSources(root, repoURL, secrets), known)
 	g.failures = append(g.failures, setFailures...)
 	walked = append(walked, generated...)
 	appEntries, cl, appNotes, appFailures, err := renderApplications(ctx, root, repoURL, walked, build, lim)
@@ -305,6 +318,20 @@ func chunkEnd(entries []entry, start, size int) int {
 		end++
 	}
 	return end
+}
+
+// argoCDNamespace is the Argo CD namespace of o: --argocd-namespace, else
+// the configuration's, else "argocd". A configuration that does not load
+// is newEvaluator's error to report.
+func argoCDNamespace(o Options) string {
+	if o.ArgoCDNamespace != "" || o.ConfigFile == "" {
+		return o.ArgoCDNamespace
+	}
+	cfg, err := policies.LoadConfig(o.ConfigFile)
+	if err != nil {
+		return ""
+	}
+	return cfg.ArgoCDNamespace
 }
 
 // newEvaluator loads the configuration and compiles the policies once. It

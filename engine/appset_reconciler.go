@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -272,44 +271,23 @@ func gitRequeue(set *v1alpha1.ApplicationSet) (time.Duration, bool) {
 }
 
 // walkGenerators calls fn with every generator of set, nested matrix and
-// merge children included, as decoded JSON.
+// merge children included, as decoded JSON (appset.WalkGenerators).
 func walkGenerators(set *v1alpha1.ApplicationSet, fn func(kind string, g map[string]any)) {
-	b, err := json.Marshal(set.Spec.Generators)
-	if err != nil {
-		return
-	}
-	var gens []any
-	if json.Unmarshal(b, &gens) != nil {
-		return
-	}
-	var walk func([]any)
-	walk = func(gens []any) {
-		for _, g := range gens {
-			m, _ := g.(map[string]any)
-			for kind, v := range m {
-				body, _ := v.(map[string]any)
-				if body == nil {
-					continue
-				}
-				fn(kind, body)
-				if children, ok := body["generators"].([]any); ok && (kind == "matrix" || kind == "merge") {
-					walk(children)
-				}
-			}
-		}
-	}
-	walk(gens)
+	appset.WalkGenerators(set, func(_, kind string, g map[string]any) { fn(kind, g) })
 }
 
 // generate asks the generator for set's Applications, giving it the
-// cluster Secrets (without credentials) and the credentials of the git
-// generators' repositories.
+// cluster Secrets (without credentials) and, once the git generators'
+// repositories are judged permitted (appset.GitAccess), their credentials
+// as a source of the template's project gets them. A git generator whose
+// repository is not permitted fails the generation before anything is
+// asked or read.
 func (r *AppSetReconciler) generate(ctx context.Context, p *appSetPass, refresh bool) error {
 	secrets, err := listArgoSecrets(ctx, r.deps.Client, r.opts.Namespace)
 	if err != nil {
 		return p.fail(v1alpha1.ApplicationSetReasonErrorOccurred, err)
 	}
-	p.clusters = reposerver.ClusterSecretsForGeneration(secrets)
+	p.clusters = appset.ClusterSecretsForGeneration(secrets)
 	req := &reposerver.AppSetRequest{
 		ApplicationSet: *p.set.DeepCopy(),
 		Clusters:       p.clusters,
@@ -318,18 +296,23 @@ func (r *AppSetReconciler) generate(ctx context.Context, p *appSetPass, refresh 
 	if refresh {
 		req.ListingMaxAge = 0
 	}
-	// Credentials are matched as for an Application of the template's
-	// project; a templated project matches only the credentials of every
-	// project.
-	project := p.set.Spec.Template.Spec.Project
-	if strings.Contains(project, "{{") {
-		project = ""
+	access, err := r.gitAccess(ctx, p.set)
+	if err != nil {
+		return p.fail(v1alpha1.ApplicationSetReasonErrorOccurred, err)
 	}
+	if err := appset.CheckGitGenerators(ctx, p.set, access); err != nil {
+		return p.fail(v1alpha1.ApplicationSetReasonApplicationGenerationFromParamsError, err)
+	}
+	req.Access = access
+	// Credentials are matched as for an Application of the template's
+	// project; a templated project (Project "") matches only the
+	// credentials of every project. A repoURL rendered from parameters
+	// gets none.
 	var knownHosts []byte
 	var credErr error
 	walkGenerators(p.set, func(kind string, g map[string]any) {
 		repoURL, _ := g["repoURL"].(string)
-		if kind != "git" || repoURL == "" || credErr != nil {
+		if kind != "git" || repoURL == "" || strings.Contains(repoURL, "{{") || credErr != nil {
 			return
 		}
 		if knownHosts == nil && isSSH(repoURL) {
@@ -338,7 +321,7 @@ func (r *AppSetReconciler) generate(ctx context.Context, p *appSetPass, refresh 
 		if req.Credentials == nil {
 			req.Credentials = map[string]source.Credentials{}
 		}
-		req.Credentials[source.NormalizeURL(repoURL)] = source.MatchCredentials(repoURL, project, secrets, knownHosts)
+		req.Credentials[source.NormalizeURL(repoURL)] = source.MatchCredentials(repoURL, access.Project, secrets, knownHosts)
 	})
 	if credErr != nil {
 		return p.fail(v1alpha1.ApplicationSetReasonErrorOccurred, credErr)
@@ -371,6 +354,35 @@ func (r *AppSetReconciler) generate(ctx context.Context, p *appSetPass, refresh 
 		}
 	}
 	return nil
+}
+
+// gitAccess decides what set's git generators may read: nil without a
+// git generator, otherwise with the template's project (read past the
+// cache when the cache lacks it) or, when it depends on parameters, every
+// AppProject of the control namespace.
+func (r *AppSetReconciler) gitAccess(ctx context.Context, set *v1alpha1.ApplicationSet) (*appset.GitAccess, error) {
+	hasGit := false
+	walkGenerators(set, func(kind string, _ map[string]any) { hasGit = hasGit || kind == "git" })
+	if !hasGit {
+		return nil, nil
+	}
+	var projects []v1alpha1.AppProject
+	if name, templated := appset.TemplateProject(set); !templated {
+		proj, err := r.project(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if proj != nil {
+			projects = append(projects, *proj)
+		}
+	} else {
+		var list v1alpha1.AppProjectList
+		if err := r.deps.Client.List(ctx, &list, client.InNamespace(r.opts.Namespace)); err != nil {
+			return nil, fmt.Errorf("list appprojects: %w", err)
+		}
+		projects = list.Items
+	}
+	return appset.NewGitAccess(ctx, set, r.opts.Namespace, projects)
 }
 
 // nestedName is the metadata.name of a generated Application.

@@ -61,6 +61,23 @@ func (p *appSetPass) fail(reason string, err error) error {
 // maxParamsText bounds the parameters quoted in a denial.
 const maxParamsText = 512
 
+// paramsText describes the parameters of g for a denial. Parameters that
+// hold what git files generators read are never quoted (whoever reads the
+// ApplicationSet's status need not read the repository): the files are
+// named instead, "read from teams/red/config.json of <repository>
+// (content not quoted)". Others (list elements, clusters, directories)
+// are quoted as JSON, cut to maxParamsText bytes.
+func paramsText(g appset.Generated) string {
+	if len(g.Files) == 0 {
+		return quoteParams(g.Params)
+	}
+	names := make([]string, len(g.Files))
+	for i, f := range g.Files {
+		names[i] = f.Path + " of " + f.RepoURL
+	}
+	return "read from " + strings.Join(names, ", ") + " (content not quoted)"
+}
+
 // admit validates one generated Application as Argo CD does (its project
 // exists, its destination is one cluster) and judges it with the
 // policies; an Application that passes both is kept to be written.
@@ -109,7 +126,7 @@ func (r *AppSetReconciler) admit(ctx context.Context, p *appSetPass, g appset.Ge
 	if len(lines) > 0 {
 		sort.Strings(lines)
 		p.denied = append(p.denied, fmt.Sprintf("Application %s from %s with parameters %s was not written: %s",
-			app.Name, g.Generator, paramsText(g.Params), strings.Join(lines, "; ")))
+			app.Name, g.Generator, paramsText(g), strings.Join(lines, "; ")))
 		return nil
 	}
 	app.Namespace = p.set.Namespace
@@ -117,8 +134,8 @@ func (r *AppSetReconciler) admit(ctx context.Context, p *appSetPass, g appset.Ge
 	return nil
 }
 
-// paramsText quotes a parameter set, cut to maxParamsText bytes.
-func paramsText(params map[string]any) string {
+// quoteParams quotes a parameter set, cut to maxParamsText bytes.
+func quoteParams(params map[string]any) string {
 	b, err := json.Marshal(params)
 	if err != nil {
 		return "?"

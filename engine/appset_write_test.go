@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/appset"
 )
 
 // TestAppSetWriteAdoption: an existing Application of the generated name
@@ -119,5 +120,30 @@ func TestAppSetConditionsNotAdopted(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("conditions (-want +got):\n%s", diff)
+	}
+}
+
+// TestParamsText: a denial quotes the parameters of lists and clusters,
+// and names the files of git files generators instead of quoting them.
+func TestParamsText(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		gen  appset.Generated
+		want string
+	}{
+		{"list", appset.Generated{Params: map[string]any{"env": "dev"}}, `{"env":"dev"}`},
+		{"files", appset.Generated{
+			Params: map[string]any{"team": "red", "password": "hunter2"},
+			Files: []appset.ParamFile{
+				{RepoURL: "https://git.example.com/config.git", Path: "teams/red/config.json"},
+				{RepoURL: "https://git.example.com/envs.git", Path: "prod.yaml"},
+			},
+		}, "read from teams/red/config.json of https://git.example.com/config.git, prod.yaml of https://git.example.com/envs.git (content not quoted)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := paramsText(tc.gen); got != tc.want {
+				t.Errorf("paramsText = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -131,8 +131,19 @@ func Diff(ctx context.Context, deps DiffDependencies, opts Options, app *v1alpha
 	if err != nil {
 		return nil, err
 	}
+	project, err := r.project(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	// The project's sourceRepos say where chart dependencies may come
+	// from, as in a comparison; nothing else of it applies (a diff is not
+	// gated: no signature check). Without a project, none.
+	var scope *v1alpha1.AppProject
+	if project != nil {
+		scope = &v1alpha1.AppProject{ObjectMeta: project.ObjectMeta, Spec: v1alpha1.AppProjectSpec{SourceRepos: project.Spec.SourceRepos}}
+	}
 	// Branch and tag names are resolved afresh, as for a refresh.
-	req, err := r.manifestRequest(ctx, &target{cluster: cl, app: app, sources: sources, secrets: secrets}, 0)
+	req, err := r.manifestRequest(ctx, &target{cluster: cl, app: app, sources: sources, secrets: secrets, project: scope}, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -3,42 +3,94 @@ package engine
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/policies"
 )
+
+// HistoryCommit is what the history shows of one Git source of a
+// deployment: its commit, or why it was not read.
+type HistoryCommit struct {
+	// Commit is the deployed commit; nil when it was not read.
+	Commit *source.Commit
+	// Unread says why the commit was not asked for (HistoryNotPermitted);
+	// "" when it was, even if the repo-server could not read it.
+	Unread string
+}
+
+// HistoryNotPermitted is HistoryCommit.Unread of a source whose
+// repository the Application's project does not permit.
+const HistoryNotPermitted = "repository not permitted by the project"
 
 // HistoryCommits reads the commits of app's deployment history through
 // commits (a repo-server), as Argo CD's UI reads revision metadata: for
 // each deployment, the commit of each Git source, keyed by deployment id
-// and source index. The credentials are those a sync of app uses, from the
-// Argo CD Secrets of namespace read with c. A commit that cannot be read
-// (a chart source, a repository gone) is left out; the error of the first
-// is returned beside what was read.
-func HistoryCommits(ctx context.Context, c client.Reader, namespace string, commits reposerver.CommitReader, app *v1alpha1.Application) (map[int64][]*source.Commit, error) {
-	secrets, err := listArgoSecrets(ctx, c, namespace)
-	if err != nil {
-		return nil, err
+// and source index.
+//
+// The history is untrusted: the Application CRD has no status subresource,
+// so whoever may update the Application may write entries naming any
+// repository. A commit is therefore asked for only when project, app's
+// AppProject (nil when it does not exist: nothing is permitted), permits
+// the entry's repository by its sourceRepos, as the rule
+// project-source-denied judges a source (policies.SourcePermitted); the
+// others are never fetched and say HistoryNotPermitted. The credentials
+// are those a sync of app uses, from the Argo CD Secrets of namespace read
+// with c, matched for project. A commit that cannot be read (a chart
+// source, a repository gone) is left out; the error of the first is
+// returned beside what was read.
+func HistoryCommits(ctx context.Context, c client.Reader, namespace string, commits reposerver.CommitReader, app *v1alpha1.Application, project *v1alpha1.AppProject) (map[int64][]HistoryCommit, error) {
+	permitted := map[string]bool{}
+	permits := func(repoURL string) (bool, error) {
+		if project == nil {
+			return false, nil
+		}
+		ok, seen := permitted[repoURL]
+		if !seen {
+			var err error
+			if ok, err = policies.SourcePermitted(ctx, project.Spec.SourceRepos, repoURL); err != nil {
+				return false, err
+			}
+			permitted[repoURL] = ok
+		}
+		return ok, nil
 	}
-	project := projectOf(app)
+	var secrets []corev1.Secret
 	var knownHosts []byte
-	out := map[int64][]*source.Commit{}
+	listed := false
+	out := map[int64][]HistoryCommit{}
 	var first error
 	for _, h := range app.Status.History {
 		srcs, revs := h.SourcesAndRevisions()
-		row := make([]*source.Commit, len(srcs))
+		row := make([]HistoryCommit, len(srcs))
+		out[h.ID] = row
 		for i, s := range srcs {
 			if s.Chart != "" || s.RepoURL == "" || i >= len(revs) || revs[i] == "" {
 				continue
+			}
+			ok, err := permits(s.RepoURL)
+			if err != nil {
+				return out, err
+			}
+			if !ok {
+				row[i].Unread = HistoryNotPermitted
+				continue
+			}
+			if !listed {
+				if secrets, err = listArgoSecrets(ctx, c, namespace); err != nil {
+					return out, err
+				}
+				listed = true
 			}
 			if knownHosts == nil && isSSH(s.RepoURL) {
 				if knownHosts, err = readKnownHosts(ctx, c, namespace); err != nil {
 					return out, err
 				}
 			}
-			req := &reposerver.CommitRequest{RepoURL: s.RepoURL, Revision: revs[i], Credentials: source.MatchCredentials(s.RepoURL, project, secrets, knownHosts)}
+			req := &reposerver.CommitRequest{RepoURL: s.RepoURL, Revision: revs[i], Credentials: source.MatchCredentials(s.RepoURL, project.Name, secrets, knownHosts)}
 			commit, err := commits.Commit(ctx, req)
 			if err != nil {
 				if first == nil {
@@ -46,9 +98,8 @@ func HistoryCommits(ctx context.Context, c client.Reader, namespace string, comm
 				}
 				continue
 			}
-			row[i] = commit
+			row[i].Commit = commit
 		}
-		out[h.ID] = row
 	}
 	return out, first
 }

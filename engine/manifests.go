@@ -29,7 +29,11 @@ const (
 // namespace's Argo CD Secrets that match it for the Application's project.
 // Branch and tag names may be resolved from a listing up to listingMaxAge
 // old (none when not positive). When the project sets signatureKeys, the
-// request asks for the commits to be verified (signatureCheck).
+// request asks for the commits to be verified (signatureCheck). The
+// project's sourceRepos go with the request: chart dependencies are
+// fetched only from the repositories they permit, and only the Helm
+// repository Secrets of those are sent (reposerver.PermittedRepositories);
+// without a project, none.
 func (r *Reconciler) manifestRequest(ctx context.Context, tg *target, listingMaxAge time.Duration) (*reposerver.Request, error) {
 	req := &reposerver.Request{
 		AppName: render.InstanceName(tg.app.Name, tg.app.Namespace, r.opts.Namespace), Namespace: tg.app.Spec.Destination.Namespace, Project: projectOf(tg.app),
@@ -57,7 +61,16 @@ func (r *Reconciler) manifestRequest(ctx context.Context, tg *target, listingMax
 		}
 		req.Sources = append(req.Sources, reposerver.Source{Source: s, Credentials: source.MatchCredentials(s.RepoURL, project, tg.secrets, knownHosts)})
 	}
-	req.HelmRepositories = helmRepositories(tg.secrets, project)
+	// Chart dependencies come only from repositories the project's
+	// sourceRepos permit, and only their credentials are sent.
+	if tg.project != nil {
+		req.SourceRepos = tg.project.Spec.SourceRepos
+	}
+	repos, err := reposerver.PermittedRepositories(ctx, helmRepositories(tg.secrets, project), req.SourceRepos)
+	if err != nil {
+		return nil, err
+	}
+	req.HelmRepositories = repos
 	check, err := r.signatureCheck(ctx, tg.project)
 	if err != nil {
 		return nil, err

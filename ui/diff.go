@@ -7,11 +7,12 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/engine/source"
 )
 
 // diff compares app as `tollgate app diff` does. The repository and
@@ -42,32 +43,48 @@ type historyCache struct {
 }
 
 // cachedHistory is the commits of one history, named by its deployments
-// and the project whose credentials read them (historyKey).
+// and the project version that judged and read them (historyKey).
 type cachedHistory struct {
 	key     string
-	commits map[int64][]*source.Commit
+	commits map[int64][]engine.HistoryCommit
 }
 
-// historyKey names app's history: each deployment's id and revisions, and
-// the project.
-func historyKey(app *v1alpha1.Application) string {
+// historyKey names app's history: each deployment's id, repositories and
+// revisions, and the project (its name and resourceVersion, "" when it
+// does not exist): a change of sourceRepos or of the entries' repositories
+// reads them again.
+func historyKey(app *v1alpha1.Application, project *v1alpha1.AppProject) string {
 	var b strings.Builder
 	b.WriteString(app.Spec.Project)
+	if project != nil {
+		b.WriteString("\x00" + project.ResourceVersion)
+	}
 	for _, h := range app.Status.History {
-		_, revs := h.SourcesAndRevisions()
+		srcs, revs := h.SourcesAndRevisions()
 		fmt.Fprintf(&b, "\x00%d:%s", h.ID, strings.Join(revs, ","))
+		for _, s := range srcs {
+			b.WriteString("\x00" + s.RepoURL)
+		}
 	}
 	return b.String()
 }
 
 // historyCommits reads the commits of app's history, within a few
 // seconds (a page does not wait long for them), or remembers them from the
-// last time the same history was read in full.
-func (s *Server) historyCommits(ctx context.Context, app *v1alpha1.Application) map[int64][]*source.Commit {
+// last time the same history was read in full. Only the repositories app's
+// AppProject permits are read (engine.HistoryCommits): the history is
+// written by whoever may update the Application.
+func (s *Server) historyCommits(ctx context.Context, app *v1alpha1.Application) map[int64][]engine.HistoryCommit {
 	if s.opts.Repos == nil || len(app.Status.History) == 0 {
 		return nil
 	}
-	name, key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, historyKey(app)
+	name := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
+	project, err := s.appProject(ctx, app)
+	if err != nil {
+		s.opts.Log.V(1).Info("Reading the history's project failed", "application", name.String(), "error", err.Error())
+		return nil
+	}
+	key := historyKey(app, project)
 	s.histories.mu.Lock()
 	c, ok := s.histories.m[name]
 	s.histories.mu.Unlock()
@@ -76,7 +93,7 @@ func (s *Server) historyCommits(ctx context.Context, app *v1alpha1.Application) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	out, err := engine.HistoryCommits(ctx, s.own, s.opts.Namespace, s.opts.Repos, app)
+	out, err := engine.HistoryCommits(ctx, s.own, s.opts.Namespace, s.opts.Repos, app, project)
 	if err != nil {
 		s.opts.Log.V(1).Info("Reading the history's commits failed", "application", name.String(), "error", err.Error())
 		return out
@@ -88,4 +105,18 @@ func (s *Server) historyCommits(ctx context.Context, app *v1alpha1.Application) 
 	}
 	s.histories.m[name] = cachedHistory{key: key, commits: out}
 	return out
+}
+
+// appProject reads app's AppProject with the UI's own identity, nil when
+// it does not exist.
+func (s *Server) appProject(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
+	var p v1alpha1.AppProject
+	err := s.own.Get(ctx, client.ObjectKey{Namespace: s.opts.Namespace, Name: app.ProjectName()}, &p)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("get appproject %s: %w", app.ProjectName(), err)
+	}
+	return &p, nil
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/internal/appops"
 )
@@ -155,11 +156,14 @@ type historyRow struct {
 	// Commits are the deployed commits of the Git sources: author, date
 	// and message (nil when unknown).
 	Commits []*source.Commit
+	// Unread says why commits were not read: a repository the project
+	// does not permit (engine.HistoryNotPermitted).
+	Unread []string
 	// Current is the deployment now live (nothing to roll back to).
 	Current bool
 }
 
-func history(app *v1alpha1.Application, commits map[int64][]*source.Commit) []historyRow {
+func history(app *v1alpha1.Application, commits map[int64][]engine.HistoryCommit) []historyRow {
 	out := make([]historyRow, 0, len(app.Status.History))
 	for i, h := range slices.Backward(app.Status.History) {
 		srcs, revs := h.SourcesAndRevisions()
@@ -167,11 +171,19 @@ func history(app *v1alpha1.Application, commits map[int64][]*source.Commit) []hi
 		for _, s := range srcs {
 			names = append(names, sourceText(s))
 		}
-		out = append(out, historyRow{
+		row := historyRow{
 			ID: h.ID, Revision: strings.Join(revs, ", "), DeployedAt: formatTime(h.DeployedAt.Time), DeployedBy: appops.Initiator(h.InitiatedBy),
 			Source: strings.Join(names, "; "), Current: i == len(app.Status.History)-1,
-			Commits: slices.DeleteFunc(slices.Clone(commits[h.ID]), func(c *source.Commit) bool { return c == nil }),
-		})
+		}
+		for _, c := range commits[h.ID] {
+			switch {
+			case c.Commit != nil:
+				row.Commits = append(row.Commits, c.Commit)
+			case c.Unread != "" && !slices.Contains(row.Unread, c.Unread):
+				row.Unread = append(row.Unread, c.Unread)
+			}
+		}
+		out = append(out, row)
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/check"
+	"github.com/tollgate-dev/tollgate/policies"
 )
 
 func newApplicationSetCmd() *cobra.Command {
@@ -38,7 +39,11 @@ checkout at --repo-root when their repository is the one under test
 (--repo-url, default the origin remote of --repo-root), whatever revision
 they name; other repositories are refused. Clusters generators read the
 Argo CD cluster Secrets of the --cluster files (the in-cluster destination
-is always there, as in Argo CD). Generators tollgate does not implement
+is always there, as in Argo CD). When the template names a project of
+the --project files or of FILE, a git generator's repository must be one
+that project permits (spec.sourceRepos, and spec.sourceNamespaces for an
+ApplicationSet outside --argocd-namespace), as the controller requires
+before it reads. Generators tollgate does not implement
 (scmProvider, pullRequest, clusterDecisionResource, plugin) and a
 progressive strategy are refused by name.
 
@@ -56,6 +61,8 @@ ApplicationSet and the field).`,
 	f.StringVar(&o.RepoRoot, "repo-root", ".", "checkout git generators read for the repository under test")
 	f.StringVar(&o.RepoURL, "repo-url", "", "URL of the repository under test (default: the origin remote of --repo-root)")
 	f.StringArrayVar(&o.ClusterFiles, "cluster", nil, "`FILE` of Argo CD cluster Secrets for clusters generators (repeatable)")
+	f.StringArrayVar(&o.ProjectFiles, "project", nil, "AppProject `FILE` whose sourceRepos the git generators' repositories must be in when the template names it (repeatable)")
+	f.StringVar(&o.ArgoCDNamespace, "argocd-namespace", policies.DefaultArgoCDNamespace, "namespace Argo CD runs in")
 	return cmd
 }
 

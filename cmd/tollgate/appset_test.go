@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,6 +93,81 @@ func TestAppSetGenerate(t *testing.T) {
 	}
 }
 
+// TestAppSetClusterCredentials: a cluster Secret applied client-side
+// carries its data in the last-applied annotation; a template that asks
+// for that annotation gets nothing, neither from appset generate nor from
+// tollgate test, which report no value of the Secret's data.
+func TestAppSetClusterCredentials(t *testing.T) {
+	const token = "cluster-bearer-token-do-not-print"
+	files := map[string]string{
+		"apps/web/deployment.yaml": deployment,
+		"appsets/apps.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: apps
+  namespace: argocd
+spec:
+  goTemplate: true
+  generators:
+  - clusters:
+      selector: {matchLabels: {env: prod}}
+  template:
+    metadata:
+      name: 'web-{{ .name }}'
+      annotations:
+        leak: '{{ index .metadata.annotations "kubectl.kubernetes.io/last-applied-configuration" }}'
+        all: '{{ .metadata.annotations }}'
+    spec:
+      project: team
+      source: {repoURL: ` + fixtureURL + `, targetRevision: main, path: apps/web}
+      destination: {server: '{{ .server }}', namespace: web}
+`,
+		"clusters/prod.yaml": `apiVersion: v1
+kind: Secret
+metadata:
+  name: prod
+  namespace: argocd
+  labels: {argocd.argoproj.io/secret-type: cluster, env: prod}
+  annotations:
+    team: web
+    kubectl.kubernetes.io/last-applied-configuration: '{"apiVersion":"v1","kind":"Secret","stringData":{"config":"{\"bearerToken\":\"` + token + `\"}"}}'
+stringData: {name: prod, server: 'https://prod.example.com', config: '{"bearerToken":"` + token + `"}'}
+`,
+	}
+	repo := t.TempDir()
+	writeFiles(t, repo, files)
+	r := runCLI(t, nil, "appset", "generate", "--repo-root", repo, "--repo-url", fixtureURL, "-o", "json",
+		"--cluster", filepath.Join(repo, "clusters/prod.yaml"), filepath.Join(repo, "appsets/apps.yaml"))
+	if r.code != 0 {
+		t.Fatalf("appset generate: exit code = %d (error %q)", r.code, r.err)
+	}
+	var apps []struct {
+		Metadata struct {
+			Name        string            `json:"name"`
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &apps); err != nil {
+		t.Fatalf("decode %q: %v", r.stdout, err)
+	}
+	if len(apps) != 1 || apps[0].Metadata.Name != "web-prod" {
+		t.Fatalf("generated %s, want web-prod", r.stdout)
+	}
+	if diff := cmp.Diff(map[string]string{"leak": "", "all": "map[team:web]"}, apps[0].Metadata.Annotations); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	if strings.Contains(r.stdout+r.err, token) {
+		t.Errorf("appset generate printed the cluster Secret's token:\n%s\n%s", r.stdout, r.err)
+	}
+	r = runCLI(t, nil, "test", "--repo-root", repo, "--repo-url", fixtureURL, "-o", "json", repo)
+	if !strings.Contains(r.stdout, "Application/web-prod") && !strings.Contains(r.stdout, `"web-prod"`) {
+		t.Errorf("tollgate test did not judge the generated Application:\n%s", r.stdout)
+	}
+	if strings.Contains(r.stdout+r.err, token) {
+		t.Errorf("tollgate test printed the cluster Secret's token:\n%s\n%s", r.stdout, r.err)
+	}
+}
+
 func TestAppSetGenerateErrors(t *testing.T) {
 	set := func(generator string) string {
 		return "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: s, namespace: argocd}\nspec:\n  generators:\n  - " +
@@ -123,6 +199,41 @@ func TestAppSetGenerateErrors(t *testing.T) {
 				t.Errorf("exit %d, error %q; want exit %d and an error containing %q", r.code, r.err, exitUsage, tt.want)
 			}
 		})
+	}
+}
+
+// TestAppSetGenerateProject: with the template's AppProject known (a
+// --project file for appset generate, a file under PATH for tollgate
+// test), a git generator reads only a repository the project permits, as
+// in the controller; a project that permits it generates as before.
+func TestAppSetGenerateProject(t *testing.T) {
+	project := func(repos string) string {
+		return "apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata: {name: team, namespace: argocd}\nspec:\n  sourceRepos: " + repos +
+			"\n  destinations: [{server: '*', namespace: '*'}]\n"
+	}
+	const refusal = `spec.generators[0].matrix.generators[0].git reads repository "` + fixtureURL + `", which AppProject "team" does not permit; nothing was read`
+	repo := t.TempDir()
+	writeFiles(t, repo, appSetRepo)
+	writeFiles(t, repo, map[string]string{
+		"projects/other.yaml": project("[https://git.example.com/other.git]"),
+		"projects/team.yaml":  project("['" + fixtureURL + "']"),
+	})
+	generate := func(projectFile string) cliResult {
+		return runCLI(t, nil, "appset", "generate", "--repo-root", repo, "--repo-url", fixtureURL, "--project", filepath.Join(repo, projectFile),
+			"--cluster", filepath.Join(repo, "clusters.yaml"), filepath.Join(repo, "appsets/apps.yaml"))
+	}
+	if r := generate("projects/other.yaml"); r.code != exitUsage || !strings.Contains(r.err, refusal) {
+		t.Errorf("appset generate with a project that does not permit the repository: exit %d, error %q; want exit %d and %q", r.code, r.err, exitUsage, refusal)
+	}
+	if r := generate("projects/team.yaml"); r.code != 0 || strings.Count(r.stdout, "kind: Application") != 2 {
+		t.Errorf("appset generate with a project that permits the repository: exit %d, error %q, output\n%s", r.code, r.err, r.stdout)
+	}
+
+	writeFiles(t, repo, map[string]string{"projects/team.yaml": project("[https://git.example.com/other.git]")})
+	r := runCLI(t, nil, "test", "--repo-root", repo, "--repo-url", fixtureURL, "-o", "json", filepath.Join(repo, "appsets"), filepath.Join(repo, "projects/team.yaml"))
+	quoted, _ := json.Marshal(refusal)
+	if !strings.Contains(r.stdout, strings.Trim(string(quoted), `"`)) || strings.Contains(r.stdout, `"web-prod-eu"`) {
+		t.Errorf("tollgate test with the project under PATH: want the refusal as the ApplicationSet's error result and no Application:\n%s\n%s", r.stdout, r.err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,11 +24,61 @@ const (
 	// runs in.
 	InClusterServer = "https://kubernetes.default.svc"
 	InClusterName   = "in-cluster"
+	// LastAppliedAnnotation is kubectl's record of a client-side apply:
+	// the whole object as applied, a Secret's data (its bearer token)
+	// included. It is never a parameter.
+	LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 )
+
+// clusterKeys are the data keys of a cluster Secret a clusters generator
+// reads; the rest (its credentials) never leaves the controller.
+var clusterKeys = []string{"name", "server", "project"}
+
+// ClusterSecretsForGeneration returns the Argo CD cluster Secrets among
+// secrets as clusters generators may see them: name, namespace, labels,
+// the annotations but LastAppliedAnnotation, and the data keys name,
+// server and project (from data, or stringData as a manifest in Git may
+// carry them); nothing else, so that no credential leaves the controller
+// or the CLI for the repo-server, a parameter or an output.
+func ClusterSecretsForGeneration(secrets []corev1.Secret) []corev1.Secret {
+	var out []corev1.Secret
+	for _, s := range secrets {
+		if s.Labels[SecretTypeLabel] != SecretTypeCluster {
+			continue
+		}
+		c := corev1.Secret{}
+		c.Name, c.Namespace, c.Labels, c.Annotations = s.Name, s.Namespace, s.Labels, clusterAnnotations(s.Annotations)
+		c.Data = map[string][]byte{}
+		for _, k := range clusterKeys {
+			if v, ok := s.Data[k]; ok {
+				c.Data[k] = v
+			} else if v, ok := s.StringData[k]; ok {
+				c.Data[k] = []byte(v)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// clusterAnnotations returns a cluster Secret's annotations without
+// LastAppliedAnnotation (a copy when it was there): Argo CD passes that
+// one on, tollgate does not, as it holds the Secret's data.
+func clusterAnnotations(m map[string]string) map[string]string {
+	if _, ok := m[LastAppliedAnnotation]; !ok {
+		return m
+	}
+	out := maps.Clone(m)
+	delete(out, LastAppliedAnnotation)
+	return out
+}
 
 // clusters returns one parameter set per cluster Secret the selector
 // matches, and first the in-cluster destination when the selector is
 // empty and no Secret describes it, as Argo CD's clusters generator does.
+// The parameters are name, nameNormalized, server, project and the
+// Secret's labels and annotations but LastAppliedAnnotation, whatever
+// Sources.Clusters gives (ClusterSecretsForGeneration strips it before).
 func (g *generator) clusters(ctx context.Context, field string, raw any) ([]map[string]any, error) {
 	var c v1alpha1.ClusterGenerator
 	if err := fromMap(field, raw, &c); err != nil {
@@ -71,13 +122,14 @@ func (g *generator) clusters(ctx context.Context, field string, raw any) ([]map[
 		params := map[string]any{
 			"name": name, "nameNormalized": SanitizeName(name), "server": secretValue(s, "server"), "project": secretValue(s, "project"),
 		}
+		annotations := clusterAnnotations(s.Annotations)
 		if g.r.goTemplate {
-			params["metadata"] = map[string]any{"labels": stringMap(s.Labels), "annotations": stringMap(s.Annotations)}
+			params["metadata"] = map[string]any{"labels": stringMap(s.Labels), "annotations": stringMap(annotations)}
 		} else {
 			for k, v := range s.Labels {
 				params["metadata.labels."+k] = v
 			}
-			for k, v := range s.Annotations {
+			for k, v := range annotations {
 				params["metadata.annotations."+k] = v
 			}
 		}

@@ -31,8 +31,13 @@ type Sources struct {
 	Git GitReader
 	// Clusters are Argo CD's cluster Secrets, for clusters generators:
 	// every Secret the caller knows in the Argo CD namespace (those without
-	// the label argocd.argoproj.io/secret-type=cluster are skipped).
+	// the label argocd.argoproj.io/secret-type=cluster are skipped), best
+	// as ClusterSecretsForGeneration leaves them, without credentials.
 	Clusters func(ctx context.Context) ([]corev1.Secret, error)
+	// Permit, when set, is asked before a git generator (field, e.g.
+	// spec.generators[0].git) reads repoURL, as rendered; its error
+	// refuses the generator and nothing is read (GitAccess.Check).
+	Permit func(ctx context.Context, field, repoURL string) error
 }
 
 // Generated is one Application an ApplicationSet generates.
@@ -45,6 +50,16 @@ type Generated struct {
 	// Generator is the field of the top-level generator that produced it,
 	// e.g. "spec.generators[0]".
 	Generator string `json:"generator"`
+	// Files are the files of git files generators whose content is in
+	// Params: a message about the Application names them rather than
+	// quoting Params.
+	Files []ParamFile `json:"files,omitempty"`
+}
+
+// ParamFile is a file a git files generator read parameters from.
+type ParamFile struct {
+	RepoURL string `json:"repoURL"`
+	Path    string `json:"path"`
 }
 
 // UnsupportedError refuses a field of an ApplicationSet tollgate does not
@@ -103,13 +118,13 @@ func Generate(ctx context.Context, set *v1alpha1.ApplicationSet, src Sources) ([
 			return nil, &Error{Reason: v1alpha1.ApplicationSetReasonApplicationGenerationFromParamsError, Err: err}
 		}
 		tmpl := mergeTemplate(generatorTemplate(raw), base)
-		for _, params := range sets {
-			app, err := g.render(tmpl, params, spec)
+		for _, s := range sets {
+			app, err := g.render(tmpl, s.params, spec)
 			if err != nil {
 				return nil, &Error{Reason: v1alpha1.ApplicationSetReasonRenderTemplateParamsError, Err: fmt.Errorf("%s: %w", field, err)}
 			}
 			app["metadata"].(map[string]any)["namespace"] = set.Namespace
-			out = append(out, Generated{Application: app, Params: params, Generator: field})
+			out = append(out, Generated{Application: app, Params: s.params, Generator: field, Files: s.files})
 		}
 		if len(out) > MaxParameterSets {
 			return nil, &Error{Reason: v1alpha1.ApplicationSetReasonApplicationGenerationFromParamsError,

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/source"
 )
 
 // maxGitFileBytes bounds a file a git files generator reads.
@@ -22,7 +23,7 @@ const maxGitFileBytes = 1 << 20
 
 // git returns the parameter sets of a git generator: one per directory
 // its directories match, or per object of the files its files match.
-func (g *generator) git(ctx context.Context, field string, raw any) ([]map[string]any, error) {
+func (g *generator) git(ctx context.Context, field string, raw any) ([]paramSet, error) {
 	var gg v1alpha1.GitGenerator
 	if err := fromMap(field, raw, &gg); err != nil {
 		return nil, err
@@ -33,21 +34,28 @@ func (g *generator) git(ctx context.Context, field string, raw any) ([]map[strin
 	if g.src.Git == nil {
 		return nil, fmt.Errorf("%s: no Git repositories to read", field)
 	}
+	if g.src.Permit != nil {
+		if err := g.src.Permit(ctx, field, gg.RepoURL); err != nil {
+			return nil, err
+		}
+	}
 	dir, err := g.src.Git.Checkout(ctx, gg.RepoURL, gg.Revision)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", field, err)
 	}
-	var out []map[string]any
+	var out []paramSet
 	if len(gg.Directories) > 0 {
-		out, err = g.gitDirectories(field, dir, gg)
+		var dirs []map[string]any
+		dirs, err = g.gitDirectories(field, dir, gg)
+		out = paramSets(dirs)
 	} else {
 		out, err = g.gitFiles(field, dir, gg)
 	}
 	if err != nil {
 		return nil, err
 	}
-	for _, params := range out {
-		if err := g.addValues(field, params, gg.Values); err != nil {
+	for _, s := range out {
+		if err := g.addValues(field, s.params, gg.Values); err != nil {
 			return nil, err
 		}
 	}
@@ -109,7 +117,8 @@ func directoryMatches(items []v1alpha1.GitDirectoryGeneratorItem, rel string) bo
 // pattern matches and no excluded one (patterns as git pathspecs: "*"
 // crosses "/", a directory matches what is under it), sorted, and returns
 // one parameter set per object each holds (a file of a list holds several).
-func (g *generator) gitFiles(field, root string, gg v1alpha1.GitGenerator) ([]map[string]any, error) {
+// Each set names its file: its content is the repository's, never quoted.
+func (g *generator) gitFiles(field, root string, gg v1alpha1.GitGenerator) ([]paramSet, error) {
 	var include, exclude []*regexp.Regexp
 	for i, it := range gg.Files {
 		re, err := pathspec(it.Path)
@@ -150,7 +159,7 @@ func (g *generator) gitFiles(field, root string, gg v1alpha1.GitGenerator) ([]ma
 		return nil, fmt.Errorf("%s.files: %w", field, err)
 	}
 	slices.Sort(files)
-	var out []map[string]any
+	var out []paramSet
 	for _, rel := range files {
 		objs, err := readParamFile(filepath.Join(root, filepath.FromSlash(rel)))
 		if err != nil {
@@ -166,7 +175,7 @@ func (g *generator) gitFiles(field, root string, gg v1alpha1.GitGenerator) ([]ma
 			for k, v := range g.pathParams(path.Dir(rel), path.Base(rel), gg.PathParamPrefix) {
 				params[k] = v
 			}
-			out = append(out, params)
+			out = append(out, paramSet{params: params, files: []ParamFile{{RepoURL: source.RedactURL(gg.RepoURL), Path: rel}}})
 			if len(out) > MaxParameterSets {
 				return nil, fmt.Errorf("%s.files: more than %d parameter sets", field, MaxParameterSets)
 			}

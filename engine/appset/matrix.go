@@ -18,7 +18,7 @@ type combined struct {
 
 // matrix returns every combination of the parameter sets of its two
 // generators; the second is rendered with each set of the first.
-func (g *generator) matrix(ctx context.Context, field string, raw any, depth int) ([]map[string]any, error) {
+func (g *generator) matrix(ctx context.Context, field string, raw any, depth int) ([]paramSet, error) {
 	var m combined
 	if err := fromMap(field, raw, &m); err != nil {
 		return nil, err
@@ -30,18 +30,18 @@ func (g *generator) matrix(ctx context.Context, field string, raw any, depth int
 	if err != nil {
 		return nil, err
 	}
-	var out []map[string]any
+	var out []paramSet
 	for _, a := range first {
-		second, err := g.params(ctx, field+".generators[1]", m.Generators[1], a, depth)
+		second, err := g.params(ctx, field+".generators[1]", m.Generators[1], a.params, depth)
 		if err != nil {
 			return nil, err
 		}
 		for _, b := range second {
-			p, err := g.combine(a, b)
+			p, err := g.combine(a.params, b.params)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", field, err)
 			}
-			out = append(out, p)
+			out = append(out, paramSet{params: p, files: slices.Concat(a.files, b.files)})
 			if len(out) > MaxParameterSets {
 				return nil, fmt.Errorf("%s: produces more than %d parameter sets", field, MaxParameterSets)
 			}
@@ -85,7 +85,7 @@ func mergeOver(dst, src map[string]any) map[string]any {
 // by the set of every later generator with the same values of the merge
 // keys; sets of later generators that match no set of the first are
 // dropped.
-func (g *generator) merge(ctx context.Context, field string, raw any, depth int) ([]map[string]any, error) {
+func (g *generator) merge(ctx context.Context, field string, raw any, depth int) ([]paramSet, error) {
 	var m combined
 	if err := fromMap(field, raw, &m); err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ func (g *generator) merge(ctx context.Context, field string, raw any, depth int)
 			keys = append(keys, k)
 		}
 	}
-	var base []map[string]any
+	var base []paramSet
 	var baseKeys []string
 	for i, child := range m.Generators {
 		childField := fmt.Sprintf("%s.generators[%d]", field, i)
@@ -110,10 +110,10 @@ func (g *generator) merge(ctx context.Context, field string, raw any, depth int)
 		if err != nil {
 			return nil, err
 		}
-		byKey := map[string]map[string]any{}
+		byKey := map[string]paramSet{}
 		var order []string
 		for _, s := range sets {
-			k, err := mergeKey(s, keys)
+			k, err := mergeKey(s.params, keys)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", childField, err)
 			}
@@ -133,11 +133,12 @@ func (g *generator) merge(ctx context.Context, field string, raw any, depth int)
 		for j, k := range baseKeys {
 			if over, ok := byKey[k]; ok {
 				if g.r.goTemplate {
-					base[j] = mergeOver(deepCopy(base[j]), over)
+					base[j].params = mergeOver(deepCopy(base[j].params), over.params)
 				} else {
-					base[j] = maps.Clone(base[j])
-					maps.Copy(base[j], over)
+					base[j].params = maps.Clone(base[j].params)
+					maps.Copy(base[j].params, over.params)
 				}
+				base[j].files = slices.Concat(base[j].files, over.files)
 			}
 		}
 	}

@@ -17,6 +17,23 @@ type generator struct {
 	src Sources
 }
 
+// paramSet is one parameter set and the files of git files generators
+// whose content it holds.
+type paramSet struct {
+	params map[string]any
+	files  []ParamFile
+}
+
+// paramSets are sets without files: what list and clusters generators
+// produce.
+func paramSets(sets []map[string]any) []paramSet {
+	out := make([]paramSet, len(sets))
+	for i, p := range sets {
+		out[i] = paramSet{params: p}
+	}
+	return out
+}
+
 // generatorKinds are the generator fields of a generator, implemented or
 // not, in Argo CD's order.
 var generatorKinds = []string{"list", "clusters", "git", "scmProvider", "clusterDecisionResource", "pullRequest", "matrix", "merge", "plugin"}
@@ -38,7 +55,7 @@ const maxNesting = 1
 // generator object at field), its string fields first rendered with outer
 // when it is the second generator of a matrix, and filtered by its
 // selector. depth counts the matrix and merge generators around it.
-func (g *generator) params(ctx context.Context, field string, raw, outer map[string]any, depth int) ([]map[string]any, error) {
+func (g *generator) params(ctx context.Context, field string, raw, outer map[string]any, depth int) ([]paramSet, error) {
 	if outer != nil {
 		rendered, err := g.r.renderValue(raw, outer)
 		if err != nil {
@@ -63,13 +80,17 @@ func (g *generator) params(ctx context.Context, field string, raw, outer map[str
 	if why, ok := unsupportedKinds[kind]; ok {
 		return nil, &UnsupportedError{Field: sub, Why: why}
 	}
-	var sets []map[string]any
+	var sets []paramSet
 	var err error
 	switch kind {
 	case "list":
-		sets, err = g.list(sub, raw[kind])
+		var plain []map[string]any
+		plain, err = g.list(sub, raw[kind])
+		sets = paramSets(plain)
 	case "clusters":
-		sets, err = g.clusters(ctx, sub, raw[kind])
+		var plain []map[string]any
+		plain, err = g.clusters(ctx, sub, raw[kind])
+		sets = paramSets(plain)
 	case "git":
 		sets, err = g.git(ctx, sub, raw[kind])
 	case "matrix", "merge":
@@ -93,7 +114,7 @@ func (g *generator) params(ctx context.Context, field string, raw, outer map[str
 
 // filter keeps the parameter sets the selector matches, their parameters
 // flattened to "a.b" keys as labels, as Argo CD's post-selector does.
-func (g *generator) filter(field string, rawSelector any, sets []map[string]any) ([]map[string]any, error) {
+func (g *generator) filter(field string, rawSelector any, sets []paramSet) ([]paramSet, error) {
 	if rawSelector == nil {
 		return sets, nil
 	}
@@ -105,9 +126,9 @@ func (g *generator) filter(field string, rawSelector any, sets []map[string]any)
 	if err != nil {
 		return nil, fmt.Errorf("%s.selector: %w", field, err)
 	}
-	var out []map[string]any
+	var out []paramSet
 	for _, s := range sets {
-		if sel.Matches(labels.Set(flatten(s))) {
+		if sel.Matches(labels.Set(flatten(s.params))) {
 			out = append(out, s)
 		}
 	}

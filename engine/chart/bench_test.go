@@ -25,7 +25,7 @@ func BenchmarkFetch(b *testing.B) {
 		}
 		repo.Add("web", v, data, "")
 	}
-	c, err := chart.New(chart.Options{Dir: b.TempDir()})
+	c, err := chart.New(chart.Options{Dir: b.TempDir(), AllowLoopback: anyLoopback})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -31,6 +32,12 @@ type Options struct {
 	// AllowInsecure allows http:// repositories without Insecure in their
 	// Repository.
 	AllowInsecure bool
+	// AllowLoopback, when set, reports whether the chart client may
+	// connect to a loopback address (and port): the servers of tests and
+	// of a developer's machine. Without it every loopback address is
+	// refused, whatever name resolved to it, as link-local and cloud
+	// metadata addresses always are (see Cache.httpClient).
+	AllowLoopback func(netip.AddrPort) bool
 	// Timeout bounds each request (an index, an archive, an OCI pull).
 	Timeout time.Duration
 	// MaxIndexBytes and MaxArchiveBytes bound an index.yaml and a chart
@@ -102,6 +109,16 @@ type FetchOptions struct {
 	// version; zero downloads it again. An exact version already in the
 	// cache needs no index.
 	IndexMaxAge time.Duration
+	// Permitted reports whether Dependencies may fetch a chart from the
+	// Helm repository or OCI registry repoURL (oci: a registry): the
+	// AppProject's sourceRepos, as the repo-server judges them. nil
+	// permits no repository. A dependency from a repository it does not
+	// permit fails with a *NotPermittedError before anything is fetched;
+	// file:// dependencies are not asked about, and neither is Fetch (a
+	// chart source is judged before it is fetched).
+	Permitted func(ctx context.Context, repoURL string, oci bool) (bool, error)
+	// Project names the AppProject in a NotPermittedError.
+	Project string
 }
 
 // Fetch returns chart name at version (an exact version or a semver

@@ -44,8 +44,10 @@ type Dependency struct {
 // at the versions of Chart.lock (requirements.lock for apiVersion v1) when
 // one is present, which must be in sync with the declared dependencies, or
 // else at the highest version each constraint allows. Repositories are
-// named by URL (https://, oci://) or file:// path, fetched with o. A chart
-// with nothing missing needs no network.
+// named by URL (https://, oci://), fetched with o from the repositories
+// o.Permitted permits (every one is judged before anything is fetched),
+// or by a file:// path inside the repository. A chart with nothing
+// missing needs no network.
 func (c *Cache) Dependencies(ctx context.Context, root, dir string, o FetchOptions) ([]Dependency, error) {
 	meta, lock, err := readDependencies(root, dir)
 	if err != nil || meta == nil || len(meta.Dependencies) == 0 {
@@ -75,46 +77,79 @@ func (c *Cache) Dependencies(ctx context.Context, root, dir string, o FetchOptio
 			}
 		}
 	}
-	var out []Dependency
-	for _, d := range missing {
-		version, repository := d.Version, d.Repository
+	deps := make([]Dependency, len(missing))
+	for i, d := range missing {
+		deps[i] = Dependency{Name: d.Name, Version: d.Version, Repository: d.Repository}
 		if l, ok := locked[d.Name]; ok {
-			version, repository = l.Version, l.Repository
+			deps[i].Version, deps[i].Repository = l.Version, l.Repository
 		}
-		dep, err := c.dependency(ctx, dir, d.Name, version, repository, o)
-		if err != nil {
-			return nil, fmt.Errorf("%s: dependency %s: %w", path.Join(dir, depsName(meta)), d.Name, err)
-		}
-		out = append(out, dep)
 	}
-	return out, nil
+	// Every dependency is judged before anything is fetched: a chart
+	// with one from a repository the project does not permit fetches
+	// nothing at all.
+	remote := make([]bool, len(deps))
+	for i := range deps {
+		var err error
+		if remote[i], err = judge(ctx, dir, &deps[i], o); err != nil {
+			return nil, fmt.Errorf("%s: dependency %s: %w", path.Join(dir, depsName(meta)), deps[i].Name, err)
+		}
+	}
+	for i := range deps {
+		if !remote[i] {
+			continue
+		}
+		ch, err := c.Fetch(ctx, deps[i].Repository, deps[i].Name, deps[i].Version, o)
+		if err != nil {
+			return nil, fmt.Errorf("%s: dependency %s: %w", path.Join(dir, depsName(meta)), deps[i].Name, err)
+		}
+		deps[i].Version, deps[i].Archive = ch.Version, ch.Archive
+	}
+	return deps, nil
 }
 
-// dependency fetches one dependency, or names the local chart of a
-// file:// one.
-func (c *Cache) dependency(ctx context.Context, dir, name, version, repository string, o FetchOptions) (Dependency, error) {
-	dep := Dependency{Name: name, Version: version, Repository: repository}
+// judge checks the repository of dependency dep of the chart in dir: a
+// file:// one must stay inside the repository (its Dir is set), an
+// https:// or oci:// one must be permitted by o (remote is true: it is to
+// be fetched).
+func judge(ctx context.Context, dir string, dep *Dependency, o FetchOptions) (remote bool, err error) {
+	repository := dep.Repository
 	lower := strings.ToLower(repository)
 	switch {
 	case repository == "":
-		return dep, errors.New("it is not in charts/ and names no repository")
+		return false, errors.New("it is not in charts/ and names no repository")
 	case strings.HasPrefix(lower, "file://"):
 		local := repository[len("file://"):]
 		rel := path.Clean(path.Join(dir, local))
 		if path.IsAbs(local) || rel == ".." || strings.HasPrefix(rel, "../") {
-			return dep, fmt.Errorf("repository %s is %w", repository, render.ErrOutsideRoot)
+			return false, fmt.Errorf("repository %s is %w", repository, render.ErrOutsideRoot)
 		}
 		dep.Dir = rel
-		return dep, nil
+		return false, nil
 	case strings.HasPrefix(repository, "@") || strings.HasPrefix(lower, "alias:"):
-		return dep, fmt.Errorf("repository %q names a Helm repository by its local name; tollgate resolves dependency repositories by URL (https:// or oci://)", repository)
+		return false, fmt.Errorf("repository %q names a Helm repository by its local name; tollgate resolves dependency repositories by URL (https:// or oci://)", repository)
 	}
-	ch, err := c.Fetch(ctx, repository, name, version, o)
-	if err != nil {
-		return dep, err
+	permitted := false
+	if o.Permitted != nil {
+		if permitted, err = o.Permitted(ctx, repository, IsOCI(repository, o.Repositories)); err != nil {
+			return false, err
+		}
 	}
-	dep.Version, dep.Archive = ch.Version, ch.Archive
-	return dep, nil
+	if !permitted {
+		return false, &NotPermittedError{Repository: repository, Project: o.Project}
+	}
+	return true, nil
+}
+
+// NotPermittedError is a chart dependency from a repository the
+// AppProject's sourceRepos do not permit; nothing was fetched from it.
+type NotPermittedError struct {
+	// Repository is the dependency's repository URL; Project the
+	// AppProject.
+	Repository, Project string
+}
+
+func (e *NotPermittedError) Error() string {
+	return fmt.Sprintf("repository %s is not permitted in project %q: add it to the project's spec.sourceRepos, or vendor the chart in charts/", redact(e.Repository), e.Project)
 }
 
 // readDependencies reads the chart's metadata, with the dependencies of

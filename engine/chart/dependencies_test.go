@@ -1,9 +1,11 @@
 package chart_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,6 +53,15 @@ func lockFor(t *testing.T, chartYAML string, locked []*helmchart.Dependency) str
 	return string(out)
 }
 
+// judged is a call of FetchOptions.Permitted.
+type judged struct {
+	URL string
+	OCI bool
+}
+
+// permitAll permits every repository.
+func permitAll(context.Context, string, bool) (bool, error) { return true, nil }
+
 func TestDependencies(t *testing.T) {
 	repo := chartserver.NewRepo("", "")
 	defer repo.Close()
@@ -84,9 +95,19 @@ dependencies:
 	t.Run("constraints", func(t *testing.T) {
 		root := t.TempDir()
 		writeTree(t, root, tree)
-		got, err := newCache(t).Dependencies(t.Context(), root, "charts/app", chart.FetchOptions{Repositories: creds})
+		var asked []judged
+		o := chart.FetchOptions{Repositories: creds, Permitted: func(_ context.Context, repoURL string, oci bool) (bool, error) {
+			asked = append(asked, judged{repoURL, oci})
+			return true, nil
+		}}
+		got, err := newCache(t).Dependencies(t.Context(), root, "charts/app", o)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// Only the repositories of dependencies to fetch are judged, an
+		// OCI registry as one; file:// charts and vendored ones are not.
+		if d := cmp.Diff([]judged{{repo.URL, false}, {reg.URL + "/charts", true}}, asked); d != "" {
+			t.Errorf("repositories judged (-want +got):\n%s", d)
 		}
 		want := []chart.Dependency{
 			{Name: "common", Version: "1.1.0", Repository: repo.URL},
@@ -113,7 +134,7 @@ dependencies:
 			{Name: "vendored", Version: "1.0.0", Repository: "https://unreachable.invalid"},
 			{Name: "packed", Version: "3.0.0", Repository: "https://unreachable.invalid"},
 		})})
-		got, err := newCache(t).Dependencies(t.Context(), root, "charts/app", chart.FetchOptions{Repositories: creds})
+		got, err := newCache(t).Dependencies(t.Context(), root, "charts/app", chart.FetchOptions{Repositories: creds, Permitted: permitAll})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +173,7 @@ dependencies:
 			root := t.TempDir()
 			writeTree(t, root, tree)
 			writeTree(t, root, tt.files)
-			_, err := newCache(t).Dependencies(t.Context(), root, "charts/app", chart.FetchOptions{Repositories: creds})
+			_, err := newCache(t).Dependencies(t.Context(), root, "charts/app", chart.FetchOptions{Repositories: creds, Permitted: permitAll})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want %q", err, tt.want)
 			}
@@ -167,6 +188,72 @@ dependencies:
 		})
 		if got, err := newCache(t).Dependencies(t.Context(), root, ".", chart.FetchOptions{}); err != nil || len(got) != 0 {
 			t.Errorf("Dependencies = %v, %v; want none", got, err)
+		}
+	})
+}
+
+// TestDependenciesNotPermitted: a chart with a dependency from a
+// repository FetchOptions.Permitted does not permit fails with a message
+// naming the dependency, the repository and the project, and nothing is
+// fetched, not even the dependencies from permitted repositories (every
+// one is judged first). Without Permitted no repository is permitted;
+// file:// dependencies need none.
+func TestDependenciesNotPermitted(t *testing.T) {
+	allowed := chartserver.NewRepo("", "")
+	defer allowed.Close()
+	allowed.Add("common", "1.0.0", pkg(t, "common", "1.0.0", nil), "")
+	other := chartserver.NewRepo("", "")
+	defer other.Close()
+	other.Add("tool", "1.0.0", pkg(t, "tool", "1.0.0", nil), "")
+	creds := []chart.Repository{{URL: allowed.URL, Insecure: true}, {URL: other.URL, Insecure: true}}
+	tree := map[string]string{
+		"charts/app/Chart.yaml": `apiVersion: v2
+name: app
+version: 0.1.0
+dependencies:
+- {name: common, version: 1.0.0, repository: "` + allowed.URL + `"}
+- {name: tool, version: 1.0.0, repository: "` + other.URL + `"}
+`,
+	}
+	onlyAllowed := func(_ context.Context, repoURL string, _ bool) (bool, error) { return repoURL == allowed.URL, nil }
+	for _, tt := range []struct {
+		name      string
+		permitted func(context.Context, string, bool) (bool, error)
+		want      string
+	}{
+		{
+			name:      "a repository the project does not list",
+			permitted: onlyAllowed,
+			want:      `charts/app/Chart.yaml: dependency tool: repository ` + other.URL + ` is not permitted in project "team-a": add it to the project's spec.sourceRepos, or vendor the chart in charts/`,
+		},
+		{
+			name: "no judge",
+			want: `charts/app/Chart.yaml: dependency common: repository ` + allowed.URL + ` is not permitted in project "team-a"`,
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeTree(t, root, tree)
+			_, err := newCache(t).Dependencies(t.Context(), root, "charts/app", chart.FetchOptions{Repositories: creds, Permitted: tt.permitted, Project: "team-a"})
+			var npe *chart.NotPermittedError
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) || !errors.As(err, &npe) {
+				t.Fatalf("err = %v, want a NotPermittedError %q", err, tt.want)
+			}
+			if a, o := allowed.Requests(), other.Requests(); a != 0 || o != 0 {
+				t.Errorf("requests: %d to the permitted repository, %d to the other; want none", a, o)
+			}
+		})
+	}
+
+	t.Run("file:// needs no judge", func(t *testing.T) {
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{
+			"charts/app/Chart.yaml":   "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- {name: local, version: 0.1.0, repository: \"file://../local\"}\n",
+			"charts/local/Chart.yaml": "apiVersion: v2\nname: local\nversion: 0.1.0\n",
+		})
+		got, err := newCache(t).Dependencies(t.Context(), root, "charts/app", chart.FetchOptions{})
+		if err != nil || len(got) != 1 || got[0].Dir != "charts/local" {
+			t.Errorf("Dependencies = %+v, %v; want the local chart", got, err)
 		}
 	})
 }

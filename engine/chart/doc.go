@@ -15,6 +15,15 @@
 // Archives are unpacked without links, absolute paths or "..", within
 // Helm's own size limits.
 //
+// A dependency is fetched only from a repository the caller permits
+// (FetchOptions.Permitted: the AppProject's sourceRepos), every one judged
+// before anything is fetched. Indexes and registries are servers a tenant
+// may choose, so the HTTP client presents a TLS client certificate only to
+// its repository's host, follows redirects only within the scheme and host
+// of a request (at most five), and never dials a loopback, link-local or
+// cloud metadata address, checked on the resolved address (see
+// Cache.httpClient).
+//
 // Credentials come from Argo CD repository Secrets of type helm
 // (Repository, Match): a repository Secret by URL, else the repo-creds
 // template with the longest matching prefix. Basic auth is sent only to

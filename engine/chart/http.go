@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -27,6 +26,9 @@ var (
 	// ErrUnreachable: a repository or registry did not answer, or
 	// answered with a server error; trying again later may succeed.
 	ErrUnreachable = errors.New("repository unreachable")
+	// ErrNotAllowed: a redirect or a connection the chart client does not
+	// make (see Cache.httpClient); trying again does not help.
+	ErrNotAllowed = errors.New("not allowed")
 )
 
 // index is what tollgate reads of a Helm repository's index.yaml. (Helm's
@@ -76,22 +78,6 @@ type cachedIndex struct {
 	fetched time.Time
 }
 
-// httpClient returns a client for repo: TLS verified unless Insecure, the
-// client certificate when it has one, each request bounded by Timeout.
-func (c *Cache) httpClient(r Repository) (*http.Client, error) {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.Proxy = nil
-	tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: r.Insecure} //nolint:gosec // the repository Secret asks for it
-	if r.TLSClientCertData != "" {
-		cert, err := tls.X509KeyPair([]byte(r.TLSClientCertData), []byte(r.TLSClientCertKey))
-		if err != nil {
-			return nil, fmt.Errorf("client certificate of %s: %w", redact(r.URL), err)
-		}
-		tr.TLSClientConfig.Certificates = []tls.Certificate{cert}
-	}
-	return &http.Client{Transport: tr, Timeout: c.opts.Timeout}, nil
-}
-
 // checkScheme allows https, and http only when insecure repositories are.
 func (c *Cache) checkScheme(u *url.URL, r Repository) error {
 	switch strings.ToLower(u.Scheme) {
@@ -128,6 +114,9 @@ func (c *Cache) get(ctx context.Context, client *http.Client, href string, r Rep
 	if err != nil {
 		if ue := (*url.Error)(nil); errors.As(err, &ue) {
 			err = ue.Err
+		}
+		if errors.Is(err, ErrNotAllowed) {
+			return nil, fmt.Errorf("get %s: %w", redact(href), err)
 		}
 		return nil, fmt.Errorf("get %s: %w: %w", redact(href), ErrUnreachable, err)
 	}

@@ -49,8 +49,14 @@ type Request struct {
 	KnownKey string `json:"knownKey,omitempty"`
 	// HelmRepositories are the Helm repositories and OCI registries (Argo
 	// CD repository Secrets of type helm) the Application's project may
-	// use: the credentials of chart sources and of chart dependencies.
+	// use, and whose URLs its sourceRepos permit: the credentials of chart
+	// sources and of chart dependencies.
 	HelmRepositories []chart.Repository `json:"helmRepositories,omitempty"`
+	// SourceRepos are the AppProject's spec.sourceRepos: a chart
+	// dependency is fetched only from a repository they permit
+	// (RepositoryPermitted), and none permit no dependency repository.
+	// Sources themselves are judged by the controller before it asks.
+	SourceRepos []string `json:"sourceRepos,omitempty"`
 	// SignatureCheck, when set, asks for the commit of every Git source
 	// to be verified before anything is rendered (the AppProject sets
 	// signatureKeys).

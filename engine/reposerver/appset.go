@@ -3,6 +3,7 @@ package reposerver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,11 +26,17 @@ type AppSetRequest struct {
 	ApplicationSet v1alpha1.ApplicationSet `json:"applicationSet"`
 	// Clusters are the Argo CD cluster Secrets of the control namespace
 	// for clusters generators, with nothing of their data but the name,
-	// server and project (ClusterSecretsForGeneration).
+	// server and project (appset.ClusterSecretsForGeneration).
 	Clusters []corev1.Secret `json:"clusters,omitempty"`
 	// Credentials of the git generators' repositories, by
-	// source.NormalizeURL of their URL.
+	// source.NormalizeURL of their URL: only those of repositories Access
+	// permits, matched for its project.
 	Credentials map[string]source.Credentials `json:"credentials,omitempty"`
+	// Access is what the git generators may read, decided by the
+	// controller (appset.NewGitAccess); every repository is checked with
+	// it again before it is read, a repoURL rendered from parameters
+	// included. Without it no git generator reads anything.
+	Access *appset.GitAccess `json:"access,omitempty"`
 	// ListingMaxAge is how old a repository's reference listing may be to
 	// resolve a revision; zero asks the Git server every time (a refresh).
 	ListingMaxAge time.Duration `json:"listingMaxAge,omitempty"`
@@ -46,43 +53,22 @@ type AppSetGenerator interface {
 	GenerateApplications(ctx context.Context, req *AppSetRequest) (*AppSetResponse, error)
 }
 
-// clusterKeys are the data keys of a cluster Secret a clusters generator
-// reads; the rest (its credentials) never leaves the controller.
-var clusterKeys = []string{"name", "server", "project"}
-
-// ClusterSecretsForGeneration returns the Argo CD cluster Secrets among
-// secrets with their labels, annotations and the data clusters generators
-// read, and nothing else.
-func ClusterSecretsForGeneration(secrets []corev1.Secret) []corev1.Secret {
-	var out []corev1.Secret
-	for _, s := range secrets {
-		if s.Labels[appset.SecretTypeLabel] != appset.SecretTypeCluster {
-			continue
-		}
-		c := corev1.Secret{}
-		c.Name, c.Namespace, c.Labels, c.Annotations = s.Name, s.Namespace, s.Labels, s.Annotations
-		c.Data = map[string][]byte{}
-		for _, k := range clusterKeys {
-			if v, ok := s.Data[k]; ok {
-				c.Data[k] = v
-			} else if v, ok := s.StringData[k]; ok {
-				c.Data[k] = []byte(v)
-			}
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
 // GenerateApplications generates the Applications of req's ApplicationSet
 // (appset.Generate), its git generators reading through the Service's
 // repository cache with the request's credentials. A generation error is
 // an *Error whose Reason is the ApplicationSet condition's.
 func (s *Service) GenerateApplications(ctx context.Context, req *AppSetRequest) (*AppSetResponse, error) {
 	clusters := req.Clusters
+	access := req.Access
 	src := appset.Sources{
 		Git:      gitReader{s: s, creds: req.Credentials, maxAge: req.ListingMaxAge},
 		Clusters: func(context.Context) ([]corev1.Secret, error) { return clusters, nil },
+		Permit: func(ctx context.Context, field, repoURL string) error {
+			if access == nil {
+				return fmt.Errorf("%s: not read: the request grants no repository (no access)", field)
+			}
+			return access.Check(ctx, field, repoURL)
+		},
 	}
 	gen, err := appset.Generate(ctx, &req.ApplicationSet, src)
 	if err != nil {

@@ -350,13 +350,18 @@ func (s *Service) dependencies(ctx context.Context, f fetched, o chart.FetchOpti
 }
 
 // chartOptions are the chart fetch options of source src of r: the
-// project's Helm repositories, the source's helm.passCredentials, and
-// indexes as old as Git listings may be.
+// project's Helm repositories, dependencies only from repositories its
+// sourceRepos permit, the source's helm.passCredentials, and indexes as
+// old as Git listings may be.
 func (r *Request) chartOptions(src v1alpha1.ApplicationSource) chart.FetchOptions {
 	return chart.FetchOptions{
 		Repositories:    r.HelmRepositories,
 		PassCredentials: src.Helm != nil && src.Helm.PassCredentials,
 		IndexMaxAge:     r.ListingMaxAge,
+		Permitted: func(ctx context.Context, repoURL string, oci bool) (bool, error) {
+			return RepositoryPermitted(ctx, r.SourceRepos, repoURL, oci)
+		},
+		Project: r.Project,
 	}
 }
 

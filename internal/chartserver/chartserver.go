@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
@@ -101,6 +102,8 @@ type Repo struct {
 	// index's.
 	charts  map[string][]byte
 	entries map[string][]map[string]any
+	// requests counts the requests the server received.
+	requests atomic.Int64
 }
 
 // NewRepo starts a Helm repository; with a username, every request needs
@@ -120,10 +123,18 @@ func NewRepo(username, password string) *Repo {
 		w.Header().Set("Content-Type", "application/gzip")
 		_, _ = w.Write(data)
 	})
-	r.srv = startTLS(basicAuth(mux, username, password))
+	authorized := basicAuth(mux, username, password)
+	r.srv = startTLS(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.requests.Add(1)
+		authorized.ServeHTTP(w, req)
+	}))
 	r.URL = r.srv.URL
 	return r
 }
+
+// Requests returns how many requests the repository received, whether
+// they were authorized or not.
+func (r *Repo) Requests() int64 { return r.requests.Load() }
 
 // Add publishes a chart archive under name and version. digest is what the
 // index says its digest is: "" is the archive's own.

@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -402,12 +404,19 @@ spec:
         namespace: '{{ default "%[2]s" .namespace }}'
 `
 	set := f.appSet(argoNS, filesSet)
-	waitCondition(t, set, v1alpha1.ApplicationSetConditionErrorOccurred, v1alpha1.ApplicationSetConditionStatusTrue, v1alpha1.ApplicationSetReasonPolicyViolation,
-		"Application "+f.name+"-red ", "[no-argocd-destination]", `"team":"red"`,
-		"Application "+f.name+"-blue ", "[project-destination-denied]", `"team":"blue"`,
+	// The denials name the files the parameters came from, never quote
+	// what the files hold.
+	live := waitCondition(t, set, v1alpha1.ApplicationSetConditionErrorOccurred, v1alpha1.ApplicationSetConditionStatusTrue, v1alpha1.ApplicationSetReasonPolicyViolation,
+		"Application "+f.name+"-red ", "[no-argocd-destination]", "with parameters read from teams/red/config.json of "+f.repoURL+" (content not quoted)",
+		"Application "+f.name+"-blue ", "[project-destination-denied]", "with parameters read from teams/blue/config.json of "+f.repoURL,
 		"Application "+f.name+"-green ", `AppProject "`+f.name+`-other"`,
 		"Application "+f.name+"-black ", "[source-path-outside-repo]", "../../../../../etc",
 		"[reserved-annotation]")
+	for _, c := range live.Status.Conditions {
+		if strings.Contains(c.Message, `"team":"red"`) || strings.Contains(c.Message, `"dir":`) {
+			t.Errorf("condition %s quotes the parameters files: %s", c.Type, c.Message)
+		}
+	}
 	if apps := generated(t, argoNS, set); len(apps) != 0 {
 		t.Errorf("applications written: %v", apps)
 	}
@@ -632,6 +641,99 @@ spec:
 	apps := waitGenerated(t, argoNS, set, f.name+"-"+f.name+"-staging")
 	if got := apps[f.name+"-"+f.name+"-staging"].Annotations["tollgate.dev/test-cluster-server"]; got != staging {
 		t.Errorf("server parameter %q, want the cluster Secret's %q", got, staging)
+	}
+}
+
+// TestApplicationSetClusterCredentials: a cluster Secret applied
+// client-side keeps its data, the bearer token, in the last-applied
+// annotation. A template that writes that annotation (or every
+// annotation) into its Application gets nothing of it: neither the
+// generated Application nor the ApplicationSet's status holds the token.
+func TestApplicationSetClusterCredentials(t *testing.T) {
+	f := newFixture(t, map[string]string{"apps/alpha/cm.yaml": configMap("alpha", "1")})
+	const token = "eyJhbGciOiJSUzI1NiJ9.production-cluster-token"
+	config := `{"bearerToken":"` + token + `","tlsClientConfig":{"insecure":false}}`
+	lastApplied, err := json.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata":   map[string]any{"name": f.name + "-cluster", "namespace": argoNS, "labels": map[string]string{"argocd.argoproj.io/secret-type": "cluster", "tollgate.dev/test": f.name}},
+		"stringData": map[string]string{"name": f.name + "-prod", "server": "https://prod.example.com", "config": config},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.project()
+	f.create(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: f.name + "-cluster", Namespace: argoNS,
+			Labels:      map[string]string{"argocd.argoproj.io/secret-type": "cluster", "tollgate.dev/test": f.name},
+			Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": string(lastApplied), "team": "web"},
+		},
+		StringData: map[string]string{"name": f.name + "-prod", "server": "https://prod.example.com", "config": config},
+	})
+	const manifest = `
+spec:
+  goTemplate: true
+  generators:
+  - clusters:
+      selector:
+        matchLabels: {tollgate.dev/test: '%[1]s'}
+  template:
+    metadata:
+      name: '%[1]s-{{ .name }}'
+      annotations:
+        tollgate.dev/test-leak: '{{ index .metadata.annotations "kubectl.kubernetes.io/last-applied-configuration" }}'
+        tollgate.dev/test-all: '{{ .metadata.annotations }}'
+    spec:
+      project: %[1]s
+      source: {repoURL: '%[3]s', targetRevision: '%[4]s', path: apps/alpha}
+      destination: {server: 'https://kubernetes.default.svc', namespace: '%[2]s'}
+`
+	set := f.appSet(argoNS, manifest)
+	name := f.name + "-" + f.name + "-prod"
+	app := waitGenerated(t, argoNS, set, name)[name]
+	want := map[string]string{"tollgate.dev/test-leak": "", "tollgate.dev/test-all": "map[team:web]"}
+	got := map[string]string{}
+	for k, v := range app.Annotations {
+		if strings.HasPrefix(k, "tollgate.dev/test-") {
+			got[k] = v
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("generated Application's annotations (-want +got):\n%s", diff)
+	}
+	if text := jsonText(app); strings.Contains(text, token) {
+		t.Errorf("the generated Application holds the cluster's token:\n%s", text)
+	}
+	live := waitCondition(t, set, v1alpha1.ApplicationSetConditionResourcesUpToDate, v1alpha1.ApplicationSetConditionStatusTrue, v1alpha1.ApplicationSetReasonApplicationSetUpToDate)
+	if text := jsonText(live); strings.Contains(text, token) {
+		t.Errorf("the ApplicationSet holds the cluster's token:\n%s", text)
+	}
+
+	// The CLI, given the Secret as the API server holds it, generates the
+	// same Application, and neither it nor its parameters hold the token.
+	var secret corev1.Secret
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: argoNS, Name: f.name + "-cluster"}, &secret); err != nil {
+		t.Fatal(err)
+	}
+	secret.APIVersion, secret.Kind = "v1", "Secret"
+	if secret.Annotations["kubectl.kubernetes.io/last-applied-configuration"] == "" || !strings.Contains(string(secret.Data["config"]), token) {
+		t.Fatal("the cluster Secret lost its data or its annotation: the test proves nothing")
+	}
+	clusterFile, setFile := filepath.Join(t.TempDir(), "cluster.json"), filepath.Join(t.TempDir(), "appset.yaml")
+	writeFile(t, clusterFile, jsonText(&secret))
+	writeFile(t, setFile, "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: "+f.name+"\n  namespace: "+argoNS+"\n"+f.expand(manifest))
+	sets, err := check.GenerateApplicationSets(t.Context(), setFile, check.AppSetOptions{RepoRoot: t.TempDir(), RepoURL: f.repoURL, ClusterFiles: []string{clusterFile}})
+	if err != nil {
+		t.Fatalf("generate with the CLI: %v", err)
+	}
+	if text := jsonText(sets); strings.Contains(text, token) {
+		t.Errorf("the CLI's Applications or parameters hold the cluster's token:\n%s", text)
+	}
+	if len(sets) != 1 || len(sets[0].Applications) != 1 {
+		t.Fatalf("the CLI generated %s, want one Application", jsonText(sets))
+	}
+	annotations, _, _ := unstructured.NestedStringMap(sets[0].Applications[0].Application, "metadata", "annotations")
+	if diff := cmp.Diff(want, annotations); diff != "" {
+		t.Errorf("the CLI's Application's annotations (-want +got):\n%s", diff)
 	}
 }
 

@@ -76,7 +76,8 @@ func TestHelmRepositoryChartWithValuesFromGit(t *testing.T) {
 // TestChartDependencyFromOCI syncs a chart in Git whose dependency is not
 // vendored: it is pulled from an OCI registry with the credentials of a
 // repo-creds Secret of type helm with enableOCI, as `helm dependency build`
-// would before `helm template`.
+// would before `helm template`. The project permits the registry as Argo
+// CD projects name one, without oci://.
 func TestChartDependencyFromOCI(t *testing.T) {
 	reg := chartserver.NewRegistry("puller", "pw")
 	defer reg.Close()
@@ -92,11 +93,48 @@ func TestChartDependencyFromOCI(t *testing.T) {
 	})
 	creds.Labels["argocd.argoproj.io/secret-type"] = "repo-creds"
 	f.create(creds)
+	f.repos = append(f.repos, reg.Host+"/charts")
 	f.application(&v1alpha1.SyncPolicyAutomated{}, nil)
 	f.waitSynced(f.head)
 	var cm corev1.ConfigMap
 	if err := f.get(&cm, "cache"); err != nil || cm.Data["chart"] != "2.1.0" {
 		t.Errorf("the dependency's ConfigMap: %v, data %v; want chart 2.1.0", err, cm.Data)
+	}
+}
+
+// TestChartDependencyNotPermitted renders a chart from a Git repository
+// the project permits whose dependency comes from a Helm repository the
+// project's sourceRepos do not list, though a repository Secret holds its
+// credentials: the render is refused with a ComparisonError naming the
+// dependency, the repository and the project, and the Helm repository
+// receives no request at all.
+func TestChartDependencyNotPermitted(t *testing.T) {
+	repo := chartserver.NewRepo("reader", "s3cret")
+	defer repo.Close()
+	repo.Add("common", "1.0.0", chartArchive(t, "common", "1.0.0", "common"), "")
+	f := newFixture(t, map[string]string{
+		"manifests/Chart.yaml":        "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- {name: common, version: 1.x, repository: \"" + repo.URL + "\"}\n",
+		"manifests/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n",
+	})
+	f.create(repositorySecret(argoNS, f.name+"-charts", map[string]string{
+		"type": "helm", "url": repo.URL, "username": "reader", "password": "s3cret", "insecure": "true",
+	}))
+	f.application(&v1alpha1.SyncPolicyAutomated{}, nil)
+	want := `spec.source: manifests/Chart.yaml: dependency common: repository ` + repo.URL + ` is not permitted in project "` + f.name +
+		`": add it to the project's spec.sourceRepos, or vendor the chart in charts/`
+	a := f.waitApp("refusing the dependency", func(a *v1alpha1.Application) bool {
+		msg, _ := condition(a, v1alpha1.ApplicationConditionComparisonError)
+		return strings.Contains(msg, want)
+	})
+	if a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced {
+		t.Errorf("sync status = %s, want not synced", a.Status.Sync.Status)
+	}
+	var cm corev1.ConfigMap
+	if err := f.get(&cm, "settings"); err == nil {
+		t.Error("the chart's ConfigMap exists: the chart was rendered and synced")
+	}
+	if n := repo.Requests(); n != 0 {
+		t.Errorf("the Helm repository received %d requests, want none", n)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -257,7 +258,10 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	if err != nil {
 		return nil, err
 	}
-	charts, err := chart.New(chart.Options{Dir: filepath.Join(repoDir, "charts"), AllowInsecure: sopts.AllowInsecure})
+	// The tests' chart servers listen on loopback, which the product
+	// refuses.
+	charts, err := chart.New(chart.Options{Dir: filepath.Join(repoDir, "charts"), AllowInsecure: sopts.AllowInsecure,
+		AllowLoopback: func(netip.AddrPort) bool { return true }})
 	if err != nil {
 		return nil, err
 	}

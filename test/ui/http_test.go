@@ -215,6 +215,40 @@ func TestTokenSignIn(t *testing.T) {
 	if code, _ := post(t, c, tokenUI+"/login", "", url.Values{"token": {tr.Status.Token}}, nil); code != 403 {
 		t.Errorf("sign-in without the CSRF token: status %d, want 403", code)
 	}
+	// After sign-in, only a path of this site is followed: what a browser
+	// would resolve off-site (it drops tabs, reads a backslash as "/") leads to
+	// the list, from the form and from the link.
+	for next, want := range map[string]string{
+		"/applications/argocd/guestbook-dev": "/applications/argocd/guestbook-dev",
+		"/\t/evil.example/phish":             "/applications",
+		`/\evil.example`:                     "/applications",
+		"//evil.example":                     "/applications",
+		"/%09/evil.example":                  "/applications",
+		"https://evil.example/":              "/applications",
+	} {
+		nc := browserless(c.Transport)
+		resp, err := nc.Get(tokenUI + "/login?next=" + url.QueryEscape(next))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		m := csrfField.FindSubmatch(body)
+		if resp.StatusCode != 200 || m == nil || !strings.Contains(string(body), `name="next" value="`+want+`"`) {
+			t.Fatalf("login page for next=%q: status %d, want a form carrying next %q:\n%s", next, resp.StatusCode, want, body)
+		}
+		csrf := string(m[1])
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, tokenUI+"/login", strings.NewReader(url.Values{"csrf": {csrf}, "token": {tr.Status.Token}, "next": {next}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err = nc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != want {
+			t.Errorf("sign-in with next=%q: %d to %q, want 303 to %q", next, resp.StatusCode, resp.Header.Get("Location"), want)
+		}
+	}
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, tokenUI+"/login", strings.NewReader(url.Values{"csrf": {csrf}, "token": {tr.Status.Token}, "next": {"/applications"}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err = c.Do(req)

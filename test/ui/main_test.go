@@ -73,6 +73,9 @@ var (
 	artifacts string
 	// tollgate is the built binary.
 	tollgate string
+	// gitRoot holds the bare repositories tollgate dev's Git server
+	// serves; a test adds one there with gitrepo.Import.
+	gitRoot string
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -101,6 +104,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	kubeconfig = filepath.Join(tmp, "kubeconfig")
+	gitRoot = filepath.Join(tmp, "data", "git")
 	dev := exec.CommandContext(ctx, bin, "dev", "--data-dir", filepath.Join(tmp, "data"), "--write-kubeconfig", kubeconfig,
 		"--tools-dir", envtest.BinaryDir(), "--api-port", "0", "--git-port", "0", "--webhook-port", "0", "--ui-port", "0")
 	dev.Dir = envtest.RepoRoot()
