@@ -3,8 +3,6 @@ package policies
 import (
 	"context"
 	"fmt"
-	"io/fs"
-	"sync"
 
 	"github.com/open-policy-agent/opa/v1/rego"
 )
@@ -16,24 +14,7 @@ const appNamespacePermittedQuery = `some p in input.sourceNamespaces; data.tollg
 
 // appNamespacePermitted is appNamespacePermittedQuery prepared over the
 // built-in library, once, on first use.
-var appNamespacePermitted = sync.OnceValues(func() (*rego.PreparedEvalQuery, error) {
-	lib, err := fs.Sub(library, libraryDir)
-	if err != nil {
-		return nil, err
-	}
-	modules, err := loadFS(lib)
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range modules {
-		m.Comments = nil
-	}
-	compiler, err := compileModules(modules)
-	if err != nil {
-		return nil, err
-	}
-	return prepare(context.Background(), compiler, appNamespacePermittedQuery)
-})
+var appNamespacePermitted = libraryQuery(appNamespacePermittedQuery)
 
 // AppNamespacePermitted reports whether sourceNamespaces, an AppProject's
 // spec.sourceNamespaces, permit the Applications of namespace, as the rule

@@ -15,26 +15,33 @@ import (
 const sourcePermittedQuery = `data.tollgate.lib.source_permitted(data.tollgate.lib.source_patterns({"spec": {"sourceRepos": input.sourceRepos}}), input.repo)`
 
 // sourcePermitted is sourcePermittedQuery prepared over the built-in
-// library, once, on first use. Preparing reads nothing and is remembered,
-// so no caller's deadline may cut it short.
-var sourcePermitted = sync.OnceValues(func() (*rego.PreparedEvalQuery, error) {
-	lib, err := fs.Sub(library, libraryDir)
-	if err != nil {
-		return nil, err
-	}
-	modules, err := loadFS(lib)
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range modules {
-		m.Comments = nil
-	}
-	compiler, err := compileModules(modules)
-	if err != nil {
-		return nil, err
-	}
-	return prepare(context.Background(), compiler, sourcePermittedQuery)
-})
+// library, once, on first use.
+var sourcePermitted = libraryQuery(sourcePermittedQuery)
+
+// libraryQuery returns query prepared over the built-in library, once, on
+// first use, for callers that ask the library one question outside an
+// evaluation (a function of a rule, not a rule). Preparing reads nothing
+// and is remembered, so no caller's deadline may cut it short.
+func libraryQuery(query string) func() (*rego.PreparedEvalQuery, error) {
+	return sync.OnceValues(func() (*rego.PreparedEvalQuery, error) {
+		lib, err := fs.Sub(library, libraryDir)
+		if err != nil {
+			return nil, err
+		}
+		modules, err := loadFS(lib)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range modules {
+			m.Comments = nil
+		}
+		compiler, err := compileModules(modules)
+		if err != nil {
+			return nil, err
+		}
+		return prepare(context.Background(), compiler, query)
+	})
+}
 
 // SourcePermitted reports whether sourceRepos, an AppProject's
 // spec.sourceRepos, permit the repository repoURL, as the rule
