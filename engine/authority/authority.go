@@ -159,7 +159,6 @@ func (a *Authority) For(app *v1alpha1.Application, project *v1alpha1.AppProject,
 		if err != nil {
 			d.writer, d.writerErr = nil, err
 		}
-		d.user = user
 	}
 	return d
 }

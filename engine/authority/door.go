@@ -20,17 +20,12 @@ import (
 type Door struct {
 	a     *Authority
 	judge *bound
-	// writer writes: the controller's applier, or one impersonating user.
+	// writer writes: the controller's applier, or one impersonating a
+	// service account.
 	writer *apply.Applier
-	// user is the impersonated user; "" is the controller.
-	user string
 	// writerErr is why there is no writer (no service account matched).
 	writerErr error
 }
-
-// User is the user the Door's writes impersonate; "" when they act as the
-// controller.
-func (d *Door) User() string { return d.user }
 
 // Judge evaluates the Application and objs with every rule (the sync
 // gate), and remembers for later writes which objects the boundary rules
