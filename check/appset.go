@@ -36,6 +36,10 @@ type AppSetOptions struct {
 	ProjectFiles []string
 	// ArgoCDNamespace is the namespace Argo CD runs in; "" means "argocd".
 	ArgoCDNamespace string
+	// Renderer generates each ApplicationSet, such as a *sandbox.Runner
+	// that generates in a child process under limits; nil generates in
+	// process.
+	Renderer Renderer
 }
 
 // GeneratedSet is the outcome of one ApplicationSet of a file.
@@ -84,7 +88,7 @@ func GenerateApplicationSets(ctx context.Context, file string, o AppSetOptions) 
 			continue
 		}
 		where := location(file, d.Line)
-		set, gen, refused, err := generateSet(ctx, d.Object, src, known)
+		set, gen, refused, err := generateSet(ctx, generator(o.Renderer), d.Object, src, known)
 		switch {
 		case set == nil:
 			return nil, fmt.Errorf("%s: ApplicationSet: %w", where, err)
@@ -106,14 +110,14 @@ func GenerateApplicationSets(ctx context.Context, file string, o AppSetOptions) 
 // its git generators judged with known; refused has an error for each
 // later Application of a name an earlier one has, as Argo CD validates
 // them.
-func generateSet(ctx context.Context, obj map[string]any, src appset.Sources, known appSetProjects) (set *v1alpha1.ApplicationSet, gen []appset.Generated, refused []error, err error) {
+func generateSet(ctx context.Context, generate generateFunc, obj map[string]any, src appset.Sources, known appSetProjects) (set *v1alpha1.ApplicationSet, gen []appset.Generated, refused []error, err error) {
 	if set, err = decodeApplicationSet(obj); err != nil {
 		return nil, nil, nil, err
 	}
 	if src.Permit, err = known.permit(ctx, set); err != nil {
 		return set, nil, nil, err
 	}
-	if gen, err = appset.Generate(ctx, set, src); err != nil {
+	if gen, err = generate(ctx, set, src); err != nil {
 		return set, nil, nil, err
 	}
 	gen, refused = appset.WithoutDuplicates(set.Name, gen)
@@ -256,7 +260,7 @@ func clusterSecrets(files []string, entries []entry, lim render.Limits) ([]corev
 // expandApplicationSets generates the Applications of the ApplicationSets
 // among entries, as entries located at their ApplicationSet, and an error
 // result for each ApplicationSet that does not generate.
-func expandApplicationSets(ctx context.Context, entries []entry, src appset.Sources, known appSetProjects) ([]entry, []report.Result) {
+func expandApplicationSets(ctx context.Context, generate generateFunc, entries []entry, src appset.Sources, known appSetProjects) ([]entry, []report.Result) {
 	var out []entry
 	var failures []report.Result
 	for _, e := range entries {
@@ -269,7 +273,7 @@ func expandApplicationSets(ctx context.Context, entries []entry, src appset.Sour
 			failures = append(failures, report.Result{File: e.file, Document: e.doc.Index, Line: e.doc.Line,
 				Kind: v1alpha1.ApplicationSetKind, Name: name, Namespace: ns, Error: err.Error()})
 		}
-		_, gen, refused, err := generateSet(ctx, e.doc.Object, src, known)
+		_, gen, refused, err := generateSet(ctx, generate, e.doc.Object, src, known)
 		if err != nil {
 			fail(err)
 			continue

@@ -7,14 +7,24 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/appset"
 	"github.com/tollgate-dev/tollgate/engine/render"
 )
 
 // recordingRenderer renders in process and records the directories it was
-// asked to render.
+// asked to render, and the ApplicationSets it generated.
 type recordingRenderer struct {
 	mu   sync.Mutex
 	dirs []string
+	sets []string
+}
+
+func (r *recordingRenderer) Generate(ctx context.Context, set *v1alpha1.ApplicationSet, src appset.Sources) ([]appset.Generated, error) {
+	r.mu.Lock()
+	r.sets = append(r.sets, set.Name)
+	r.mu.Unlock()
+	return appset.Generate(ctx, set, src)
 }
 
 func (r *recordingRenderer) Build(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error) {
@@ -25,8 +35,8 @@ func (r *recordingRenderer) Build(ctx context.Context, root, dir string, opts re
 }
 
 // TestRunRenderer: Kustomize overlays and Helm charts, walked or named by
-// an Application, go to Options.Renderer; plain directories are decoded in
-// process.
+// an Application, and ApplicationSets go to Options.Renderer; plain
+// directories are decoded in process.
 func TestRunRenderer(t *testing.T) {
 	repo := t.TempDir()
 	writeFiles(t, repo, chartRepo)
@@ -42,6 +52,18 @@ spec:
   destination: {namespace: web}
 `,
 		"apps/web.yaml": chartApp("helm: {valueFiles: [values-prod.yaml]}"),
+		"apps/set.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: set, namespace: argocd}
+spec:
+  generators: [{list: {elements: [{env: a}]}}]
+  template:
+    metadata: {name: 'set-{{env}}'}
+    spec:
+      project: default
+      source: {repoURL: "https://example.com/r.git", path: plain}
+      destination: {server: https://kubernetes.default.svc, namespace: other}
+`,
 	})
 	r := &recordingRenderer{}
 	if _, _, err := Run(t.Context(), Options{Paths: []string{repo + "/kust", repo + "/plain", repo + "/apps"}, RepoRoot: repo, RepoURL: "https://example.com/r", Renderer: r}); err != nil {
@@ -49,5 +71,8 @@ spec:
 	}
 	if diff := cmp.Diff([]string{"kust", "charts/web"}, r.dirs); diff != "" {
 		t.Errorf("rendered directories (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"set"}, r.sets); diff != "" {
+		t.Errorf("generated ApplicationSets (-want +got):\n%s", diff)
 	}
 }

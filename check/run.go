@@ -49,10 +49,11 @@ type Options struct {
 	// ClusterFiles hold Argo CD cluster Secrets for the clusters generators
 	// of ApplicationSets, beside those found under Paths.
 	ClusterFiles []string
-	// Renderer renders Kustomize overlays and Helm charts, such as a
-	// *sandbox.Runner that renders each in a child process under limits;
-	// nil renders them in process with render.Build. Plain directories
-	// are always decoded in process, under the decoder's own limits.
+	// Renderer renders Kustomize overlays and Helm charts and generates
+	// ApplicationSets, such as a *sandbox.Runner that evaluates each in a
+	// child process under limits; nil evaluates them in process
+	// (render.Build, appset.Generate). Plain directories are always
+	// decoded in process, under the decoder's own limits.
 	Renderer Renderer
 }
 
@@ -188,7 +189,7 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 	if err != nil {
 		return g, err
 	}
-	generated, setFailures := expandApplicationSets(ctx, walked, newAppSetSources(root, repoURL, secrets), known)
+	generated, setFailures := expandApplicationSets(ctx, generator(o.Renderer), walked, newAppSetSources(root, repoURL, secrets), known)
 	g.failures = append(g.failures, setFailures...)
 	walked = append(walked, generated...)
 	appEntries, cl, appNotes, appFailures, err := renderApplications(ctx, root, repoURL, walked, build, lim)

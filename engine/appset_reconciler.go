@@ -37,6 +37,10 @@ const AppSetControllerName = "tollgate-applicationset"
 // once done, as Argo CD's does (its Git webhook sets it).
 const AnnotationAppSetRefresh = "argocd.argoproj.io/application-set-refresh"
 
+// DefaultAppSetConcurrency is how many ApplicationSets are generated at
+// once: Argo CD's ApplicationSet controller's --concurrent-reconciliations.
+const DefaultAppSetConcurrency = 10
+
 // DefaultAppSetRequeue is how often an ApplicationSet is generated again
 // when nothing asks sooner: Argo CD's default for git generators (their
 // requeueAfterSeconds), and a bound on how long an ApplicationSet another
@@ -81,6 +85,10 @@ type AppSetOptions struct {
 	// Requeue is how often an ApplicationSet is generated again without
 	// an event; DefaultAppSetRequeue when zero.
 	Requeue time.Duration
+	// Concurrency is how many ApplicationSets are reconciled at once, so
+	// that one whose generation is slow (or stopped only by its limits)
+	// holds up no other; DefaultAppSetConcurrency when zero.
+	Concurrency int
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -108,6 +116,9 @@ func NewAppSetReconciler(deps AppSetDependencies, opts AppSetOptions) (*AppSetRe
 	}
 	if opts.Requeue <= 0 {
 		opts.Requeue = DefaultAppSetRequeue
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultAppSetConcurrency
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -137,7 +148,7 @@ func (r *AppSetReconciler) SetupWithManager(mgr manager.Manager) error {
 			return o.GetLabels()[appset.SecretTypeLabel] == appset.SecretTypeCluster
 		}))).
 		Watches(&v1alpha1.AppProject{}, all, builder.WithPredicates(inControl, projectChanged())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.Concurrency}).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("set up applicationset controller: %w", err)
@@ -328,9 +339,14 @@ func (r *AppSetReconciler) generate(ctx context.Context, p *appSetPass, refresh 
 	}
 	resp, err := r.deps.Generator.GenerateApplications(ctx, req)
 	if err != nil {
+		// A generation stopped by a limit of the sandbox (time, memory,
+		// output) is an ErrorOccurred whose message names the limit.
 		reason := v1alpha1.ApplicationSetReasonApplicationGenerationFromParamsError
 		var we *reposerver.Error
-		if errors.As(err, &we) && we.Reason != "" {
+		switch {
+		case errors.As(err, &we) && we.Code == reposerver.CodeLimit:
+			reason = v1alpha1.ApplicationSetReasonErrorOccurred
+		case we != nil && we.Reason != "":
 			reason = we.Reason
 		}
 		return p.fail(reason, err)

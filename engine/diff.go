@@ -43,6 +43,11 @@ type DiffDependencies struct {
 	Scheme *runtime.Scheme
 	// Manifests fetches and renders the Application's sources.
 	Manifests reposerver.Generator
+	// Evaluator judges the objects a diff would read against the
+	// Application's project by the boundary rules (authority.BoundaryRules),
+	// as the sync's door does: the controller's, or one built from the
+	// same policy configuration.
+	Evaluator Evaluator
 }
 
 // AppDiff is the difference between an Application's desired state and its
@@ -95,16 +100,28 @@ type ObjectDiff struct {
 // defaulted, tracking annotation set, hooks and ignored objects left out),
 // the same server-side dry run with opts.FieldManager and the same
 // ignoreDifferences; and the live objects it tracks that are no longer
-// desired, which a sync with prune would delete. It is the comparison
-// without the policy gate: a diff is shown even when a sync would be
-// refused.
+// desired, which a sync with prune would delete.
+//
+// Live objects are read through the destination's authority.Door, with
+// the project checks of a sync: the Application's destination and every
+// desired object, then every live object to prune, must be permitted by
+// the AppProject's boundary rules (a missing project permits nothing), and
+// a project that permits only its own clusters must own the destination's.
+// Otherwise Diff returns a *authority.RefusedError naming each object and
+// rule, and nothing of the refused objects is read or returned: a remote
+// cluster's credentials show nobody what the project would not let the
+// Application write. The other rules (the policy gate) do not apply: a
+// diff is shown even when a sync would be refused for, say, a latest tag.
 func Diff(ctx context.Context, deps DiffDependencies, opts Options, app *v1alpha1.Application) (*AppDiff, error) {
 	if deps.Client == nil {
 		return nil, errors.New("diff: client is nil")
 	}
+	if deps.Evaluator == nil {
+		return nil, errors.New("diff: evaluator is nil")
+	}
 	r, err := New(Dependencies{
 		Client: deps.Client, APIReader: deps.Client, Config: deps.Config, Scheme: deps.Scheme,
-		Evaluator: notJudged{}, Manifests: deps.Manifests,
+		Evaluator: deps.Evaluator, Manifests: deps.Manifests,
 	}, opts)
 	if err != nil {
 		return nil, err
@@ -135,9 +152,19 @@ func Diff(ctx context.Context, deps DiffDependencies, opts Options, app *v1alpha
 	if err != nil {
 		return nil, err
 	}
+	if msg := projectScopedCluster(project, app.Spec.Destination, cl.server, secrets); msg != "" {
+		return nil, &authority.RefusedError{Verb: authority.VerbDiff, Project: app.ProjectName(), Violations: []policies.Violation{{
+			Rule: "project-destination-denied", Severity: policies.SeverityDeny,
+			Object:  policies.ObjectRef{Kind: v1alpha1.ApplicationKind, Namespace: app.Namespace, Name: app.Name},
+			Message: msg,
+		}}}
+	}
+	// Reads and dry runs with the controller's rights, as a comparison;
+	// nothing is written, so nobody is impersonated.
+	door := cl.auth.For(app, project, authority.Impersonation{})
 	// The project's sourceRepos say where chart dependencies may come
-	// from, as in a comparison; nothing else of it applies (a diff is not
-	// gated: no signature check). Without a project, none.
+	// from, as in a comparison; nothing else of it applies to the render
+	// (a diff is not gated: no signature check). Without a project, none.
 	var scope *v1alpha1.AppProject
 	if project != nil {
 		scope = &v1alpha1.AppProject{ObjectMeta: project.ObjectMeta, Spec: v1alpha1.AppProjectSpec{SourceRepos: project.Spec.SourceRepos}}
@@ -160,11 +187,14 @@ func Diff(ctx context.Context, deps DiffDependencies, opts Options, app *v1alpha
 		return nil, err
 	}
 	objs := state.nonHooks()
-	diffs, err := cl.auth.DiffDetailed(ctx, objs, r.ignoreDifferences(app))
-	if err != nil {
+	diffs, err := door.DiffDetailed(ctx, objs, r.ignoreDifferences(app))
+	switch {
+	case authority.IsRefused(err):
+		return nil, err
+	case err != nil:
 		return nil, fmt.Errorf("compare with live state: %w", err)
 	}
-	prune, err := prunable(ctx, cl.auth, instance, objs, app.Status.Resources)
+	prune, err := prunable(ctx, cl.auth, door, instance, objs, app.Status.Resources)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +224,11 @@ func Diff(ctx context.Context, deps DiffDependencies, opts Options, app *v1alpha
 // prunable reads the live objects the application instance tracks that
 // are not among objs, hooks excepted, as compare finds them; recorded are
 // the resources of the Application's status, whose kinds are searched too.
-func prunable(ctx context.Context, a *authority.Authority, instance string, objs []*unstructured.Unstructured, recorded []v1alpha1.ResourceStatus) ([]*unstructured.Unstructured, error) {
+// They are found by their tracking metadata, which whoever may write an
+// object can copy onto it: door must permit every one (a
+// *authority.RefusedError otherwise) before any is read in full; the
+// listing reads their metadata only, and it stays in this process.
+func prunable(ctx context.Context, a *authority.Authority, door *authority.Door, instance string, objs []*unstructured.Unstructured, recorded []v1alpha1.ResourceStatus) ([]*unstructured.Unstructured, error) {
 	owned, err := a.ListOwned(ctx, instance, kindsOf(objs, recorded))
 	if err != nil {
 		return nil, fmt.Errorf("compare with live state: %w", err)
@@ -203,11 +237,16 @@ func prunable(ctx context.Context, a *authority.Authority, instance string, objs
 	for _, o := range objs {
 		wanted[refKey(apply.RefOf(o))] = true
 	}
+	var candidates []*unstructured.Unstructured
 	var refs []apply.Ref
 	for _, o := range owned {
 		if ref := apply.RefOf(o); !wanted[refKey(ref)] && !plan.IsHook(o) {
+			candidates = append(candidates, o)
 			refs = append(refs, ref)
 		}
+	}
+	if err := door.Permit(ctx, authority.VerbDiff, candidates); err != nil {
+		return nil, err
 	}
 	live, err := a.Live(ctx, refs)
 	if err != nil {
@@ -276,12 +315,4 @@ func foldStringData(obj map[string]any) {
 	}
 	obj["data"] = data
 	delete(obj, "stringData")
-}
-
-// notJudged is the evaluator of a Reconciler that only compares: Diff
-// never calls the gate.
-type notJudged struct{}
-
-func (notJudged) EvaluateAll(context.Context, []policies.Input) ([]policies.Decision, error) {
-	return nil, errors.New("diff: the policy gate is not part of a diff")
 }

@@ -19,14 +19,19 @@ import (
 // cluster credentials of the control-plane namespace are read with the
 // UI's own identity (as Argo CD's API server shows any Application's diff
 // to whoever may get it); the in-cluster live objects are read and dry-run
-// as p.
+// as p, a remote cluster's with its Secret's credentials. Either way only
+// what app's project permits is read (engine.Diff's door): a refusal is a
+// *authority.RefusedError, which the page answers with 403.
 func (s *Server) diff(ctx context.Context, p *person, app *v1alpha1.Application) (*engine.AppDiff, error) {
 	opts := engine.DefaultOptions()
 	opts.Namespace = s.opts.Namespace
+	opts.ImplicitDefaultProject = s.opts.ImplicitDefaultProject
 	if s.opts.TrackingMethod != "" {
 		opts.TrackingMethod = s.opts.TrackingMethod
 	}
-	return engine.Diff(ctx, engine.DiffDependencies{Client: s.own, Config: p.cfg, Scheme: s.opts.Scheme, Manifests: s.opts.Repos}, opts, app)
+	return engine.Diff(ctx, engine.DiffDependencies{
+		Client: s.own, Config: p.cfg, Scheme: s.opts.Scheme, Manifests: s.opts.Repos, Evaluator: s.opts.Evaluator,
+	}, opts, app)
 }
 
 // maxCachedHistories bounds historyCache; past it, it starts over.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/internal/appops"
 )
 
@@ -136,6 +137,7 @@ func TestStatusOf(t *testing.T) {
 		{apierrors.NewForbidden(gr, "x", errors.New("no")), http.StatusForbidden},
 		{fmt.Errorf("get: %w", apierrors.NewNotFound(gr, "x")), http.StatusNotFound},
 		{&appops.RefusedError{Err: appops.ErrAutomatedRollback}, http.StatusConflict},
+		{&authority.RefusedError{Verb: authority.VerbDiff, Project: "team-web"}, http.StatusForbidden},
 		{apierrors.NewConflict(gr, "x", errors.New("changed")), http.StatusConflict},
 		{&httpError{http.StatusNotImplemented, errors.New("no diffs")}, http.StatusNotImplemented},
 		{errors.New("boom"), http.StatusInternalServerError},

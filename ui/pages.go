@@ -22,6 +22,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/internal/appops"
 )
 
@@ -112,7 +113,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, p *person, err err
 }
 
 // statusOf is the HTTP status err answers: the API server's 401, 403 and
-// 404 as they are, a refused request or a lost race 409.
+// 404 as they are, what the Application's project does not permit (a
+// diff reading outside it) 403, a refused request or a lost race 409.
 func statusOf(err error) int {
 	var he *httpError
 	var refused *appops.RefusedError
@@ -121,7 +123,7 @@ func statusOf(err error) int {
 		return he.code
 	case apierrors.IsUnauthorized(err): // an expired or revoked token: sign in again
 		return http.StatusUnauthorized
-	case apierrors.IsForbidden(err):
+	case apierrors.IsForbidden(err), authority.IsRefused(err):
 		return http.StatusForbidden
 	case apierrors.IsNotFound(err):
 		return http.StatusNotFound
@@ -356,8 +358,10 @@ type diffView struct {
 
 // diffPage compares the Application as `tollgate app diff` does: its
 // sources rendered at their target revisions beside the live objects, read
-// and dry-run as p (the repository credentials are the UI's). A query
-// naming one object shows only it.
+// and dry-run as p (the repository credentials are the UI's, a remote
+// cluster's its Secret's), and only those the Application's project
+// permits: otherwise the page is 403 with the refusal, naming each object
+// and rule. A query naming one object shows only it.
 func (s *Server) diffPage(w http.ResponseWriter, r *http.Request, p *person) {
 	if s.opts.Repos == nil {
 		s.fail(w, r, p, &httpError{http.StatusNotImplemented, errors.New("this UI renders no diffs: it was started without a way to fetch and render sources")})

@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
+	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/policies"
 )
@@ -72,6 +73,14 @@ type Options struct {
 	Repos Repos
 	// TrackingMethod is the controller's, used by diffs.
 	TrackingMethod policies.TrackingMethod
+	// Evaluator judges what a diff would read against the Application's
+	// project, as the controller's door does (engine.Diff); required with
+	// Repos. Built once: the controller's, or one from the same policy
+	// configuration.
+	Evaluator engine.Evaluator
+	// ImplicitDefaultProject is the policy configuration's: a missing
+	// "default" AppProject permits everything, for diffs as for syncs.
+	ImplicitDefaultProject bool
 	// Auth says how people sign in.
 	Auth Auth
 	// Log receives one line per failed request.
@@ -107,6 +116,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if opts.Config == nil || opts.Scheme == nil || opts.Cache == nil {
 		return nil, errors.New("ui: Config, Scheme and Cache are required")
+	}
+	if opts.Repos != nil && opts.Evaluator == nil {
+		return nil, errors.New("ui: Evaluator is required with Repos: diffs are judged against the project")
 	}
 	httpClient, err := rest.HTTPClientFor(opts.Config)
 	if err != nil {

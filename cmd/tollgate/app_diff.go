@@ -17,7 +17,6 @@ import (
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
-	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // appDiffOptions are the flags of `tollgate app diff`.
@@ -29,7 +28,11 @@ type appDiffOptions struct {
 	// local and localRoot: render the files of local, inside the
 	// repository checkout localRoot, instead of fetching from Git.
 	local, localRoot string
-	// trackingMethod is the controller's (--tracking-method).
+	// configFile is the controller's policy configuration (--config),
+	// which the diff is judged with.
+	configFile string
+	// trackingMethod is the controller's (--tracking-method); it
+	// overrides the trackingMethod of configFile.
 	trackingMethod string
 }
 
@@ -46,6 +49,14 @@ ignored objects left out, each object dry-run applied server-side with the
 controller's field manager, the Application's ignoreDifferences honoured.
 Live objects the Application tracks that it no longer renders (what a sync
 with prune deletes) are shown as removed. Nothing is changed.
+
+Live objects are read only when the Application's AppProject permits them,
+as a sync writes them: its destination, every desired object and every
+live object to prune must pass the boundary rules (project-destination-
+denied, project-resource-denied, protected-namespace; a missing project
+permits nothing), judged with the policy configuration of --config (the
+controller's: protected namespaces, exemptions, implicitDefaultProject).
+Otherwise nothing is shown, and the error names each object and rule.
 
 Each object that differs gets a header line
 "===== GROUP/KIND NAMESPACE/NAME ======" and a unified diff from its live
@@ -64,7 +75,8 @@ removed afterwards.
 
 Exit status: 0 when nothing differs; 1 when something differs (0 with
 --exit-code=false); 2 on usage errors, when the Application does not exist,
-or when its sources or the cluster cannot be read.`,
+when its sources or the cluster cannot be read, or when its project does
+not permit the diff.`,
 		Example: `  tollgate app diff guestbook
   tollgate app diff guestbook --revision feature-x --kubeconfig .tollgate/kubeconfig
   tollgate app diff guestbook --exit-code=false | less
@@ -81,7 +93,8 @@ or when its sources or the cluster cannot be read.`,
 	f.BoolVar(&o.exitCode, "exit-code", true, "exit with status 1 when something differs")
 	f.StringVar(&o.local, "local", "", "render the files of `DIR` instead of the source's path in Git")
 	f.StringVar(&o.localRoot, "local-repo-root", "", "with --local, the repository checkout `DIR` that --local is part of (default: --local)")
-	f.StringVar(&o.trackingMethod, "tracking-method", string(policies.TrackingAnnotation), "the controller's tracking method, which marks desired objects and finds those to prune: annotation, label or annotation+label")
+	f.StringVar(&o.configFile, "config", "", "the controller's policy configuration `FILE` (protected namespaces, exemptions, implicitDefaultProject, trackingMethod), which the diff is judged with")
+	f.StringVar(&o.trackingMethod, "tracking-method", "", "the controller's tracking method, which marks desired objects and finds those to prune: annotation, label or annotation+label (default: trackingMethod of --config, else annotation)")
 	addRepoFlags(f, &o.repoOptions)
 	return cmd
 }
@@ -97,8 +110,10 @@ func runAppDiff(cmd *cobra.Command, o appDiffOptions) error {
 	if o.localRoot != "" && o.local == "" {
 		return usageError(errors.New("--local-repo-root needs --local"))
 	}
-	if !policies.TrackingMethod(o.trackingMethod).Valid() {
-		return usageError(fmt.Errorf("invalid --tracking-method %q: want annotation, label or annotation+label", o.trackingMethod))
+	ctx := cmd.Context()
+	pol, eval, err := loadEnginePolicies(ctx, o.configFile, o.namespace, o.trackingMethod)
+	if err != nil {
+		return err
 	}
 	c, kc, err := newAppClient(o.kubeconfig)
 	if err != nil {
@@ -108,7 +123,6 @@ func runAppDiff(cmd *cobra.Command, o appDiffOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
 	app, err := readApp(ctx, c, o.key())
 	if err != nil {
 		return err
@@ -120,8 +134,11 @@ func runAppDiff(cmd *cobra.Command, o appDiffOptions) error {
 	}
 	defer cleanup()
 	opts := engine.DefaultOptions()
-	opts.Namespace, opts.TrackingMethod = o.namespace, policies.TrackingMethod(o.trackingMethod)
-	d, err := engine.Diff(ctx, engine.DiffDependencies{Client: c, Config: kc.rest, Scheme: scheme, Manifests: svc}, opts, app)
+	opts.Namespace, opts.ImplicitDefaultProject = o.namespace, pol.ImplicitDefaultProject
+	if pol.TrackingMethod != "" {
+		opts.TrackingMethod = pol.TrackingMethod
+	}
+	d, err := engine.Diff(ctx, engine.DiffDependencies{Client: c, Config: kc.rest, Scheme: scheme, Manifests: svc, Evaluator: eval}, opts, app)
 	if err != nil {
 		return fmt.Errorf("diff application %s: %w", o.name, err)
 	}

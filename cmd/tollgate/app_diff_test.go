@@ -126,6 +126,8 @@ func TestAppDiffUsage(t *testing.T) {
 		{name: "no kubeconfig", args: []string{"app", "diff", "web", "--kubeconfig", missing}, want: "load kubeconfig " + missing},
 		{name: "local and revision", args: []string{"app", "diff", "web", "--local", ".", "--revision", "v1"}, want: "--local and --revision cannot be used together"},
 		{name: "root without local", args: []string{"app", "diff", "web", "--local-repo-root", "."}, want: "--local-repo-root needs --local"},
+		{name: "no policy configuration", args: []string{"app", "diff", "web", "--config", missing}, want: "load config: "},
+		{name: "bad tracking method", args: []string{"app", "diff", "web", "--tracking-method", "guess"}, want: `invalid --tracking-method "guess"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

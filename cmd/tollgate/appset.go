@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/check"
+	"github.com/tollgate-dev/tollgate/engine/sandbox"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -45,7 +46,8 @@ that project permits (spec.sourceRepos, and spec.sourceNamespaces for an
 ApplicationSet outside --argocd-namespace), as the controller requires
 before it reads. Generators tollgate does not implement
 (scmProvider, pullRequest, clusterDecisionResource, plugin) and a
-progressive strategy are refused by name.
+progressive strategy are refused by name. Templates run in a child process
+under the repo-server's default render limits (90s, 1Gi).
 
 Exit status: 0 when generated, 2 on an error (it names the file, the
 ApplicationSet and the field).`,
@@ -70,6 +72,13 @@ func runAppSetGenerate(cmd *cobra.Command, file string, o appSetGenerateOptions)
 	if o.output != "yaml" && o.output != "json" {
 		return usageError(fmt.Errorf("invalid --output %q: valid formats are yaml, json", o.output))
 	}
+	// Templates run in a child of this binary under the render limits, as
+	// in the repo-server: the file may be anybody's.
+	r, err := newSandbox(sandbox.DefaultLimits())
+	if err != nil {
+		return usageError(err)
+	}
+	o.Renderer = r
 	sets, err := check.GenerateApplicationSets(cmd.Context(), file, o.AppSetOptions)
 	if err != nil {
 		return usageError(err)

@@ -87,6 +87,8 @@ type controllerOptions struct {
 	// ApplicationSets of namespace and of appSetNamespaces.
 	applicationSets  bool
 	appSetNamespaces []string
+	// appSetConcurrency is how many ApplicationSets are generated at once.
+	appSetConcurrency int
 	// notifications sends Argo CD's notifications of argocd-notifications-cm.
 	notifications bool
 	// uiAddr serves the web UI there too ("" or 0: no UI), under ui.
@@ -116,7 +118,7 @@ func defaultControllerOptions() controllerOptions {
 		reconcileTimeout:   engine.DefaultReconcileTimeout,
 		metricsAddr:        ":8080", healthAddr: ":8081", pprofAddr: "0", webhookAddr: ":8082",
 		repoOptions: defaultRepoOptions(), repoClientOptions: defaultRepoClientOptions(),
-		applicationSets: true, notifications: true, ui: defaultUIServeOptions(),
+		applicationSets: true, appSetConcurrency: engine.DefaultAppSetConcurrency, notifications: true, ui: defaultUIServeOptions(),
 	}
 }
 
@@ -206,6 +208,7 @@ trigger on-policy-violation (config/notifications has the catalog).`,
 	f.StringArrayVar(&o.customizations, "customizations", nil, "`DIR` of Lua health checks in Argo CD's resource_customizations layout (<group>/<kind>/health.lua), searched after argocd-cm's and before the built-in ones (repeatable)")
 	f.BoolVar(&o.applicationSets, "applicationsets", o.applicationSets, "run the ApplicationSets of --namespace and --applicationset-namespaces (needs the ApplicationSet CRD of config/crd)")
 	f.StringSliceVar(&o.appSetNamespaces, "applicationset-namespaces", nil, "other `NAMESPACES` whose ApplicationSets are run (comma-separated); their Applications must be permitted there by their project's sourceNamespaces")
+	f.IntVar(&o.appSetConcurrency, "applicationset-concurrent-reconciliations", o.appSetConcurrency, "ApplicationSets generated at once (Argo CD's applicationset-controller --concurrent-reconciliations): one whose generation is slow, or stopped by its limits, holds up no other")
 	f.BoolVar(&o.notifications, "notifications", o.notifications, "send Argo CD's notifications configured in argocd-notifications-cm and argocd-notifications-secret of --namespace (nothing without them)")
 	f.StringVar(&o.uiAddr, "ui-addr", "", "also serve the web UI (tollgate ui) on this `HOST:PORT`, acting as the signed-in person chosen by the flags below")
 	o.ui.addAuthFlags(f)
@@ -234,6 +237,9 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if o.reconcileTimeout <= 0 {
 		return usageError(fmt.Errorf("invalid --reconcile-timeout %s: must be positive", o.reconcileTimeout))
 	}
+	if o.appSetConcurrency <= 0 {
+		return usageError(fmt.Errorf("invalid --applicationset-concurrent-reconciliations %d: must be positive", o.appSetConcurrency))
+	}
 	if o.syncTimeout < 0 {
 		return usageError(fmt.Errorf("invalid --sync-timeout %s: must not be negative", o.syncTimeout))
 	}
@@ -251,29 +257,9 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	cfg := policies.Config{ArgoCDNamespace: o.namespace}
-	if o.configFile != "" {
-		if cfg, err = policies.LoadConfig(o.configFile); err != nil {
-			return usageError(err)
-		}
-		if cfg.ArgoCDNamespace == "" {
-			cfg.ArgoCDNamespace = o.namespace
-		}
-	}
-	if cfg.TollgateNamespace == "" {
-		cfg.TollgateNamespace = os.Getenv("POD_NAMESPACE")
-	}
-	if o.trackingMethod != "" {
-		cfg.TrackingMethod = policies.TrackingMethod(o.trackingMethod)
-		if !cfg.TrackingMethod.Valid() {
-			return usageError(fmt.Errorf("invalid --tracking-method %q: want annotation, label or annotation+label", o.trackingMethod))
-		}
-	}
-	popts := policies.DefaultOptions()
-	popts.Config = cfg
-	evaluator, err := policies.New(ctx, popts)
+	cfg, evaluator, err := loadEnginePolicies(ctx, o.configFile, o.namespace, o.trackingMethod)
 	if err != nil {
-		return usageError(err)
+		return err
 	}
 	mgr, err := newControllerManager(kc, o)
 	if err != nil {
@@ -335,7 +321,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 		return err
 	}
 	if o.serveUI() {
-		if err := addUI(ctx, mgr, manifests, cfg.TrackingMethod, o, uiAuth, os.Stdout); err != nil {
+		if err := addUI(ctx, mgr, manifests, cfg, evaluator, o, uiAuth, os.Stdout); err != nil {
 			return err
 		}
 	}
@@ -364,7 +350,7 @@ func addAppSetController(mgr manager.Manager, o controllerOptions, cfg policies.
 		Recorder: mgr.GetEventRecorder(engine.AppSetControllerName), Shard: shard,
 	}, engine.AppSetOptions{
 		Namespace: o.namespace, Namespaces: o.appSetNamespaces, ImplicitDefaultProject: cfg.ImplicitDefaultProject,
-		ListingMaxAge: o.resync / 10,
+		ListingMaxAge: o.resync / 10, Concurrency: o.appSetConcurrency,
 	})
 	if err != nil {
 		return err

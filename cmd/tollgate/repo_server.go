@@ -21,8 +21,8 @@ import (
 
 	"github.com/tollgate-dev/tollgate/certs"
 	"github.com/tollgate-dev/tollgate/engine/chart"
-	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
+	"github.com/tollgate-dev/tollgate/engine/sandbox"
 	"github.com/tollgate-dev/tollgate/engine/source"
 )
 
@@ -62,8 +62,8 @@ func addRepoFlags(f *pflag.FlagSet, o *repoOptions) {
 	f.StringVar(&o.repoCache, "repo-cache", "", "`DIR` for Git clones and checkouts and Helm charts (default: tollgate-repo-cache in the temporary directory)")
 	f.BoolVar(&o.allowInsecureRepos, "allow-insecure-repos", false, "fetch http:// and git:// repositories even without insecure: \"true\" in their repository Secret")
 	f.BoolVar(&o.allowFileRepos, "allow-file-repos", false, "fetch file:// repositories from this process's disk (local development only)")
-	f.DurationVar(&o.renderTimeout, "render-timeout", o.renderTimeout, "wall-clock limit of one render (each runs in a child process, killed at the limit)")
-	f.StringVar(&o.renderMemory, "render-memory", o.renderMemory, "memory limit of one render's child process (a Kubernetes quantity)")
+	f.DurationVar(&o.renderTimeout, "render-timeout", o.renderTimeout, "wall-clock limit of one render, or ApplicationSet generation (each runs in a child process, killed at the limit)")
+	f.StringVar(&o.renderMemory, "render-memory", o.renderMemory, "memory limit of one render's, or generation's, child process (a Kubernetes quantity)")
 	f.DurationVar(&o.fetchTimeout, "fetch-timeout", o.fetchTimeout, "time limit of one Git fetch (listing, download and checkout)")
 	f.StringVar(&o.maxFetchBytes, "max-fetch-bytes", o.maxFetchBytes, "size limit of what one Git fetch downloads into a repository's cache (a Kubernetes quantity)")
 	f.IntVar(&o.parallelism, "parallelism", o.parallelism, "renders run at once; more wait (0: no limit)")
@@ -248,16 +248,20 @@ type repoClientOptions struct {
 	// repoServerNamespace is the namespace of repoServerSecret: default
 	// $POD_NAMESPACE, else the control-plane namespace.
 	repoServerNamespace string
+	// repoServerTimeout is the deadline of one request, in seconds.
+	repoServerTimeout int
 }
 
 func defaultRepoClientOptions() repoClientOptions {
-	return repoClientOptions{repoServerSecret: defaultRepoServerSecret, repoServerService: defaultRepoServerService}
+	return repoClientOptions{repoServerSecret: defaultRepoServerSecret, repoServerService: defaultRepoServerService,
+		repoServerTimeout: int(reposerver.DefaultTimeout / time.Second)}
 }
 
 func (o *repoClientOptions) addFlags(f *pflag.FlagSet) {
 	f.StringSliceVar(&o.repoServers, "repo-server", nil, "`ADDR` (host:port) of a tollgate repo-server to fetch and render through (repeatable or comma-separated; a name resolving to several addresses counts as several); without it, this process fetches and renders, under the flags below")
 	f.StringVar(&o.repoServerSecret, "repo-server-tls-secret", o.repoServerSecret, "Secret in $POD_NAMESPACE (else --namespace) holding the repo-servers' CA and serving certificate, which this process keeps and trusts (with --repo-server)")
 	f.StringVar(&o.repoServerService, "repo-server-service", o.repoServerService, "Service the repo-servers' certificate is issued for (with --repo-server)")
+	f.IntVar(&o.repoServerTimeout, "repo-server-timeout-seconds", o.repoServerTimeout, "deadline of one request to the repo-servers, in seconds (with --repo-server); past it the request counts as unanswered and is retried later. Argo CD's default is 60; ours is above a fetch's and a render's own limits, so that those name themselves first")
 }
 
 // client is a client of the repo-servers, which it trusts by the CA kept
@@ -266,13 +270,17 @@ func (o *repoClientOptions) addFlags(f *pflag.FlagSet) {
 // of that CA. The returned certificate manager keeps the Secret; the
 // caller runs it.
 func (o repoClientOptions) client(cfg *rest.Config, scheme *runtime.Scheme, namespace string) (*reposerver.Client, *certs.Manager, error) {
+	if o.repoServerTimeout <= 0 {
+		return nil, nil, usageError(fmt.Errorf("invalid --repo-server-timeout-seconds %d: must be positive", o.repoServerTimeout))
+	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, nil, fmt.Errorf("create client: %w", err)
 	}
 	ns := cmp.Or(o.repoServerNamespace, os.Getenv("POD_NAMESPACE"), namespace)
 	tlsCerts := certs.NewManager(c, certs.Options{Namespace: ns, SecretName: o.repoServerSecret, ServiceName: o.repoServerService})
-	rc, err := reposerver.NewClient(reposerver.ClientOptions{Addresses: o.repoServers, RootCAs: tlsCerts.RootCAs, Certificate: tlsCerts.GetClientCertificate})
+	rc, err := reposerver.NewClient(reposerver.ClientOptions{Addresses: o.repoServers, RootCAs: tlsCerts.RootCAs, Certificate: tlsCerts.GetClientCertificate,
+		Timeout: time.Duration(o.repoServerTimeout) * time.Second})
 	if err != nil {
 		return nil, nil, usageError(fmt.Errorf("--repo-server: %w", err))
 	}

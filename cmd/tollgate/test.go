@@ -16,7 +16,7 @@ import (
 	kubeversion "k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/tollgate-dev/tollgate/check"
-	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
+	"github.com/tollgate-dev/tollgate/engine/sandbox"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/policies/report"
 )
@@ -91,8 +91,8 @@ or when something could not be decoded or rendered (after the report).`,
 	f.StringArrayVar(&o.ClusterFiles, "cluster", nil, "`FILE` of Argo CD cluster Secrets for the clusters generators of ApplicationSets, beside those under PATH (repeatable)")
 	f.StringVar(&o.RepoURL, "repo-url", "", "URL of the repository under test (default: the origin remote of --repo-root)")
 	f.StringVar(&o.RepoRoot, "repo-root", ".", "checkout the Applications' paths are rendered from")
-	f.DurationVar(&o.RenderTimeout, "render-timeout", sandbox.DefaultLimits().Timeout, "wall-clock limit of one Kustomize or Helm render (each runs in a child process, killed at the limit; exit 2)")
-	f.StringVar(&o.RenderMemory, "render-memory", defaultRenderMemory, "memory limit of one Kustomize or Helm render's child process (a Kubernetes quantity)")
+	f.DurationVar(&o.RenderTimeout, "render-timeout", sandbox.DefaultLimits().Timeout, "wall-clock limit of one Kustomize or Helm render, or ApplicationSet generation (each runs in a child process, killed at the limit; exit 2)")
+	f.StringVar(&o.RenderMemory, "render-memory", defaultRenderMemory, "memory limit of one Kustomize or Helm render's, or ApplicationSet generation's, child process (a Kubernetes quantity)")
 	f.StringVar(&o.KubeVersion, "kube-version", "", "Kubernetes version Helm charts render against, in place of the destination cluster's (default: the Helm SDK's, "+chartutil.DefaultCapabilities.KubeVersion.Version+")")
 	f.StringArrayVar(&o.APIVersions, "api-versions", nil, "API version charts see in .Capabilities.APIVersions, \"group/version\" or \"group/version/Kind\" (repeatable; added to the Helm SDK's)")
 	f.StringVar(&argocdNS, "argocd-namespace", policies.DefaultArgoCDNamespace, "namespace Argo CD runs in (overrides the configuration)")

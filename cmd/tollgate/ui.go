@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/tollgate-dev/tollgate/api/wgpolicyk8s/v1alpha2"
+	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/ui"
 )
@@ -115,14 +116,18 @@ type uiOptions struct {
 	uiServeOptions
 	repoOptions
 	repoClientOptions
-	kubeconfig     string
-	addr           string
-	namespace      string
+	kubeconfig string
+	addr       string
+	namespace  string
+	// configFile is the policy configuration (tollgate controller's
+	// --config), which diffs are judged with.
+	configFile string
+	// trackingMethod overrides the trackingMethod of configFile.
 	trackingMethod string
 }
 
 func newUICmd() *cobra.Command {
-	o := uiOptions{uiServeOptions: defaultUIServeOptions(), repoOptions: defaultRepoOptions(), repoClientOptions: defaultRepoClientOptions(), addr: "127.0.0.1:8080", namespace: "argocd", trackingMethod: string(policies.TrackingAnnotation)}
+	o := uiOptions{uiServeOptions: defaultUIServeOptions(), repoOptions: defaultRepoOptions(), repoClientOptions: defaultRepoClientOptions(), addr: "127.0.0.1:8080", namespace: "argocd"}
 	cmd := &cobra.Command{
 		Use:   "ui",
 		Short: "Serve the web UI: Applications, their trees, diffs and the gate's verdicts, and the audit",
@@ -147,7 +152,10 @@ Without one of them the UI refuses to start. Diffs and the history's
 commits are fetched and rendered by the repo-servers of --repo-server (as
 the controller's are), or without it in this process (each render in a
 child process, under the render flags below), with the repository
-credentials of --namespace.`,
+credentials of --namespace. A diff reads live objects only when the
+Application's AppProject permits every one of them, as a sync writes them
+(judged with the policy configuration of --config, the controller's);
+otherwise its page is 403 and names each object and rule.`,
 		Example: `  tollgate ui --insecure-local --kubeconfig .tollgate/kubeconfig
   tollgate ui --addr :8080 --auth-proxy-header X-Forwarded-User --auth-proxy-groups-header X-Forwarded-Groups
   tollgate ui --addr :8443 --tls-cert-file tls.crt --tls-key-file tls.key`,
@@ -158,7 +166,8 @@ credentials of --namespace.`,
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file of the UI's own identity (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
 	f.StringVar(&o.addr, "addr", o.addr, "`HOST:PORT` to serve on")
 	f.StringVar(&o.namespace, "namespace", o.namespace, "the control-plane namespace: its Applications, AppProjects and repository credentials")
-	f.StringVar(&o.trackingMethod, "tracking-method", o.trackingMethod, "the controller's tracking method, for diffs: annotation, label or annotation+label")
+	f.StringVar(&o.configFile, "config", "", "the controller's policy configuration `FILE` (protected namespaces, exemptions, implicitDefaultProject, trackingMethod), which diffs are judged with")
+	f.StringVar(&o.trackingMethod, "tracking-method", "", "the controller's tracking method, for diffs: annotation, label or annotation+label (default: trackingMethod of --config, else annotation)")
 	f.StringSliceVar(&o.applicationNamespaces, "application-namespaces", nil, "`GLOBS` of further namespaces whose Applications the UI shows (Argo CD's application.namespaces)")
 	o.uiServeOptions.addAuthFlags(f)
 	o.repoClientOptions.addFlags(f)
@@ -171,8 +180,9 @@ func runUI(ctx context.Context, out io.Writer, o uiOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	if !policies.TrackingMethod(o.trackingMethod).Valid() {
-		return usageError(fmt.Errorf("invalid --tracking-method %q: want annotation, label or annotation+label", o.trackingMethod))
+	pol, eval, err := loadEnginePolicies(ctx, o.configFile, o.namespace, o.trackingMethod)
+	if err != nil {
+		return err
 	}
 	kc, err := loadKubeconfig(o.kubeconfig)
 	if err != nil {
@@ -182,13 +192,25 @@ func runUI(ctx context.Context, out io.Writer, o uiOptions) error {
 	if err != nil {
 		return err
 	}
-	return runUIOn(ctx, ln, kc.rest, o, auth)
+	return serveUI(ctx, ln, kc.rest, o, auth, pol, eval)
 }
 
-// runUIOn serves the UI on ln with its own Application cache and, for
-// diffs and commits, the repo-servers of --repo-server or a repository
-// service of its own, until ctx ends; it closes ln.
+// runUIOn is serveUI with the policies of o's --config and
+// --tracking-method; it closes ln.
 func runUIOn(ctx context.Context, ln net.Listener, restCfg *rest.Config, o uiOptions, auth ui.Auth) error {
+	pol, eval, err := loadEnginePolicies(ctx, o.configFile, o.namespace, o.trackingMethod)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	return serveUI(ctx, ln, restCfg, o, auth, pol, eval)
+}
+
+// serveUI serves the UI on ln with its own Application cache and, for
+// diffs and commits, the repo-servers of --repo-server or a repository
+// service of its own, judging diffs with eval under pol, until ctx ends;
+// it closes ln.
+func serveUI(ctx context.Context, ln net.Listener, restCfg *rest.Config, o uiOptions, auth ui.Auth, pol policies.Config, eval engine.Evaluator) error {
 	defer ln.Close()
 	scheme, err := newUIScheme()
 	if err != nil {
@@ -220,7 +242,7 @@ func runUIOn(ctx context.Context, ln net.Listener, restCfg *rest.Config, o uiOpt
 	if err != nil {
 		return fmt.Errorf("ui: cache: %w", err)
 	}
-	srv, err := newUIServer(ctx, cfg, scheme, c, repos, o.namespace, policies.TrackingMethod(o.trackingMethod), o.uiServeOptions, auth, logr.FromContextOrDiscard(ctx))
+	srv, err := newUIServer(ctx, cfg, scheme, c, repos, o.namespace, pol, eval, o.uiServeOptions, auth, logr.FromContextOrDiscard(ctx))
 	if err != nil {
 		return err
 	}
@@ -236,11 +258,13 @@ func runUIOn(ctx context.Context, ln net.Listener, restCfg *rest.Config, o uiOpt
 }
 
 // newUIServer builds the UI over the cache c (which the caller starts),
-// rendering diffs and reading commits through repos.
-func newUIServer(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, c cache.Cache, repos ui.Repos, namespace string, tracking policies.TrackingMethod, o uiServeOptions, auth ui.Auth, log logr.Logger) (*ui.Server, error) {
+// rendering diffs and reading commits through repos, judging diffs with
+// eval under pol (tracking method, implicit default project).
+func newUIServer(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, c cache.Cache, repos ui.Repos, namespace string, pol policies.Config, eval engine.Evaluator, o uiServeOptions, auth ui.Auth, log logr.Logger) (*ui.Server, error) {
 	return ui.New(ctx, ui.Options{
 		Config: cfg, Scheme: scheme, Cache: c, Namespace: namespace, ApplicationNamespaces: o.applicationNamespaces,
-		Repos: repos, TrackingMethod: tracking, Auth: auth, Log: log.WithName("ui"),
+		Repos: repos, TrackingMethod: pol.TrackingMethod, Evaluator: eval, ImplicitDefaultProject: pol.ImplicitDefaultProject,
+		Auth: auth, Log: log.WithName("ui"),
 	})
 }
 
@@ -263,9 +287,11 @@ func (f uiRunnable) Start(ctx context.Context) error { return f(ctx) }
 func (uiRunnable) NeedLeaderElection() bool          { return false }
 
 // addUI serves the UI in the controller's manager on o.uiAddr, over the
-// manager's cache, rendering diffs and reading commits through repos.
-func addUI(ctx context.Context, mgr manager.Manager, repos ui.Repos, tracking policies.TrackingMethod, o controllerOptions, auth ui.Auth, out io.Writer) error {
-	srv, err := newUIServer(ctx, mgr.GetConfig(), mgr.GetScheme(), mgr.GetCache(), repos, o.namespace, tracking, o.ui, auth, logr.FromContextOrDiscard(ctx))
+// manager's cache, rendering diffs and reading commits through repos and
+// judging diffs with the controller's evaluator eval under its policy
+// configuration pol.
+func addUI(ctx context.Context, mgr manager.Manager, repos ui.Repos, pol policies.Config, eval engine.Evaluator, o controllerOptions, auth ui.Auth, out io.Writer) error {
+	srv, err := newUIServer(ctx, mgr.GetConfig(), mgr.GetScheme(), mgr.GetCache(), repos, o.namespace, pol, eval, o.ui, auth, logr.FromContextOrDiscard(ctx))
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ func TestUIFlags(t *testing.T) {
 		{[]string{"ui", "--tls-cert-file", "c.pem"}, "--tls-cert-file and --tls-key-file go together"},
 		{[]string{"ui", "--auth-proxy-header", "X-U", "--auth-proxy-cidrs", "10.0.0.0/33"}, `invalid --auth-proxy-cidrs "10.0.0.0/33"`},
 		{[]string{"ui", "--insecure-local", "--tracking-method", "guess"}, `invalid --tracking-method "guess"`},
+		{[]string{"ui", "--insecure-local", "--config", "testdata/no-such-config.yaml"}, "load config: "},
 		{[]string{"controller", "--ui-addr", "127.0.0.1:0"}, "--ui-addr: no way to know who is signed in"},
 		{[]string{"controller", "--ui-addr", "0.0.0.0:8080", "--insecure-local"}, "--ui-addr: --insecure-local listens on loopback only"},
 	} {

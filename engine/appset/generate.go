@@ -85,6 +85,21 @@ type Error struct {
 func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
+// ReasonOf is the reason Argo CD reports a generation error under: an
+// *Error's, ApplicationGenerationFromParamsError for an unsupported field,
+// "" for any other error.
+func ReasonOf(err error) string {
+	var ge *Error
+	var ue *UnsupportedError
+	switch {
+	case errors.As(err, &ge):
+		return ge.Reason
+	case errors.As(err, &ue):
+		return v1alpha1.ApplicationSetReasonApplicationGenerationFromParamsError
+	}
+	return ""
+}
+
 // Generate renders the Applications of set: for each top-level generator
 // in order, its parameter sets (filtered by its selector), each rendering
 // the generator's template over spec.template, with spec.templatePatch

@@ -126,13 +126,6 @@ func (a *Authority) Live(ctx context.Context, refs []apply.Ref) ([]*unstructured
 	return a.controller.Live(ctx, refs)
 }
 
-// DiffDetailed compares desired objects with live ones by server-side dry
-// run with the controller's rights, as apply.Applier.DiffDetailed; for
-// showing a diff (tollgate app diff, the UI), never followed by a write.
-func (a *Authority) DiffDetailed(ctx context.Context, desired []*unstructured.Unstructured, ignore []apply.IgnoreDifference) ([]apply.DetailedDiff, error) {
-	return a.controller.DiffDetailed(ctx, desired, ignore)
-}
-
 // Impersonation says whether and how a Door's writes impersonate.
 type Impersonation struct {
 	// Enabled is argocd-cm's application.sync.impersonation.enabled.

@@ -23,6 +23,13 @@
 // validator fails the sync task ("resource … is not permitted in project
 // …"). A missing AppProject permits nothing.
 //
+// A diff shown to a person (tollgate app diff, the UI: Door.DiffDetailed)
+// is judged in the same way before any live object is read, the
+// Application's own destination included, and refused with a *RefusedError
+// (verb diff) when anything is not permitted: the destination's
+// credentials, a remote cluster's Secret among them, read for nobody what
+// the project would not let the Application write.
+//
 // The gate's full evaluation (every rule, Door.Judge) goes through the same
 // Door and is remembered per object (group, kind, namespace, name: the only
 // inputs of the boundary rules besides the Application and its project), so

@@ -15,8 +15,9 @@ import (
 )
 
 // Door is the Authority bound to one Application and its AppProject: every
-// write the engine makes for that Application. Build one with
-// Authority.For per reconcile; it is safe for concurrent use.
+// write the engine makes for that Application, and every diff shown for
+// it. Build one with Authority.For per reconcile; it is safe for
+// concurrent use.
 type Door struct {
 	a     *Authority
 	judge *bound
@@ -44,13 +45,28 @@ func (d *Door) Admit(objs []*unstructured.Unstructured) { d.judge.admit(objs) }
 // Permit returns a *RefusedError naming every object of objs the project
 // does not permit (boundary rules), or nil; it writes nothing.
 func (d *Door) Permit(ctx context.Context, verb string, objs []*unstructured.Unstructured) error {
-	return d.judge.permit(ctx, verb, objs)
+	return d.judge.permit(ctx, verb, objs, false)
 }
 
 // Diff compares desired objects with live ones by server-side dry run, as
 // apply.Applier.Diff, with the controller's rights (as Argo CD compares).
 func (d *Door) Diff(ctx context.Context, desired []*unstructured.Unstructured, ignore []apply.IgnoreDifference) ([]apply.ResourceDiff, error) {
 	return d.a.controller.Diff(ctx, desired, ignore)
+}
+
+// DiffDetailed judges the Application and desired by the boundary rules
+// and, only when the project permits all of them, compares desired with
+// the live objects by server-side dry run with the controller's rights,
+// as apply.Applier.DiffDetailed: a diff shown to a person (tollgate app
+// diff, the UI), never followed by a write. A refusal is a *RefusedError
+// (VerbDiff) naming each object and rule, before any live object is read:
+// the destination's credentials never read for a person what the project
+// would not let the Application write.
+func (d *Door) DiffDetailed(ctx context.Context, desired []*unstructured.Unstructured, ignore []apply.IgnoreDifference) ([]apply.DetailedDiff, error) {
+	if err := d.judge.permit(ctx, VerbDiff, desired, true); err != nil {
+		return nil, err
+	}
+	return d.a.controller.DiffDetailed(ctx, desired, ignore)
 }
 
 // Sync is one sync's writes, in order: the namespace, the waves, the prune.

@@ -87,6 +87,10 @@ type bound struct {
 	// permitted remembers the boundary outcome per object key: true when
 	// no boundary rule denies it.
 	permitted map[objectKey]bool
+	// appJudged is set once the Application itself has been judged, and
+	// appBoundary are then its boundary-rule denials (its destination).
+	appJudged   bool
+	appBoundary []policies.Violation
 }
 
 // objectKey is what the boundary rules read of an object, besides the
@@ -155,6 +159,7 @@ func (b *bound) judge(ctx context.Context, objs []*unstructured.Unstructured) (v
 	defer b.mu.Unlock()
 	for i, d := range decisions {
 		ok := true
+		var app []policies.Violation
 		for _, x := range d.Violations {
 			switch x.Severity {
 			case policies.SeverityDeny:
@@ -163,6 +168,8 @@ func (b *bound) judge(ctx context.Context, objs []*unstructured.Unstructured) (v
 					ok = false
 					if i > 0 {
 						boundary = append(boundary, x)
+					} else {
+						app = append(app, x)
 					}
 				}
 			case policies.SeverityWarn:
@@ -171,6 +178,8 @@ func (b *bound) judge(ctx context.Context, objs []*unstructured.Unstructured) (v
 		}
 		if i > 0 {
 			b.permitted[keyOf(objs[i-1])] = ok
+		} else {
+			b.appJudged, b.appBoundary = true, app
 		}
 	}
 	slices.SortStableFunc(v.Denied, func(a, b policies.Violation) int {
@@ -190,10 +199,11 @@ func (b *bound) admit(objs []*unstructured.Unstructured) {
 
 // permit judges objs by the boundary rules (those judged before are not
 // evaluated again) and returns a *RefusedError naming every object the
-// project does not permit, or nil.
-func (b *bound) permit(ctx context.Context, verb string, objs []*unstructured.Unstructured) error {
+// project does not permit, or nil. With application, the Application
+// itself is judged by them too (its destination, as the gate judges it).
+func (b *bound) permit(ctx context.Context, verb string, objs []*unstructured.Unstructured, application bool) error {
 	if b.project == nil && !(b.j.ImplicitDefaultProject && b.app.ProjectName() == "default") {
-		if len(objs) == 0 {
+		if len(objs) == 0 && !application {
 			return nil
 		}
 		return &RefusedError{Verb: verb, Project: b.app.ProjectName(), Violations: []policies.Violation{{
@@ -213,8 +223,15 @@ func (b *bound) permit(ctx context.Context, verb string, objs []*unstructured.Un
 			refused = append(refused, o)
 		}
 	}
+	appJudged := b.appJudged
 	b.mu.Unlock()
 	var violations []policies.Violation
+	if application && !appJudged && len(unjudged) == 0 {
+		// Judge the Application alone.
+		if _, _, err := b.judge(ctx, nil); err != nil {
+			return fmt.Errorf("%s: %w", verb, err)
+		}
+	}
 	if len(unjudged) > 0 {
 		_, boundary, err := b.judge(ctx, unjudged)
 		if err != nil {
@@ -230,6 +247,11 @@ func (b *bound) permit(ctx context.Context, verb string, objs []*unstructured.Un
 		}
 		violations = append(violations, boundary...)
 	}
+	if application {
+		b.mu.Lock()
+		violations = append(violations, b.appBoundary...)
+		b.mu.Unlock()
+	}
 	if len(violations) == 0 {
 		return nil
 	}
@@ -240,10 +262,15 @@ func (b *bound) permit(ctx context.Context, verb string, objs []*unstructured.Un
 	return &RefusedError{Verb: verb, Project: b.app.ProjectName(), Violations: violations}
 }
 
+// VerbDiff is the verb of a refused diff (Door.DiffDetailed, and the
+// live objects a diff would show as to be pruned).
+const VerbDiff = "diff"
+
 // RefusedError is a write the Application's project does not permit:
-// nothing of it was written.
+// nothing of it was written; or a diff it does not permit: no live object
+// of it is shown.
 type RefusedError struct {
-	// Verb is what was refused: "sync", "prune", "delete", ...
+	// Verb is what was refused: "sync", "prune", "delete", "diff", ...
 	Verb    string
 	Project string
 	// Violations name each object and rule, sorted.
@@ -256,7 +283,11 @@ func (e *RefusedError) Error() string {
 	for _, v := range e.Violations {
 		lines = append(lines, ViolationLine(v))
 	}
-	return fmt.Sprintf("%s refused: AppProject %q does not permit it, nothing was written:\n%s", e.Verb, e.Project, strings.Join(lines, "\n"))
+	done := "nothing was written"
+	if e.Verb == VerbDiff {
+		done = "no live object is shown"
+	}
+	return fmt.Sprintf("%s refused: AppProject %q does not permit it, %s:\n%s", e.Verb, e.Project, done, strings.Join(lines, "\n"))
 }
 
 // IsRefused reports whether err is or wraps a *RefusedError.

@@ -106,7 +106,7 @@ func TestPermit(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := j.bind(app, tc.project, nil).permit(t.Context(), "prune", tc.objs)
+			err := j.bind(app, tc.project, nil).permit(t.Context(), "prune", tc.objs, false)
 			var got []string
 			var refused *RefusedError
 			if errors.As(err, &refused) {
@@ -139,13 +139,13 @@ func TestPermitAfterJudge(t *testing.T) {
 	}
 	judged := count.inputs.Load()
 	// A copy of a judged object is the same object to the boundary rules.
-	if err := b.permit(t.Context(), "sync", []*unstructured.Unstructured{desired[0].DeepCopy()}); err != nil {
+	if err := b.permit(t.Context(), "sync", []*unstructured.Unstructured{desired[0].DeepCopy()}, false); err != nil {
 		t.Fatalf("permit judged object: %v", err)
 	}
 	if n := count.inputs.Load() - judged; n != 0 {
 		t.Errorf("a judged object was evaluated again (%d inputs)", n)
 	}
-	if err := b.permit(t.Context(), "sync", []*unstructured.Unstructured{object("v1", "ConfigMap", "web", "new")}); err != nil {
+	if err := b.permit(t.Context(), "sync", []*unstructured.Unstructured{object("v1", "ConfigMap", "web", "new")}, false); err != nil {
 		t.Fatalf("permit new object: %v", err)
 	}
 	if n := count.inputs.Load() - judged; n != 2 {
@@ -155,10 +155,10 @@ func TestPermitAfterJudge(t *testing.T) {
 	admitted := object("v1", "Service", "web", "web")
 	b.admit([]*unstructured.Unstructured{admitted})
 	before := count.inputs.Load()
-	if err := b.permit(t.Context(), "sync", []*unstructured.Unstructured{admitted}); err != nil || count.inputs.Load() != before {
+	if err := b.permit(t.Context(), "sync", []*unstructured.Unstructured{admitted}, false); err != nil || count.inputs.Load() != before {
 		t.Errorf("permit of an admitted object: %v, %d inputs evaluated", err, count.inputs.Load()-before)
 	}
-	if err := b.permit(t.Context(), "sync", desired); !IsRefused(err) {
+	if err := b.permit(t.Context(), "sync", desired, false); !IsRefused(err) {
 		t.Errorf("permit of a denied object = %v, want a refusal", err)
 	}
 }

@@ -40,7 +40,7 @@ func (s source) kustomize(kustFile string) ([]Document, []Note, error) {
 	})
 	// Kustomize keeps the OpenAPI schema of a build (kustomization
 	// `openapi:`) in process-wide state. The product renders each source in
-	// its own child process (engine/render/sandbox), so builds never share
+	// its own child process (engine/sandbox), so builds never share
 	// it; nothing here serializes in-process builds.
 	resMap, err := k.Run(fsys, s.dir)
 	blocked, outside := fsys.errors()

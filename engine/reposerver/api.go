@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/appset"
 	"github.com/tollgate-dev/tollgate/engine/chart"
 	"github.com/tollgate-dev/tollgate/engine/render"
-	"github.com/tollgate-dev/tollgate/engine/render/sandbox"
+	"github.com/tollgate-dev/tollgate/engine/sandbox"
 	"github.com/tollgate-dev/tollgate/engine/source"
 )
 
@@ -162,19 +163,27 @@ func wireError(err error) *Error {
 	return &Error{Code: CodeInvalid, Message: err.Error()}
 }
 
-// Renderer renders one application source, with render.Build's signature;
-// *sandbox.Runner implements it.
+// Renderer evaluates tenant input: it renders one application source,
+// with render.Build's signature, and generates an ApplicationSet's
+// Applications, with appset.Generate's. *sandbox.Runner implements it.
 type Renderer interface {
 	Build(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error)
+	Generate(ctx context.Context, set *v1alpha1.ApplicationSet, src appset.Sources) ([]appset.Generated, error)
 }
 
-// InProcess renders with render.Build in the calling process: for tests and
-// tools, never for tenant input in a process with cluster credentials.
+// InProcess renders with render.Build and generates with appset.Generate
+// in the calling process: for tests and tools, never for tenant input in a
+// process with cluster credentials.
 type InProcess struct{}
 
 // Build calls render.Build.
 func (InProcess) Build(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error) {
 	return render.Build(ctx, root, dir, opts, lim)
+}
+
+// Generate calls appset.Generate.
+func (InProcess) Generate(ctx context.Context, set *v1alpha1.ApplicationSet, src appset.Sources) ([]appset.Generated, error) {
+	return appset.Generate(ctx, set, src)
 }
 
 // sourceField names source i of a request the way the Application's

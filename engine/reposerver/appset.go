@@ -2,7 +2,6 @@ package reposerver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -54,9 +53,12 @@ type AppSetGenerator interface {
 }
 
 // GenerateApplications generates the Applications of req's ApplicationSet
-// (appset.Generate), its git generators reading through the Service's
-// repository cache with the request's credentials. A generation error is
-// an *Error whose Reason is the ApplicationSet condition's.
+// (appset.Generate) through the Service's Renderer (a child process under
+// limits, whose templates and parsed files cost only itself), its git
+// generators reading through the Service's repository cache with the
+// request's credentials, each repository judged with req.Access in this
+// process first. A generation error is an *Error whose Reason is the
+// ApplicationSet condition's; one stopped by a limit has Code CodeLimit.
 func (s *Service) GenerateApplications(ctx context.Context, req *AppSetRequest) (*AppSetResponse, error) {
 	clusters := req.Clusters
 	access := req.Access
@@ -70,7 +72,7 @@ func (s *Service) GenerateApplications(ctx context.Context, req *AppSetRequest) 
 			return access.Check(ctx, field, repoURL)
 		},
 	}
-	gen, err := appset.Generate(ctx, &req.ApplicationSet, src)
+	gen, err := s.renderer.Generate(ctx, &req.ApplicationSet, src)
 	if err != nil {
 		return nil, generationError(err)
 	}
@@ -80,14 +82,7 @@ func (s *Service) GenerateApplications(ctx context.Context, req *AppSetRequest) 
 // generationError is the wire form of an error of appset.Generate.
 func generationError(err error) *Error {
 	we := wireError(err)
-	var ge *appset.Error
-	var ue *appset.UnsupportedError
-	switch {
-	case errors.As(err, &ge):
-		we.Reason = ge.Reason
-	case errors.As(err, &ue):
-		we.Reason = v1alpha1.ApplicationSetReasonApplicationGenerationFromParamsError
-	}
+	we.Reason = appset.ReasonOf(err)
 	return we
 }
 

@@ -25,6 +25,10 @@ const (
 	// DefaultResolveInterval is how long the addresses a host name
 	// resolved to are used before it is resolved again.
 	DefaultResolveInterval = 30 * time.Second
+	// DefaultTimeout is how long a request may wait for its answer: above
+	// a fetch's and a render's own limits (5 min and 90 s by default), so
+	// that those name themselves first.
+	DefaultTimeout = 10 * time.Minute
 )
 
 // ClientOptions configure a Client.
@@ -45,6 +49,10 @@ type ClientOptions struct {
 	// ResolveInterval is how long resolved addresses are kept; default
 	// DefaultResolveInterval.
 	ResolveInterval time.Duration
+	// Timeout is the deadline of one request, retries on other
+	// repo-servers included; default DefaultTimeout. A request past it
+	// fails as if no repo-server answered, and is retried as such.
+	Timeout time.Duration
 	// Resolver resolves host names; default net.DefaultResolver.
 	Resolver interface {
 		LookupHost(ctx context.Context, host string) ([]string, error)
@@ -86,6 +94,9 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	}
 	if opts.ResolveInterval <= 0 {
 		opts.ResolveInterval = DefaultResolveInterval
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
 	}
 	if opts.Resolver == nil {
 		opts.Resolver = net.DefaultResolver
@@ -218,6 +229,9 @@ func (c *Client) post(ctx context.Context, path string, req, resp any) error {
 	if err != nil {
 		return fmt.Errorf("encode repo-server request: %w", err)
 	}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
 	eps, err := c.endpoints(ctx)
 	if err != nil {
 		return &Error{Code: CodeUnreachable, Message: err.Error()}
@@ -233,6 +247,9 @@ func (c *Client) post(ctx context.Context, path string, req, resp any) error {
 		var we *Error
 		if errors.As(err, &we) {
 			return we
+		}
+		if parent.Err() == nil && ctx.Err() != nil {
+			return &Error{Code: CodeUnreachable, Message: fmt.Sprintf("call repo-server: no answer within %s", c.opts.Timeout)}
 		}
 		if ctx.Err() != nil {
 			return &Error{Code: CodeUnreachable, Message: fmt.Sprintf("call repo-server: %v", ctx.Err())}

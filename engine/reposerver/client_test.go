@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -240,6 +241,38 @@ func TestClientLimitsTheResponse(t *testing.T) {
 	var we *Error
 	if !errors.As(err, &we) || we.Code != CodeLimit {
 		t.Errorf("oversized response: %v, want a limit error", err)
+	}
+}
+
+// TestClientDeadline: a repo-server that never answers holds a request
+// only until the client's deadline, which the error names; it counts as
+// no repo-server answering (retried, never a failed operation).
+func TestClientDeadline(t *testing.T) {
+	ca := newTestCA(t)
+	release := make(chan struct{})
+	addr := ca.serve(t, "repo.test", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release) })
+	c, err := NewClient(ClientOptions{Addresses: []string{addr}, RootCAs: ca.roots, Certificate: ca.clientCert(t), Resolver: loopback{}, Timeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = c.GenerateApplications(t.Context(), &AppSetRequest{})
+	var we *Error
+	if !errors.As(err, &we) || we.Code != CodeUnreachable || !strings.Contains(we.Message, "no answer within 500ms") {
+		t.Errorf("got %v, want an Unreachable error naming the deadline", err)
+	}
+	if !errors.Is(err, source.ErrRepoUnreachable) {
+		t.Errorf("%v is not source.ErrRepoUnreachable", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("took %s, want the deadline to end it", took)
 	}
 }
 

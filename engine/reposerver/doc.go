@@ -9,7 +9,10 @@
 // to render options with render.ApplicationOptions (the resolver the CLI
 // uses too), renders it through a Renderer (a child process per render, under
 // hard limits, in production) and caches the output per repository,
-// revision, path and options. Run removes checkouts no request used for a
+// revision, path and options. GenerateApplications runs an ApplicationSet's
+// generators and templates through the same Renderer (one child process per
+// generation, which asks this process for the checkouts its git generators
+// read). Run removes checkouts no request used for a
 // while, so the disk stays bounded. A request of an Application whose
 // AppProject sets signatureKeys carries a SignatureCheck: the commit of
 // every Git source is verified before anything is rendered, on every

@@ -23,8 +23,11 @@ const (
 	chartTemplate = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}}\ndata: {region: {{ .Values.region | quote }}}\n"
 )
 
-// countingRenderer counts renders and renders in-process.
-type countingRenderer struct{ n atomic.Int32 }
+// countingRenderer counts renders and renders (and generates) in-process.
+type countingRenderer struct {
+	InProcess
+	n atomic.Int32
+}
 
 func (c *countingRenderer) Build(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error) {
 	c.n.Add(1)

@@ -17,8 +17,6 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
-	"github.com/tollgate-dev/tollgate/engine/source"
 )
 
 // placeholder is a Secret without data, which no-plaintext-secret allows:
@@ -75,21 +73,12 @@ func TestAppDiff(t *testing.T) {
 		t.Fatalf("write secret values: %v", err)
 	}
 
-	sopts := source.DefaultOptions()
-	sopts.AllowInsecure = true
-	sources, err := source.NewCache(t.TempDir(), sopts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := reposerver.New(sources, reposerver.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := diffRepoService(t)
 	opts := engine.DefaultOptions()
 	opts.Namespace = argoNS
 	diff := func() *engine.AppDiff {
 		t.Helper()
-		d, err := engine.Diff(t.Context(), engine.DiffDependencies{Client: env.Client, Config: env.Config, Scheme: env.Client.Scheme(), Manifests: svc}, opts, f.app())
+		d, err := engine.Diff(t.Context(), diffDependencies(t, svc), opts, f.app())
 		if err != nil {
 			t.Fatalf("diff: %v", err)
 		}

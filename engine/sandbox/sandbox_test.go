@@ -65,10 +65,10 @@ func TestLimits(t *testing.T) {
 		want  LimitError
 		ceilg time.Duration
 	}{
-		{"a chart that loops forever", "loop-chart", helm, Limits{Timeout: 3 * time.Second, MemoryBytes: 1 << 30, OutputBytes: 1 << 20, Objects: 10}, LimitError{"time", "3s"}, 20 * time.Second},
-		{"a chart that allocates without bound", "hog-chart", helm, Limits{Timeout: time.Minute, MemoryBytes: 512 << 20, OutputBytes: 1 << 20, Objects: 10}, LimitError{"memory", "512 MiB"}, time.Minute},
-		{"more output than allowed", "plain", render.Options{}, Limits{Timeout: time.Minute, MemoryBytes: 1 << 30, OutputBytes: 100, Objects: 10}, LimitError{"output", "0 MiB"}, time.Minute},
-		{"more objects than allowed", "plain", render.Options{}, Limits{Timeout: time.Minute, MemoryBytes: 1 << 30, OutputBytes: 1 << 20, Objects: 1}, LimitError{"objects", "1"}, time.Minute},
+		{"a chart that loops forever", "loop-chart", helm, Limits{Timeout: 3 * time.Second, MemoryBytes: 1 << 30, OutputBytes: 1 << 20, Objects: 10}, LimitError{Limit: "time", Value: "3s", Work: "render"}, 20 * time.Second},
+		{"a chart that allocates without bound", "hog-chart", helm, Limits{Timeout: time.Minute, MemoryBytes: 512 << 20, OutputBytes: 1 << 20, Objects: 10}, LimitError{Limit: "memory", Value: "512 MiB", Work: "render"}, time.Minute},
+		{"more output than allowed", "plain", render.Options{}, Limits{Timeout: time.Minute, MemoryBytes: 1 << 30, OutputBytes: 100, Objects: 10}, LimitError{Limit: "output", Value: "0 MiB", Work: "render"}, time.Minute},
+		{"more objects than allowed", "plain", render.Options{}, Limits{Timeout: time.Minute, MemoryBytes: 1 << 30, OutputBytes: 1 << 20, Objects: 1}, LimitError{Limit: "objects", Value: "1", Work: "render"}, time.Minute},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

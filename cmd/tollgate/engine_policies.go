@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/tollgate-dev/tollgate/policies"
+)
+
+// loadEnginePolicies reads the engine's policy configuration, the same for
+// tollgate controller and the commands that judge what a diff reads
+// (tollgate ui, tollgate app diff): configFile (none: the defaults) with its
+// argocdNamespace defaulting to namespace and its tollgateNamespace to
+// $POD_NAMESPACE, trackingMethod overridden by tracking when set; and
+// compiles the evaluator once. Errors are usage errors.
+func loadEnginePolicies(ctx context.Context, configFile, namespace, tracking string) (policies.Config, *policies.Evaluator, error) {
+	cfg := policies.Config{ArgoCDNamespace: namespace}
+	if configFile != "" {
+		var err error
+		if cfg, err = policies.LoadConfig(configFile); err != nil {
+			return cfg, nil, usageError(err)
+		}
+		if cfg.ArgoCDNamespace == "" {
+			cfg.ArgoCDNamespace = namespace
+		}
+	}
+	if cfg.TollgateNamespace == "" {
+		cfg.TollgateNamespace = os.Getenv("POD_NAMESPACE")
+	}
+	if tracking != "" {
+		cfg.TrackingMethod = policies.TrackingMethod(tracking)
+		if !cfg.TrackingMethod.Valid() {
+			return cfg, nil, usageError(fmt.Errorf("invalid --tracking-method %q: want annotation, label or annotation+label", tracking))
+		}
+	}
+	popts := policies.DefaultOptions()
+	popts.Config = cfg
+	evaluator, err := policies.New(ctx, popts)
+	if err != nil {
+		return cfg, nil, usageError(err)
+	}
+	return cfg, evaluator, nil
+}
