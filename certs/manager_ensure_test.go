@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	testingclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -23,25 +23,7 @@ import (
 
 const testNamespace = "tollgate-system"
 
-// clock is an injectable clock safe for concurrent use.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func testOptions(clk *clock) Options {
+func testOptions(clk *testingclock.FakeClock) Options {
 	return Options{
 		Namespace:         testNamespace,
 		ServiceName:       "tollgate-webhook",
@@ -129,7 +111,7 @@ func checkInjected(t *testing.T, c client.Client) {
 }
 
 func TestEnsureCreatesSecretAndInjectsBundle(t *testing.T) {
-	clk := &clock{t: t0}
+	clk := testingclock.NewFakeClock(t0)
 	c := newFakeClient(nil, testWebhookConfig())
 	m := NewManager(c, testOptions(clk))
 	if m.Ready() {
@@ -186,13 +168,13 @@ func TestEnsureCreatesSecretAndInjectsBundle(t *testing.T) {
 var cmpSorted = cmpopts.SortSlices(func(a, b string) bool { return a < b })
 
 func TestEnsureRotates(t *testing.T) {
-	clk := &clock{t: t0}
+	clk := testingclock.NewFakeClock(t0)
 	c := newFakeClient(nil, testWebhookConfig())
 	m := NewManager(c, testOptions(clk))
 	first := mustEnsure(t, m)
 	ca1 := caSerials(t, getSecret(t, c).Data[SecretKeyCACert])
 
-	clk.Add(9 * 30 * day)
+	clk.Step(9 * 30 * day)
 	second := mustEnsure(t, m)
 	if second.Leaf.SerialNumber.Cmp(first.Leaf.SerialNumber) == 0 {
 		t.Fatalf("serving certificate not renewed in its last third")
@@ -201,7 +183,7 @@ func TestEnsureRotates(t *testing.T) {
 		t.Errorf("CA bundle changed on a serving renewal (-want +got):\n%s", diff)
 	}
 
-	clk.Add(7 * year)
+	clk.Step(7 * year)
 	mustEnsure(t, m)
 	bundle := caSerials(t, getSecret(t, c).Data[SecretKeyCACert])
 	if len(bundle) != 2 || bundle[1] != ca1[0] || bundle[0] == ca1[0] {
@@ -211,7 +193,7 @@ func TestEnsureRotates(t *testing.T) {
 }
 
 func TestEnsureKeepsOtherKeysAndType(t *testing.T) {
-	clk := &clock{t: t0}
+	clk := testingclock.NewFakeClock(t0)
 	existing := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: DefaultSecretName},
 		Type:       corev1.SecretTypeOpaque,
@@ -229,7 +211,7 @@ func TestEnsureKeepsOtherKeysAndType(t *testing.T) {
 }
 
 func TestEnsureAdoptsWinnerOfCreate(t *testing.T) {
-	clk := &clock{t: t0}
+	clk := testingclock.NewFakeClock(t0)
 	base := newFakeClient(nil, testWebhookConfig())
 	winner := NewManager(base, testOptions(clk))
 	var creates atomic.Int32
@@ -257,11 +239,11 @@ func TestEnsureAdoptsWinnerOfCreate(t *testing.T) {
 }
 
 func TestEnsureAdoptsWinnerOfUpdate(t *testing.T) {
-	clk := &clock{t: t0}
+	clk := testingclock.NewFakeClock(t0)
 	base := newFakeClient(nil, testWebhookConfig())
 	winner := NewManager(base, testOptions(clk))
 	mustEnsure(t, winner)
-	clk.Add(9 * 30 * day) // the serving certificate is due
+	clk.Step(9 * 30 * day) // the serving certificate is due
 
 	var updates atomic.Int32
 	loserClient := newFakeClientOver(base, interceptor.Funcs{
@@ -297,7 +279,7 @@ func newFakeClientOver(base client.WithWatch, funcs interceptor.Funcs) client.Wi
 }
 
 func TestEnsureErrors(t *testing.T) {
-	clk := &clock{t: t0}
+	clk := testingclock.NewFakeClock(t0)
 	boom := errors.New("boom")
 	tests := []struct {
 		name      string
@@ -372,7 +354,7 @@ func TestEnsureErrors(t *testing.T) {
 }
 
 func TestEnsureWithoutWebhookConfig(t *testing.T) {
-	clk := &clock{t: t0}
+	clk := testingclock.NewFakeClock(t0)
 	opts := testOptions(clk)
 	opts.WebhookConfigName = ""
 	m := NewManager(newFakeClient(nil), opts)
@@ -387,7 +369,7 @@ func TestEnsureWithoutWebhookConfig(t *testing.T) {
 // certificate of the current CA (GetClientCertificate), issued once and
 // again after half its lifetime.
 func TestManagerClientSide(t *testing.T) {
-	clk := &clock{t: t0}
+	clk := testingclock.NewFakeClock(t0)
 	opts := testOptions(clk)
 	opts.WebhookConfigName = ""
 	m := NewManager(newFakeClient(nil), opts)
@@ -422,7 +404,7 @@ func TestManagerClientSide(t *testing.T) {
 	if again, _ := m.GetClientCertificate(nil); again != first {
 		t.Error("a second call issued a new certificate before half its lifetime")
 	}
-	clk.Add(leaf.NotAfter.Sub(leaf.NotBefore)/2 + time.Minute)
+	clk.Step(leaf.NotAfter.Sub(leaf.NotBefore)/2 + time.Minute)
 	if renewed, err := m.GetClientCertificate(nil); err != nil || renewed == first {
 		t.Errorf("after half its lifetime: err %v, same certificate %v", err, renewed == first)
 	}

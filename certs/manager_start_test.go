@@ -11,8 +11,11 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	testingclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // logSink collects log lines.
@@ -35,20 +38,14 @@ func (s *logSink) all() []string {
 	return append([]string(nil), s.lines...)
 }
 
-// waitFor polls cond for up to 10 seconds.
+// waitFor waits until cond holds, checking every 10ms for up to 10s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Poll{Timeout: 10 * time.Second, Interval: 10 * time.Millisecond}.Eventually(t, what, func() (bool, string) { return cond(), "" })
 }
 
 func TestStartFollowsOtherReplica(t *testing.T) {
-	clk := &clock{t: t0}
+	clk := testingclock.NewFakeClock(t0)
 	var failGets atomic.Int32
 	failGets.Store(3)
 	base := newFakeClient(nil, testWebhookConfig())
@@ -72,7 +69,7 @@ func TestStartFollowsOtherReplica(t *testing.T) {
 	waitFor(t, "the follower to load a certificate", follower.Ready)
 
 	other := NewManager(base, testOptions(clk))
-	clk.Add(9 * 30 * day)
+	clk.Step(9 * 30 * day)
 	rotated := mustEnsure(t, other)
 	rv := getSecret(t, base).ResourceVersion
 	waitFor(t, "the follower to serve the rotated certificate", func() bool {

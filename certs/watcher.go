@@ -39,6 +39,9 @@ type FileWatcher struct {
 	pollInterval      time.Duration
 	// noWatch disables file notifications, leaving the poll (tests).
 	noWatch bool
+	// started, when set, is closed once Start watches the files or polls
+	// only (tests).
+	started chan struct{}
 
 	current atomic.Pointer[tls.Certificate]
 
@@ -111,6 +114,9 @@ func (w *FileWatcher) Start(ctx context.Context) error {
 	} else {
 		defer fw.Close()
 		events, watchErrs = fw.Events, fw.Errors
+	}
+	if w.started != nil {
+		close(w.started)
 	}
 	poll := time.NewTicker(w.pollInterval)
 	defer poll.Stop()

@@ -114,8 +114,9 @@ func TestFileWatcherFollowsKubeletSwaps(t *testing.T) {
 		t.Fatalf("serving serial %s, want %s", got, pair1.Cert.SerialNumber)
 	}
 	// The poll interval stays at 10s: the reloads below come from events.
+	w.started = make(chan struct{})
 	logs := startWatcher(t, w)
-	time.Sleep(50 * time.Millisecond) // let Start set up the watch
+	<-w.started
 
 	v.write(t, pairFiles(pair2))
 	waitFor(t, "the second pair", func() bool { return servedSerial(t, w).Cmp(pair2.Cert.SerialNumber) == 0 })
@@ -160,7 +161,7 @@ func TestFileWatcherPollsWithoutEvents(t *testing.T) {
 	// Written in place, key first: the poll may see the new key with the
 	// old certificate, which must not replace the served pair.
 	writeFiles(t, map[string][]byte{keyFile: pair2.KeyPEM})
-	time.Sleep(60 * time.Millisecond)
+	waitFor(t, "a poll to read the half-written pair", func() bool { return logs.count("Reload certificate, still serving the previous one") == 1 })
 	if got := servedSerial(t, w); got.Cmp(pair1.Cert.SerialNumber) != 0 {
 		t.Fatalf("half-written pair replaced the served one")
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
@@ -325,28 +324,25 @@ func chunkEnd(entries []entry, start, size int) int {
 // the configuration's, else "argocd". A configuration that does not load
 // is newEvaluator's error to report.
 func argoCDNamespace(o Options) string {
-	if o.ArgoCDNamespace != "" || o.ConfigFile == "" {
+	cfg, err := o.policyConfig()
+	if err != nil {
 		return o.ArgoCDNamespace
 	}
-	cfg, err := policies.LoadConfig(o.ConfigFile)
-	if err != nil {
-		return ""
-	}
 	return cfg.ArgoCDNamespace
+}
+
+// policyConfig is the policy configuration of o: ConfigFile with
+// --argocd-namespace over it.
+func (o Options) policyConfig() (policies.Config, error) {
+	return policies.LoadConfigWith(o.ConfigFile, policies.ConfigOverrides{ArgoCDNamespace: o.ArgoCDNamespace})
 }
 
 // newEvaluator loads the configuration and compiles the policies once. It
 // returns the Argo CD namespace in effect.
 func newEvaluator(ctx context.Context, o Options) (*policies.Evaluator, string, error) {
-	var cfg policies.Config
-	if o.ConfigFile != "" {
-		var err error
-		if cfg, err = policies.LoadConfig(o.ConfigFile); err != nil {
-			return nil, "", err
-		}
-	}
-	if o.ArgoCDNamespace != "" {
-		cfg.ArgoCDNamespace = o.ArgoCDNamespace
+	cfg, err := o.policyConfig()
+	if err != nil {
+		return nil, "", err
 	}
 	opts := policies.DefaultOptions()
 	opts.Builtin = !o.NoBuiltin
@@ -361,18 +357,14 @@ func newEvaluator(ctx context.Context, o Options) (*policies.Evaluator, string, 
 	return ev, cmp.Or(cfg.ArgoCDNamespace, policies.DefaultArgoCDNamespace), nil
 }
 
-// evaluationError names the document behind an EvaluateAll error, which
-// counts inputs ("input 12: ...").
+// evaluationError names the document behind an EvaluateAll error on one
+// input (a *policies.InputError).
 func evaluationError(err error, entries []entry) error {
-	msg := err.Error()
-	if rest, ok := strings.CutPrefix(msg, "input "); ok {
-		if num, tail, ok := strings.Cut(rest, ": "); ok {
-			if i, convErr := strconv.Atoi(num); convErr == nil && i >= 0 && i < len(entries) {
-				e := entries[i]
-				where := fmt.Sprintf("%s: document %d", location(e.file, e.doc.Line), e.doc.Index+1)
-				return &locatedError{where: where, msg: tail, err: err}
-			}
-		}
+	var ie *policies.InputError
+	if errors.As(err, &ie) && ie.Index >= 0 && ie.Index < len(entries) {
+		e := entries[ie.Index]
+		where := fmt.Sprintf("%s: document %d", location(e.file, e.doc.Line), e.doc.Index+1)
+		return &locatedError{where: where, msg: ie.Err.Error(), err: err}
 	}
 	return err
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/engine/plan"
-	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // comparison is the outcome of comparing the desired objects of an
@@ -140,12 +139,12 @@ func (r *Reconciler) compare(ctx context.Context, door *authority.Door, cl *clus
 }
 
 // otherOwner returns the application instance that tracks live under
-// method (plan.OwnerOf), when it is not instance; else "".
-func otherOwner(live *unstructured.Unstructured, instance string, method policies.TrackingMethod) string {
-	if live == nil || plan.OwnedBy(live, instance, method) {
+// method (v1alpha1.OwnerOf), when it is not instance; else "".
+func otherOwner(live *unstructured.Unstructured, instance string, method v1alpha1.TrackingMethod) string {
+	if live == nil || v1alpha1.OwnedBy(live, instance, method) {
 		return ""
 	}
-	owner, _ := plan.OwnerOf(live, method)
+	owner, _ := v1alpha1.OwnerOf(live, method, v1alpha1.OwnerOptions{})
 	return owner
 }
 

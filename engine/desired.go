@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/plan"
 	"github.com/tollgate-dev/tollgate/policies"
 )
@@ -17,7 +18,7 @@ import (
 // carries the Application's tracking metadata for method. Scope comes from the
 // destination's REST mapper, or, for kinds it does not serve yet, from the
 // CustomResourceDefinitions among the objects and the built-in table.
-func desiredObjects(objs []map[string]any, namespace, instance string, method policies.TrackingMethod, mapper meta.RESTMapper) ([]*unstructured.Unstructured, error) {
+func desiredObjects(objs []map[string]any, namespace, instance string, method v1alpha1.TrackingMethod, mapper meta.RESTMapper) ([]*unstructured.Unstructured, error) {
 	var crds []map[string]any
 	for _, o := range objs {
 		if u := (&unstructured.Unstructured{Object: o}); u.GroupVersionKind().GroupKind() == (schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}) {
@@ -49,7 +50,7 @@ func desiredObjects(objs []map[string]any, namespace, instance string, method po
 			return nil, fmt.Errorf("%s: namespaced object without a namespace, and the application has no destination namespace", plan.Describe(u))
 		}
 		if !plan.IsHook(u) || u.GetName() != "" {
-			plan.SetTracking(u, instance, method)
+			v1alpha1.SetTracking(u, instance, method)
 		}
 		out = append(out, u)
 	}

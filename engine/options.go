@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -49,7 +50,7 @@ type Options struct {
 	// annotation+label, objects that carry only an Application's instance
 	// label (as an Argo CD with label tracking left them) are its own, and
 	// the next sync gives them this method's metadata.
-	TrackingMethod policies.TrackingMethod
+	TrackingMethod v1alpha1.TrackingMethod
 	// SyncTimeout bounds one operation from its start (retries included),
 	// as Argo CD's --sync-timeout: passed, the operation is terminated.
 	// Zero means no bound (Argo CD's default); ReconcileTimeout still
@@ -107,7 +108,7 @@ func DefaultOptions() Options {
 		Resync:              DefaultResync,
 		Jitter:              DefaultJitter,
 		FieldManager:        DefaultFieldManager,
-		TrackingMethod:      policies.TrackingAnnotation,
+		TrackingMethod:      v1alpha1.TrackingMethodAnnotation,
 		ReconcileTimeout:    DefaultReconcileTimeout,
 		CompareMaxAge:       DefaultCompareMaxAge,
 		StatusProcessors:    DefaultStatusProcessors,

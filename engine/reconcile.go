@@ -27,7 +27,6 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
-	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // pass is the state of one reconcile of one Application. The Application is
@@ -492,7 +491,7 @@ type unbuiltObjects struct {
 	load                func(context.Context) ([]json.RawMessage, error)
 	namespace, instance string
 	// tracking is the engine's tracking method; empty means annotation.
-	tracking policies.TrackingMethod
+	tracking v1alpha1.TrackingMethod
 	mapper   meta.RESTMapper
 	// managed reports whether the engine manages a kind (argocd-cm's
 	// resource exclusions and inclusions); nil manages every kind.

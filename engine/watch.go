@@ -19,7 +19,6 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
-	"github.com/tollgate-dev/tollgate/engine/plan"
 )
 
 // liveChangeDelay is how long after a change of a tracked live object its
@@ -119,7 +118,7 @@ func (r *Reconciler) liveChanged(obj any) {
 	}
 	id, tracked := md.Annotations[v1alpha1.AnnotationKeyTrackingID]
 	instance, _, ok := strings.Cut(id, ":")
-	if !tracked && plan.ReadsLabel(r.opts.TrackingMethod) {
+	if !tracked && v1alpha1.ReadsLabel(r.opts.TrackingMethod) {
 		instance, ok = md.Labels[v1alpha1.LabelKeyAppInstance], true
 	}
 	if !ok || instance == "" {

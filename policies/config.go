@@ -79,7 +79,10 @@ type Config struct {
 
 // TrackingMethod says how the Application that manages an object is
 // recorded on it, with the names of Argo CD's
-// application.resourceTrackingMethod.
+// application.resourceTrackingMethod. It is the configuration's spelling of
+// v1alpha1.TrackingMethod (in api/v1alpha1, with the one implementation of
+// tracking), which this leaf package does not import: whoever reads the
+// configuration converts it.
 type TrackingMethod string
 
 // Tracking methods.

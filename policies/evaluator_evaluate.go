@@ -227,7 +227,7 @@ func (e *Evaluator) EvaluateAll(ctx context.Context, ins []Input) ([]Decision, e
 				d, err := e.evaluateOne(ctx, ins[i], cache)
 				if err != nil {
 					once.Do(func() {
-						firstErr = fmt.Errorf("input %d: %w", i, err)
+						firstErr = &InputError{Index: i, Err: err}
 						cancel()
 					})
 					return

@@ -60,7 +60,7 @@ func sharedValues(ins []Input) (valueCache, error) {
 			}
 			v, err := convert(m)
 			if err != nil {
-				return nil, fmt.Errorf("input %d: convert %s: %w", i, describe(m), err)
+				return nil, &InputError{Index: i, Err: fmt.Errorf("convert %s: %w", describe(m), err)}
 			}
 			cache[k] = v
 		}

@@ -1,5 +1,7 @@
 package policies
 
+import "fmt"
+
 // EnforcementPoint names the door a review comes through. The same rules run
 // at every point; a few messages and defaults differ.
 type EnforcementPoint string
@@ -139,3 +141,14 @@ func (d Decision) Warnings() []Violation {
 	}
 	return out
 }
+
+// InputError is an evaluation that failed on one input: Index is its
+// position in the inputs EvaluateAll was given, so a caller can name the
+// document behind it.
+type InputError struct {
+	Index int
+	Err   error
+}
+
+func (e *InputError) Error() string { return fmt.Sprintf("input %d: %v", e.Index, e.Err) }
+func (e *InputError) Unwrap() error { return e.Err }

@@ -39,9 +39,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
-	"github.com/tollgate-dev/tollgate/policies"
 )
 
 //go:embed templates/*.html
@@ -72,7 +72,7 @@ type Options struct {
 	// neither.
 	Repos Repos
 	// TrackingMethod is the controller's, used by diffs.
-	TrackingMethod policies.TrackingMethod
+	TrackingMethod v1alpha1.TrackingMethod
 	// Evaluator judges what a diff would read against the Application's
 	// project, as the controller's door does (engine.Diff); required with
 	// Repos. Built once: the controller's, or one from the same policy

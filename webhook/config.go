@@ -24,8 +24,9 @@ const (
 	ModeAudit Mode = "audit"
 )
 
-// TrackingMethod says how the owning Application of an object is found. It
-// is the policy configuration's trackingMethod, which the engine reads too.
+// TrackingMethod says how the owning Application of an object is found: the
+// policy configuration's trackingMethod (Config.TrackingMethod), which the
+// engine reads too. The webhook reads it as a v1alpha1.TrackingMethod.
 type TrackingMethod = policies.TrackingMethod
 
 // Tracking methods, as the webhook reads them.
@@ -49,7 +50,7 @@ const (
 	// InstanceLabel is Argo CD's legacy tracking label; its value is <app> as
 	// above. Many Helm charts set it to the release name too, which only
 	// matters when an Application of that name exists.
-	InstanceLabel = "app.kubernetes.io/instance"
+	InstanceLabel = v1alpha1.LabelKeyAppInstance
 )
 
 // maxConfigBytes bounds the size of a configuration file.
@@ -227,6 +228,21 @@ func LoadConfig(path string) (Config, error) {
 	return cfg, nil
 }
 
+// LoadConfigWith reads the configuration file at path (LoadConfig), or
+// starts from DefaultConfig when path is "", and applies o to its policy
+// configuration, as policies.LoadConfigWith does for the other commands.
+func LoadConfigWith(path string, o policies.ConfigOverrides) (Config, error) {
+	cfg := DefaultConfig()
+	if path != "" {
+		var err error
+		if cfg, err = LoadConfig(path); err != nil {
+			return Config{}, err
+		}
+	}
+	cfg.Config = o.Apply(cfg.Config)
+	return cfg, nil
+}
+
 // ParseConfig decodes a YAML configuration document over DefaultConfig and
 // validates it. An empty document is DefaultConfig().
 func ParseConfig(data []byte) (Config, error) {
@@ -253,9 +269,9 @@ func (c Config) mode() Mode {
 
 // trackingMethod returns the configured tracking method, annotation+label
 // when unset.
-func (c Config) trackingMethod() TrackingMethod {
+func (c Config) trackingMethod() v1alpha1.TrackingMethod {
 	if c.TrackingMethod == "" {
-		return TrackingAnnotationAndLabel
+		return v1alpha1.TrackingMethodAnnotationAndLabel
 	}
-	return c.TrackingMethod
+	return v1alpha1.TrackingMethod(c.TrackingMethod)
 }

@@ -120,6 +120,54 @@ func TestLoadConfig(t *testing.T) {
 	}
 }
 
+func TestLoadConfigWith(t *testing.T) {
+	dir := t.TempDir()
+	named := filepath.Join(dir, "named.yaml")
+	if err := os.WriteFile(named, []byte("mode: audit\ntollgateNamespace: guard\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := policies.ConfigOverrides{FallbackTollgateNamespace: "tollgate-system"}
+	tests := []struct {
+		name string
+		path string
+		want func() Config
+	}{
+		{
+			name: "no file: the defaults with the fallback",
+			want: func() Config {
+				c := DefaultConfig()
+				c.TollgateNamespace = "tollgate-system"
+				return c
+			},
+		},
+		{
+			name: "the file's namespace wins over the fallback",
+			path: named,
+			want: func() Config {
+				c := DefaultConfig()
+				c.Mode = ModeAudit
+				c.TollgateNamespace = "guard"
+				return c
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := LoadConfigWith(tt.path, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want(), got, cmpopts.IgnoreUnexported(policies.Config{})); diff != "" {
+				t.Errorf("LoadConfigWith() (-want +got):\n%s", diff)
+			}
+		})
+	}
+	missing := filepath.Join(dir, "missing.yaml")
+	if _, err := LoadConfigWith(missing, o); err == nil || !strings.HasPrefix(err.Error(), "load webhook config: open ") {
+		t.Errorf("LoadConfigWith(missing) error = %v, want LoadConfig's", err)
+	}
+}
+
 func TestDefaultConfig(t *testing.T) {
 	cfg := DefaultConfig()
 	if err := cfg.Validate(); err != nil {

@@ -3,9 +3,13 @@
 // the shared evaluator and turns the Decision into an admission response,
 // with one log line and metrics per request.
 //
-// Handler implements controller-runtime's admission.Handler; serve it through
-// admission.Webhook (NewWebhook), which limits the body size, checks the
-// content type, decodes admission.k8s.io/v1 and recovers panics.
+// Handler.Decide decides one request and returns an error when it cannot.
+// Serve it through NewHTTPHandler, the package's only admission handler:
+// controller-runtime's admission.Webhook limits the body size, checks the
+// content type, decodes admission.k8s.io/v1 and recovers panics, and an
+// error from Decide becomes HTTP 500. Handler is not an admission.Handler,
+// so it cannot be registered without that contract. Handler.Review judges
+// an object the cluster already stores, for the audit (package audit).
 //
 // # Request path
 //
@@ -31,11 +35,12 @@
 //  5. Every other object: the Application that owns it is found through Argo
 //     CD's tracking annotation argocd.argoproj.io/tracking-id (and, unless
 //     Config.TrackingMethod says otherwise, the app.kubernetes.io/instance
-//     label), so project destinations and resource lists apply. An object
-//     no Application owns is judged only when a rule judges its kind on its
-//     own (pod-bearing kinds, Secrets, SealedSecrets, ExternalSecrets:
-//     judgedKinds); any other is allowed without judging. DELETE is allowed
-//     without judging.
+//     label; v1alpha1.OwnerOf, read as admission reads it: see
+//     v1alpha1.OwnerOptions), so project destinations and resource lists
+//     apply. An object no Application owns is judged only when a rule
+//     judges its kind on its own (pod-bearing kinds, Secrets, SealedSecrets,
+//     ExternalSecrets: judgedKinds); any other is allowed without judging.
+//     DELETE is allowed without judging.
 //  6. An UPDATE that changes only metadata or status, or that touches an
 //     object already being deleted, is allowed without judging, so that
 //     controllers can keep writing status and removing finalizers of objects
@@ -47,7 +52,9 @@
 //
 // Deny violations become one line each, "[rule-id] message", in the denial
 // message; warn violations become admission warnings in the same format. A
-// failed evaluation (or lookup) returns an HTTP 500 error so that the API
-// server applies the webhook's failurePolicy. In audit mode nothing is
-// denied: deny violations are logged, counted and returned as warnings.
+// failed evaluation (or lookup) is an error from Decide, which
+// NewHTTPHandler answers with HTTP 500 so that the API server applies the
+// webhook's failurePolicy. In audit mode nothing is denied: deny violations
+// are logged, counted and returned as warnings, and a failure allows the
+// request with a warning.
 package webhook

@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
-func TestHandleEphemeralContainers(t *testing.T) {
+func TestDecideEphemeralContainers(t *testing.T) {
 	running := pod("web", "api", "nginx:1.27.3")
 	const (
 		allowedJSON = `{"uid":"req-1","allowed":true,"status":{"metadata":{},"code":200}}`
@@ -97,14 +97,14 @@ func TestHandleEphemeralContainers(t *testing.T) {
 				tt.cfg(&cfg)
 			}
 			h := newHandler(t, cfg)
-			resp := h.Handle(t.Context(), tt.req)
+			resp := decide(t, h, tt.req)
 			resp.UID = tt.req.UID // as admission.Webhook sets it
 			got, err := json.Marshal(resp.AdmissionResponse)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if string(got) != tt.want {
-				t.Errorf("Handle() =\n%s\nwant\n%s", got, tt.want)
+				t.Errorf("Decide() =\n%s\nwant\n%s", got, tt.want)
 			}
 			if n := counterValue(t, h.metrics.requests.WithLabelValues("Pod", "UPDATE", tt.decision)); n != 1 {
 				t.Errorf("requests{kind=Pod,operation=UPDATE,decision=%s} = %v, want 1", tt.decision, n)

@@ -95,7 +95,9 @@ type Handler struct {
 // evaluatorBox lets an interface value live in an atomic.Pointer.
 type evaluatorBox struct{ Evaluator }
 
-var _ admission.Handler = (*Handler)(nil)
+// Handler is served only through NewHTTPHandler, which turns its errors
+// into HTTP 500; it is deliberately not an admission.Handler.
+var _ Decider = (*Handler)(nil)
 
 // NewHandler returns a Handler. The configuration is validated; Evaluator
 // and Reader are required.
@@ -158,30 +160,36 @@ func (h *Handler) SetEvaluator(e Evaluator) {
 // evaluator returns the current evaluator.
 func (h *Handler) evaluator() Evaluator { return h.eval.Load().Evaluator }
 
-// Handle decides one admission request: see the package documentation for
-// the flow. It never panics; a failure is an HTTP 500 error response.
-func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+// Decide decides one admission request: see the package documentation for
+// the flow. It never panics. It returns an error when the request could
+// not be decided (a failed evaluation or cache lookup, or a panic) in
+// enforce mode; the Response is then empty, and NewHTTPHandler answers
+// HTTP 500 so that the API server applies the failurePolicy. In audit mode
+// such a request is allowed with a warning instead. A malformed object is
+// a rejection (an error Response with code 400), not an error. Each request
+// is logged and counted once, error or not.
+func (h *Handler) Decide(ctx context.Context, req admission.Request) (admission.Response, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
-	out := h.decideSafely(ctx, req)
+	out := h.routeSafely(ctx, req)
 	h.record(ctx, req, out, time.Since(start))
-	return h.respond(ctx, out)
+	return h.respond(out)
 }
 
-// decideSafely is decide with panics turned into errors.
-func (h *Handler) decideSafely(ctx context.Context, req admission.Request) (out outcome) {
+// routeSafely is route with panics turned into errors.
+func (h *Handler) routeSafely(ctx context.Context, req admission.Request) (out outcome) {
 	defer func() {
 		if r := recover(); r != nil {
 			h.metrics.evaluationErrors.Inc()
 			out = failed(http.StatusInternalServerError, fmt.Errorf("handle admission request: panic: %v", r))
 		}
 	}()
-	return h.decide(ctx, req)
+	return h.route(ctx, req)
 }
 
-// decide routes a request to the review that applies.
-func (h *Handler) decide(ctx context.Context, req admission.Request) outcome {
+// route sends a request to the review that applies.
+func (h *Handler) route(ctx context.Context, req admission.Request) outcome {
 	switch {
 	case req.Operation == admissionv1.Connect:
 		return skipped("CONNECT is not judged")

@@ -27,7 +27,7 @@ var (
 	}
 )
 
-func TestHandleDecisions(t *testing.T) {
+func TestDecide(t *testing.T) {
 	pinned := deployment("web", "api", "nginx:1.27.3")
 	latest := deployment("web", "api", "nginx:latest")
 	team := appProject("team", "team-a", "team-b")
@@ -309,9 +309,9 @@ func TestHandleDecisions(t *testing.T) {
 				tt.cfg(&cfg)
 			}
 			h := newHandler(t, cfg, tt.objs...)
-			resp := h.Handle(t.Context(), tt.req)
+			resp := decide(t, h, tt.req)
 			if diff := cmp.Diff(tt.want, summarize(resp)); diff != "" {
-				t.Errorf("Handle() (-want +got):\n%s\nmessage: %s\nwarnings: %q", diff, message(resp), resp.Warnings)
+				t.Errorf("Decide() (-want +got):\n%s\nmessage: %s\nwarnings: %q", diff, message(resp), resp.Warnings)
 			}
 			checkLines(t, resp)
 		})
@@ -345,12 +345,12 @@ func message(resp admission.Response) string {
 	return resp.Result.Message
 }
 
-func TestHandleDenialMessage(t *testing.T) {
+func TestDecideDenialMessage(t *testing.T) {
 	obj := deployment("web", "api", "nginx:latest")
 	spec := obj["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
 	spec["initContainers"] = []any{map[string]any{"name": "init", "image": "busybox"}}
 	h := newHandler(t, DefaultConfig())
-	resp := h.Handle(t.Context(), request(admissionv1.Create, obj, nil))
+	resp := decide(t, h, request(admissionv1.Create, obj, nil))
 	lines := strings.Split(message(resp), "\n")
 	if len(lines) != 2 {
 		t.Fatalf("denial message has %d lines, want one per violation (2):\n%s", len(lines), message(resp))
@@ -362,7 +362,10 @@ func TestHandleDenialMessage(t *testing.T) {
 	}
 }
 
-func TestHandleFailures(t *testing.T) {
+// TestDecideFailures: a request that cannot be decided is an error (which
+// NewHTTPHandler answers with HTTP 500), logged and counted as errored; in
+// audit mode, or when nothing needed deciding, it is a response.
+func TestDecideFailures(t *testing.T) {
 	boom := errors.New("evaluate policies for Deployment/api: policy evaluation exceeded 2s: context deadline exceeded")
 	failing := evaluatorFunc(func(context.Context, policies.Input) (policies.Decision, error) {
 		return policies.Decision{}, boom
@@ -371,47 +374,50 @@ func TestHandleFailures(t *testing.T) {
 		panic("bad rule")
 	})
 	tests := []struct {
-		name    string
-		mode    Mode
-		eval    Evaluator
-		reader  bool // failing reader
-		req     admission.Request
-		want    summary
-		wantMsg string
+		name     string
+		mode     Mode
+		eval     Evaluator
+		reader   bool // failing reader
+		req      admission.Request
+		want     summary
+		wantErr  string
+		decision string
 	}{
 		{
-			name:    "evaluation error is an internal error",
-			eval:    failing,
-			req:     request(admissionv1.Create, deployment("web", "api", "nginx:1"), nil),
-			want:    summary{Code: 500, Reason: metav1.StatusReasonInternalError},
-			wantMsg: boom.Error(),
+			name:     "evaluation error is an error",
+			eval:     failing,
+			req:      request(admissionv1.Create, deployment("web", "api", "nginx:1"), nil),
+			wantErr:  boom.Error(),
+			decision: DecisionErrored,
 		},
 		{
-			name:    "panic is an internal error",
-			eval:    panicking,
-			req:     request(admissionv1.Create, deployment("web", "api", "nginx:1"), nil),
-			want:    summary{Code: 500, Reason: metav1.StatusReasonInternalError},
-			wantMsg: "handle admission request: panic: bad rule",
+			name:     "panic is an error",
+			eval:     panicking,
+			req:      request(admissionv1.Create, deployment("web", "api", "nginx:1"), nil),
+			wantErr:  "handle admission request: panic: bad rule",
+			decision: DecisionErrored,
 		},
 		{
-			name:    "cache failure is an internal error",
-			reader:  true,
-			req:     request(admissionv1.Create, application("web", "team", "team-a"), nil),
-			want:    summary{Code: 500, Reason: metav1.StatusReasonInternalError},
-			wantMsg: "get AppProject argocd/team from cache: cache not synced",
+			name:     "cache failure is an error",
+			reader:   true,
+			req:      request(admissionv1.Create, application("web", "team", "team-a"), nil),
+			wantErr:  "get AppProject argocd/team from cache: cache not synced",
+			decision: DecisionErrored,
 		},
 		{
-			name: "audit mode allows with a warning",
-			mode: ModeAudit,
-			eval: failing,
-			req:  request(admissionv1.Create, deployment("web", "api", "nginx:1"), nil),
-			want: warned("tollgate could not judge this request (audit mode allows it): " + boom.Error()),
+			name:     "audit mode allows with a warning",
+			mode:     ModeAudit,
+			eval:     failing,
+			req:      request(admissionv1.Create, deployment("web", "api", "nginx:1"), nil),
+			want:     warned("tollgate could not judge this request (audit mode allows it): " + boom.Error()),
+			decision: DecisionErrored,
 		},
 		{
-			name:   "project delete never blocked by the cache",
-			reader: true,
-			req:    request(admissionv1.Delete, nil, appProject("team", "team-a")),
-			want:   warned(`could not check which Applications use AppProject "team": list Applications of AppProject "team" from cache: cache not synced`),
+			name:     "project delete never blocked by the cache",
+			reader:   true,
+			req:      request(admissionv1.Delete, nil, appProject("team", "team-a")),
+			want:     warned(`could not check which Applications use AppProject "team": list Applications of AppProject "team" from cache: cache not synced`),
+			decision: DecisionWarned,
 		},
 	}
 	for _, tt := range tests {
@@ -430,21 +436,34 @@ func TestHandleFailures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp := h.Handle(t.Context(), tt.req)
-			if diff := cmp.Diff(tt.want, summarize(resp)); diff != "" {
-				t.Errorf("Handle() (-want +got):\n%s\nmessage: %s", diff, message(resp))
-			}
-			if tt.wantMsg != "" && message(resp) != tt.wantMsg {
-				t.Errorf("message = %q, want %q", message(resp), tt.wantMsg)
+			resp, err := h.Decide(t.Context(), tt.req)
+			switch {
+			case tt.wantErr != "":
+				if err == nil || err.Error() != tt.wantErr {
+					t.Errorf("Decide() error = %v, want %q", err, tt.wantErr)
+				}
+				if diff := cmp.Diff(admission.Response{}, resp); diff != "" {
+					t.Errorf("Decide() response with an error (-want +got):\n%s", diff)
+				}
+			case err != nil:
+				t.Errorf("Decide() error = %v, want none", err)
+			default:
+				if diff := cmp.Diff(tt.want, summarize(resp)); diff != "" {
+					t.Errorf("Decide() (-want +got):\n%s\nmessage: %s", diff, message(resp))
+				}
 			}
 			if got := counterValue(t, h.metrics.evaluationErrors); got != 1 {
 				t.Errorf("tollgate_policy_evaluation_errors_total = %v, want 1", got)
+			}
+			kind, op := tt.req.Kind.Kind, string(tt.req.Operation)
+			if got := counterValue(t, h.metrics.requests.WithLabelValues(kind, op, tt.decision)); got != 1 {
+				t.Errorf("tollgate_admission_requests_total{decision=%s} = %v, want 1", tt.decision, got)
 			}
 		})
 	}
 }
 
-func TestHandleMetrics(t *testing.T) {
+func TestDecideMetrics(t *testing.T) {
 	h := newHandler(t, DefaultConfig())
 	for _, req := range []admission.Request{
 		request(admissionv1.Create, deployment("web", "api", "nginx:latest"), nil),
@@ -452,7 +471,7 @@ func TestHandleMetrics(t *testing.T) {
 		request(admissionv1.Create, deployment("kube-system", "api", "nginx:latest"), nil),
 		request(admissionv1.Delete, nil, deployment("web", "api", "nginx:latest")),
 	} {
-		h.Handle(t.Context(), req)
+		decide(t, h, req)
 	}
 	for _, tt := range []struct {
 		decision string
@@ -479,14 +498,14 @@ func TestHandleMetrics(t *testing.T) {
 func TestSetEvaluator(t *testing.T) {
 	h := newHandler(t, DefaultConfig())
 	req := request(admissionv1.Create, deployment("web", "api", "nginx:1.27.3"), nil)
-	if resp := h.Handle(t.Context(), req); !resp.Allowed {
+	if resp := decide(t, h, req); !resp.Allowed {
 		t.Fatalf("before swap: denied: %s", message(resp))
 	}
 	h.SetEvaluator(evaluatorFunc(func(context.Context, policies.Input) (policies.Decision, error) {
 		return policies.Decision{Violations: []policies.Violation{{Rule: "main", Severity: policies.SeverityDeny, Message: "no"}}}, nil
 	}))
 	h.SetEvaluator(nil) // ignored
-	resp := h.Handle(t.Context(), req)
+	resp := decide(t, h, req)
 	if diff := cmp.Diff(denied("[main]"), summarize(resp)); diff != "" {
 		t.Errorf("after swap (-want +got):\n%s", diff)
 	}

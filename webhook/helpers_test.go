@@ -104,6 +104,17 @@ func newHandler(t testing.TB, cfg Config, objs ...map[string]any) *Handler {
 	return h
 }
 
+// decide returns h's response to req, failing the test when h could not
+// decide it.
+func decide(t *testing.T, h *Handler, req admission.Request) admission.Response {
+	t.Helper()
+	resp, err := h.Decide(t.Context(), req)
+	if err != nil {
+		t.Fatalf("Decide() error: %v", err)
+	}
+	return resp
+}
+
 // deepCopy copies a JSON-like object.
 func deepCopy(obj map[string]any) map[string]any {
 	return runtime.DeepCopyJSON(normalize(obj))

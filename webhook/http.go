@@ -1,9 +1,9 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"net/http"
-	"sync"
 
 	"github.com/go-logr/logr"
 	"k8s.io/utils/ptr"
@@ -11,35 +11,109 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
-// NewHTTPHandler serves h at one path of a webhook server: controller-runtime's
-// admission.Webhook (body size limit, content type check, v1 decoding, panic
-// recovery) logging to log with the request's kind, namespace, name,
-// operation, user and uid (logr.Discard() silences it).
+// Decider decides admission requests; *Handler implements it and
+// NewHTTPHandler serves it. An error means the request could not be
+// decided (a failed evaluation or cache lookup): NewHTTPHandler answers it
+// with HTTP 500. A request that is decided, whether allowed, denied or
+// rejected as malformed, is a Response and no error.
+type Decider interface {
+	Decide(ctx context.Context, req admission.Request) (admission.Response, error)
+}
+
+// DeciderFunc adapts a function to Decider, e.g. to wrap a Handler.
+type DeciderFunc func(ctx context.Context, req admission.Request) (admission.Response, error)
+
+// Decide implements Decider.
+func (f DeciderFunc) Decide(ctx context.Context, req admission.Request) (admission.Response, error) {
+	return f(ctx, req)
+}
+
+// NewHTTPHandler serves d at one path of a webhook server, through
+// controller-runtime's admission.Webhook (body size limit, content type
+// check, v1 decoding, panic recovery) logging to log with the request's
+// kind, namespace, name, operation, user and uid (logr.Discard() silences
+// it). It is the only admission handler of the package.
 //
 // admission.Webhook always answers HTTP 200, and the API server reads an
 // AdmissionReview with allowed=false as a rejection, whatever its status
-// code: failurePolicy applies only when the call itself fails. So when the
-// Handler could not decide (a failed evaluation or cache lookup, see
-// Handler.Handle), this handler answers HTTP 500 with the error as plain
-// text instead, and the API server applies the webhook's failurePolicy (Fail:
-// the request is rejected with "failed calling webhook"; Ignore: it is
-// admitted).
-func NewHTTPHandler(h admission.Handler, log logr.Logger) http.Handler {
-	hook := &admission.Webhook{
-		Handler:        h,
-		RecoverPanic:   ptr.To(true),
-		LogConstructor: logConstructor,
-	}
+// code: failurePolicy applies only when the call itself fails. So when d
+// returns an error, this handler answers HTTP 500 with the error as plain
+// text instead of the AdmissionReview, and the API server applies the
+// webhook's failurePolicy (Fail: the request is rejected with "failed
+// calling webhook"; Ignore: it is admitted).
+func NewHTTPHandler(d Decider, log logr.Logger) http.Handler {
 	if log.GetSink() == nil {
 		// logr.Discard(): StandaloneWebhook ignores a logger without a
 		// sink and would fall back to controller-runtime's global one.
 		log = logr.New(ctrllog.NullLogSink{})
 	}
+	return &httpHandler{decider: d, log: log}
+}
+
+// httpHandler is NewHTTPHandler's http.Handler.
+type httpHandler struct {
+	decider Decider
+	log     logr.Logger
+}
+
+// ServeHTTP implements http.Handler. Each request gets its own
+// admission.Webhook, whose handler keeps the Decider's error for this
+// request; the webhook writes its AdmissionReview into a buffer, which is
+// sent unless the Decider failed.
+func (s *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var failure error
+	hook := &admission.Webhook{
+		Handler: admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+			resp, err := s.decider.Decide(ctx, req)
+			if err != nil {
+				failure = err
+				return admission.Errored(http.StatusInternalServerError, err)
+			}
+			return resp
+		}),
+		RecoverPanic:   ptr.To(true),
+		LogConstructor: logConstructor,
+	}
 	// Without a metrics path StandaloneWebhook only sets the logger; the
 	// webhook server instruments the path itself. It cannot fail then.
-	_, _ = admission.StandaloneWebhook(hook, admission.StandaloneOptions{Logger: log})
-	return &failurePolicyHandler{next: hook}
+	_, _ = admission.StandaloneWebhook(hook, admission.StandaloneOptions{Logger: s.log})
+	rv := &reviewBuffer{header: http.Header{}, code: http.StatusOK}
+	hook.ServeHTTP(rv, r)
+
+	hdr := w.Header()
+	if failure != nil {
+		hdr.Set("Content-Type", "text/plain; charset=utf-8")
+		hdr.Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte("tollgate: " + failure.Error() + "\n"))
+		return
+	}
+	for k, v := range rv.header {
+		hdr[k] = v
+	}
+	if hdr.Get("Content-Type") == "" {
+		hdr.Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(rv.code)
+	_, _ = w.Write(rv.body.Bytes())
 }
+
+// reviewBuffer is the http.ResponseWriter admission.Webhook writes its
+// AdmissionReview to.
+type reviewBuffer struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+// Header implements http.ResponseWriter.
+func (b *reviewBuffer) Header() http.Header { return b.header }
+
+// WriteHeader implements http.ResponseWriter.
+func (b *reviewBuffer) WriteHeader(code int) { b.code = code }
+
+// Write implements http.ResponseWriter.
+func (b *reviewBuffer) Write(p []byte) (int, error) { return b.body.Write(p) }
 
 // logConstructor adds the request's identity to the webhook's logger; the
 // Handler adds the decision.
@@ -55,80 +129,4 @@ func logConstructor(base logr.Logger, req *admission.Request) logr.Logger {
 		"user", req.UserInfo.Username,
 		"uid", req.UID,
 	)
-}
-
-// failureKey is the context key of a request's *failure.
-type failureKey struct{}
-
-// failure records that the Handler could not decide a request.
-type failure struct {
-	mu  sync.Mutex
-	err error
-}
-
-// markFailed records err on the request's failure, if ctx carries one.
-func markFailed(ctx context.Context, err error) {
-	if f, ok := ctx.Value(failureKey{}).(*failure); ok {
-		f.mu.Lock()
-		f.err = err
-		f.mu.Unlock()
-	}
-}
-
-// failurePolicyHandler turns a response the Handler marked as failed into
-// HTTP 500.
-type failurePolicyHandler struct {
-	next http.Handler
-}
-
-// ServeHTTP implements http.Handler.
-func (f *failurePolicyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	fl := &failure{}
-	fw := &failureWriter{ResponseWriter: w, failure: fl}
-	f.next.ServeHTTP(fw, r.WithContext(context.WithValue(r.Context(), failureKey{}, fl)))
-}
-
-// failureWriter writes the response through, unless the request failed by
-// the time the status is written: it then writes HTTP 500 with the error as
-// plain text and drops the AdmissionReview body.
-type failureWriter struct {
-	http.ResponseWriter
-	failure *failure
-	wrote   bool
-	failed  bool
-}
-
-// WriteHeader implements http.ResponseWriter.
-func (w *failureWriter) WriteHeader(code int) {
-	if w.wrote {
-		return
-	}
-	w.wrote = true
-	w.failure.mu.Lock()
-	err := w.failure.err
-	w.failure.mu.Unlock()
-	if err == nil || code != http.StatusOK {
-		if hdr := w.ResponseWriter.Header(); hdr.Get("Content-Type") == "" {
-			hdr.Set("Content-Type", "application/json")
-		}
-		w.ResponseWriter.WriteHeader(code)
-		return
-	}
-	w.failed = true
-	hdr := w.ResponseWriter.Header()
-	hdr.Set("Content-Type", "text/plain; charset=utf-8")
-	hdr.Set("X-Content-Type-Options", "nosniff")
-	w.ResponseWriter.WriteHeader(http.StatusInternalServerError)
-	_, _ = w.ResponseWriter.Write([]byte("tollgate: " + err.Error() + "\n"))
-}
-
-// Write implements http.ResponseWriter.
-func (w *failureWriter) Write(b []byte) (int, error) {
-	if !w.wrote {
-		w.WriteHeader(http.StatusOK)
-	}
-	if w.failed {
-		return len(b), nil
-	}
-	return w.ResponseWriter.Write(b)
 }

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -217,5 +219,188 @@ func TestServeHTTPFailureIsHTTP500(t *testing.T) {
 		bytes.NewReader(review("admission.k8s.io/v1", request(admissionv1.Create, deployment("kube-system", "api", "nginx:1"), nil))))
 	if w.Code != http.StatusOK {
 		t.Errorf("HTTP status after a failure = %d, want 200", w.Code)
+	}
+}
+
+// TestNewHTTPHandler: what the API server reads for each answer of a
+// Decider. A decided request, allowed, denied or rejected, is an
+// AdmissionReview with HTTP 200; an error is HTTP 500 with the error as
+// plain text, so that the API server applies the failurePolicy.
+func TestNewHTTPHandler(t *testing.T) {
+	const denial = `[no-latest-tag] container "app" uses image "nginx:latest"`
+	malformed := admission.Errored(http.StatusBadRequest, errors.New("read request object: request carries no object"))
+	malformed.Result.Reason = "BadRequest"
+	tests := []struct {
+		name    string
+		decider DeciderFunc
+		code    int
+		ctype   string
+		body    string
+	}{
+		{
+			name: "allowed",
+			decider: func(context.Context, admission.Request) (admission.Response, error) {
+				return admission.Allowed("").WithWarnings("[pdb-exists] no PodDisruptionBudget"), nil
+			},
+			code: http.StatusOK, ctype: "application/json",
+			body: `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":{"uid":"req-1","allowed":true,"status":{"metadata":{},"code":200},"warnings":["[pdb-exists] no PodDisruptionBudget"]}}` + "\n",
+		},
+		{
+			name: "denied",
+			decider: func(context.Context, admission.Request) (admission.Response, error) {
+				return admission.Denied(denial), nil
+			},
+			code: http.StatusOK, ctype: "application/json",
+			body: `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":{"uid":"req-1","allowed":false,"status":{"metadata":{},"message":"[no-latest-tag] container \"app\" uses image \"nginx:latest\"","reason":"Forbidden","code":403}}}` + "\n",
+		},
+		{
+			name: "malformed request rejected",
+			decider: func(context.Context, admission.Request) (admission.Response, error) {
+				return malformed, nil
+			},
+			code: http.StatusOK, ctype: "application/json",
+			body: `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":{"uid":"req-1","allowed":false,"status":{"metadata":{},"message":"read request object: request carries no object","reason":"BadRequest","code":400}}}` + "\n",
+		},
+		{
+			name: "error",
+			decider: func(context.Context, admission.Request) (admission.Response, error) {
+				return admission.Response{}, errors.New("get AppProject argocd/team from cache: cache not synced")
+			},
+			code: http.StatusInternalServerError, ctype: "text/plain; charset=utf-8",
+			body: "tollgate: get AppProject argocd/team from cache: cache not synced\n",
+		},
+		{
+			name: "error beside a response",
+			decider: func(context.Context, admission.Request) (admission.Response, error) {
+				return admission.Allowed(""), errors.New("boom")
+			},
+			code: http.StatusInternalServerError, ctype: "text/plain; charset=utf-8",
+			body: "tollgate: boom\n",
+		},
+	}
+	body := review("admission.k8s.io/v1", request(admissionv1.Create, deployment("web", "api", "nginx:latest"), nil))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := serve(t, NewHTTPHandler(tt.decider, logr.Discard()), "application/json", bytes.NewReader(body))
+			if w.Code != tt.code {
+				t.Errorf("HTTP status = %d, want %d", w.Code, tt.code)
+			}
+			if ct := w.Header().Get("Content-Type"); ct != tt.ctype {
+				t.Errorf("Content-Type = %q, want %q", ct, tt.ctype)
+			}
+			if diff := cmp.Diff(tt.body, w.Body.String()); diff != "" {
+				t.Errorf("body (-want +got):\n%s", diff)
+			}
+			if tt.code == http.StatusInternalServerError && w.Header().Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("X-Content-Type-Options = %q, want nosniff", w.Header().Get("X-Content-Type-Options"))
+			}
+		})
+	}
+}
+
+// TestNewHTTPHandlerWrapped: a Decider wrapping the Handler (as tollgate
+// dev's story and the integration tests' recorder do) keeps the failure
+// contract, and audit mode answers a failure with an allowing review.
+func TestNewHTTPHandlerWrapped(t *testing.T) {
+	failing := evaluatorFunc(func(context.Context, policies.Input) (policies.Decision, error) {
+		return policies.Decision{}, errors.New("evaluate policies for Deployment/api: boom")
+	})
+	tests := []struct {
+		name  string
+		mode  Mode
+		code  int
+		body  string
+		ctype string
+	}{
+		{
+			name: "enforce", mode: ModeEnforce,
+			code: http.StatusInternalServerError, ctype: "text/plain; charset=utf-8",
+			body: "tollgate: evaluate policies for Deployment/api: boom\n",
+		},
+		{
+			name: "audit", mode: ModeAudit,
+			code: http.StatusOK, ctype: "application/json",
+			body: `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":{"uid":"req-1","allowed":true,"status":{"metadata":{},"code":200},"warnings":["tollgate could not judge this request (audit mode allows it): evaluate policies for Deployment/api: boom"]}}` + "\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := DefaultOptions()
+			opts.Config.Mode = tt.mode
+			opts.Evaluator = failing
+			opts.Reader = newReader(t)
+			hd, err := NewHandler(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var seen int
+			wrapped := DeciderFunc(func(ctx context.Context, req admission.Request) (admission.Response, error) {
+				seen++
+				return hd.Decide(ctx, req)
+			})
+			w := serve(t, NewHTTPHandler(wrapped, logr.Discard()), "application/json",
+				bytes.NewReader(review("admission.k8s.io/v1", request(admissionv1.Create, deployment("web", "api", "nginx:1"), nil))))
+			if seen != 1 {
+				t.Errorf("wrapper called %d times, want 1", seen)
+			}
+			if w.Code != tt.code {
+				t.Errorf("HTTP status = %d, want %d", w.Code, tt.code)
+			}
+			if ct := w.Header().Get("Content-Type"); ct != tt.ctype {
+				t.Errorf("Content-Type = %q, want %q", ct, tt.ctype)
+			}
+			if diff := cmp.Diff(tt.body, w.Body.String()); diff != "" {
+				t.Errorf("body (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestNewHTTPHandlerConcurrentFailures: a failure answers its own request
+// only, however requests on one handler interleave.
+func TestNewHTTPHandlerConcurrentFailures(t *testing.T) {
+	opts := DefaultOptions()
+	opts.Evaluator = evaluatorFunc(func(_ context.Context, in policies.Input) (policies.Decision, error) {
+		name := stringAt(in.Object, "metadata", "name")
+		if strings.HasPrefix(name, "fail-") {
+			return policies.Decision{}, errors.New("evaluate policies for Deployment/" + name + ": boom")
+		}
+		return policies.Decision{}, nil
+	})
+	opts.Reader = newReader(t)
+	hd, err := NewHandler(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHTTPHandler(hd, logr.Discard())
+	var wg sync.WaitGroup
+	for i := range 64 {
+		name := fmt.Sprintf("ok-%d", i)
+		if i%2 == 1 {
+			name = fmt.Sprintf("fail-%d", i)
+		}
+		body := review("admission.k8s.io/v1", request(admissionv1.Create, deployment("web", name, "nginx:1"), nil))
+		wg.Go(func() {
+			w := serve(t, h, "application/json", bytes.NewReader(body))
+			switch {
+			case strings.HasPrefix(name, "fail-"):
+				if want := "tollgate: evaluate policies for Deployment/" + name + ": boom\n"; w.Code != http.StatusInternalServerError || w.Body.String() != want {
+					t.Errorf("%s: HTTP %d %q, want 500 %q", name, w.Code, w.Body.String(), want)
+				}
+			case w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"allowed":true`):
+				t.Errorf("%s: HTTP %d %q, want 200 allowed", name, w.Code, w.Body.String())
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestHandlerIsNotAnAdmissionHandler: the Handler reaches the API server
+// only through NewHTTPHandler, which alone turns its errors into HTTP 500;
+// registered directly, it would answer allowed=false instead.
+func TestHandlerIsNotAnAdmissionHandler(t *testing.T) {
+	var h any = newHandler(t, DefaultConfig())
+	if _, ok := h.(admission.Handler); ok {
+		t.Error("*Handler implements admission.Handler; serve it through NewHTTPHandler only")
 	}
 }

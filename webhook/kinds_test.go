@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
-// TestHandleKinds checks that the handler judges only what a rule can
+// TestDecideKinds checks that the handler judges only what a rule can
 // judge, whatever the webhook configuration sends it.
-func TestHandleKinds(t *testing.T) {
+func TestDecideKinds(t *testing.T) {
 	web := application("web", "team", "team-a")
 	team := appProject("team", "team-a")
 	tracked := func(obj map[string]any, id string) map[string]any {
@@ -121,14 +121,14 @@ func TestHandleKinds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHandler(t, DefaultConfig(), web, team)
-			resp := h.Handle(t.Context(), tt.req)
+			resp := decide(t, h, tt.req)
 			resp.UID = tt.req.UID // as admission.Webhook sets it
 			got, err := json.Marshal(resp.AdmissionResponse)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if string(got) != tt.want {
-				t.Errorf("Handle() =\n%s\nwant\n%s", got, tt.want)
+				t.Errorf("Decide() =\n%s\nwant\n%s", got, tt.want)
 			}
 			kind, op := tt.req.Kind.Kind, string(tt.req.Operation)
 			if n := counterValue(t, h.metrics.requests.WithLabelValues(kind, op, tt.decision)); n != 1 {

@@ -12,7 +12,7 @@ import (
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
-func TestHandleProjectTightening(t *testing.T) {
+func TestDecideProjectTightening(t *testing.T) {
 	before := appProject("team", "team-a", "team-b")
 	after := appProject("team", "team-a")
 	apps := []map[string]any{
@@ -82,9 +82,9 @@ func TestHandleProjectTightening(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp := h.Handle(t.Context(), tt.req)
+			resp := decide(t, h, tt.req)
 			if diff := cmp.Diff(tt.want, summarize(resp)); diff != "" {
-				t.Errorf("Handle() (-want +got):\n%s\nwarnings: %q", diff, resp.Warnings)
+				t.Errorf("Decide() (-want +got):\n%s\nwarnings: %q", diff, resp.Warnings)
 			}
 			if got := counterValue(t, h.metrics.tighteningViolations); got != tt.wantCount {
 				t.Errorf("tollgate_project_tightening_violations_total = %v, want %v", got, tt.wantCount)
@@ -93,7 +93,7 @@ func TestHandleProjectTightening(t *testing.T) {
 	}
 }
 
-func TestHandleProjectExistingApplications(t *testing.T) {
+func TestDecideProjectExistingApplications(t *testing.T) {
 	apps := []map[string]any{application("a", "team", "team-a"), application("b", "team", "team-a")}
 	var got []string
 	eval := evaluatorFunc(func(ctx context.Context, in policies.Input) (policies.Decision, error) {
@@ -111,19 +111,19 @@ func TestHandleProjectExistingApplications(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp := h.Handle(t.Context(), request(admissionv1.Create, appProject("team", "team-a"), nil))
+	resp := decide(t, h, request(admissionv1.Create, appProject("team", "team-a"), nil))
 	if !resp.Allowed {
-		t.Fatalf("Handle() denied: %s", message(resp))
+		t.Fatalf("Decide() denied: %s", message(resp))
 	}
 	if diff := cmp.Diff([]string{"a", "b"}, got); diff != "" {
 		t.Errorf("Context.ExistingApplications (-want +got):\n%s", diff)
 	}
 }
 
-// TestHandleProjectNotYetCached: an Application whose AppProject the cache
+// TestDecideProjectNotYetCached: an Application whose AppProject the cache
 // does not hold yet (both applied at once) is judged with the project the
 // API reader finds, not as project-not-found.
-func TestHandleProjectNotYetCached(t *testing.T) {
+func TestDecideProjectNotYetCached(t *testing.T) {
 	var project map[string]any
 	eval := evaluatorFunc(func(ctx context.Context, in policies.Input) (policies.Decision, error) {
 		if stringAt(in.Object, "kind") == "Application" {
@@ -147,8 +147,8 @@ func TestHandleProjectNotYetCached(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if resp := h.Handle(t.Context(), request(admissionv1.Create, application("a", "team", "team-a"), nil)); !resp.Allowed {
-				t.Fatalf("Handle() denied: %s", message(resp))
+			if resp := decide(t, h, request(admissionv1.Create, application("a", "team", "team-a"), nil)); !resp.Allowed {
+				t.Fatalf("Decide() denied: %s", message(resp))
 			}
 			if got := project != nil; got != tc.want {
 				t.Errorf("judged with a project: %v, want %v", got, tc.want)

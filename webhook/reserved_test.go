@@ -58,9 +58,9 @@ func TestReservedAnnotation(t *testing.T) {
 				tt.cfg(&cfg)
 			}
 			h := newHandler(t, cfg, appProject("team", "team-a"))
-			resp := h.Handle(t.Context(), tt.req)
+			resp := decide(t, h, tt.req)
 			if diff := cmp.Diff(tt.want, summarize(resp)); diff != "" {
-				t.Errorf("Handle() (-want +got):\n%s\nmessage: %s", diff, message(resp))
+				t.Errorf("Decide() (-want +got):\n%s\nmessage: %s", diff, message(resp))
 			}
 			checkLines(t, resp)
 		})

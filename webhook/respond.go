@@ -88,27 +88,25 @@ func violationLine(v policies.Violation) string {
 	return "[" + v.Rule + "] " + v.Message
 }
 
-// respond turns an outcome into the admission response. A failure is an
-// error response: 400 for a malformed request (a rejection), 500 for a
-// failed evaluation or lookup, marked on ctx so that NewHTTPHandler answers
-// with HTTP status 500 and the API server applies the failurePolicy. In
-// audit mode a failure allows the request with a warning.
-func (h *Handler) respond(ctx context.Context, out outcome) admission.Response {
+// respond turns an outcome into the admission response, or into the error
+// of a failed evaluation or lookup, which NewHTTPHandler answers with HTTP
+// 500 so that the API server applies the failurePolicy. A malformed
+// request is an error response with code 400 (a rejection). In audit mode
+// a failure allows the request with a warning.
+func (h *Handler) respond(out outcome) (admission.Response, error) {
 	switch {
 	case out.err != nil && h.mode == ModeAudit:
-		return admission.Allowed("").WithWarnings("tollgate could not judge this request (audit mode allows it): " + out.err.Error())
+		return admission.Allowed("").WithWarnings("tollgate could not judge this request (audit mode allows it): " + out.err.Error()), nil
+	case out.err != nil && out.code >= http.StatusInternalServerError:
+		return admission.Response{}, out.err
 	case out.err != nil:
 		resp := admission.Errored(out.code, out.err)
 		resp.Result.Reason = metav1.StatusReasonBadRequest
-		if out.code >= http.StatusInternalServerError {
-			resp.Result.Reason = metav1.StatusReasonInternalError
-			markFailed(ctx, out.err)
-		}
-		return resp
+		return resp, nil
 	case len(out.denials) > 0:
-		return admission.Denied(strings.Join(out.denials, "\n")).WithWarnings(out.warnings...)
+		return admission.Denied(strings.Join(out.denials, "\n")).WithWarnings(out.warnings...), nil
 	default:
-		return admission.Allowed("").WithWarnings(out.warnings...)
+		return admission.Allowed("").WithWarnings(out.warnings...), nil
 	}
 }
 

@@ -6,24 +6,11 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/policies"
 )
-
-// describes reports whether the tracking id names obj. Argo CD ignores an
-// annotation copied onto another object (a Pod from its template, a
-// resource duplicated by hand), and so does the webhook. The namespace is
-// not compared for cluster-scoped objects.
-func describes(t v1alpha1.TrackingID, obj map[string]any, clusterScoped bool) bool {
-	apiVersion, _ := obj["apiVersion"].(string)
-	kind, _ := obj["kind"].(string)
-	if t.Kind != kind || t.Group != policies.GroupOf(apiVersion) || t.Name != stringAt(obj, "metadata", "name") {
-		return false
-	}
-	return clusterScoped || t.Namespace == stringAt(obj, "metadata", "namespace")
-}
 
 // errBadInstance is returned for an application instance name that cannot
 // name an Application.
@@ -45,22 +32,20 @@ func (h *Handler) applicationKey(instance string) (types.NamespacedName, error) 
 // owner returns the Application that owns obj by Argo CD's tracking
 // metadata, or nil when none does: no or unusable tracking metadata, or an
 // Application that does not exist (any more). Only cache failures are
-// errors.
+// errors. The metadata is read as admission reads it (v1alpha1.OwnerOf with
+// every OwnerOptions field set; see OwnerOptions for why it differs from
+// the engine's reading).
 func (h *Handler) owner(ctx context.Context, obj map[string]any, clusterScoped bool) (map[string]any, error) {
-	method := h.cfg.trackingMethod()
-	if method != TrackingLabel {
-		if v := stringAt(obj, "metadata", "annotations", TrackingIDAnnotation); v != "" {
-			if id, err := v1alpha1.ParseTrackingID(v); err == nil && describes(id, obj, clusterScoped) {
-				return h.applicationByInstance(ctx, id.App)
-			}
-		}
+	instance, _ := v1alpha1.OwnerOf(&unstructured.Unstructured{Object: obj}, h.cfg.trackingMethod(), v1alpha1.OwnerOptions{
+		ClusterScoped:                clusterScoped,
+		LabelMethodIgnoresAnnotation: true,
+		LabelFallback:                true,
+		LabelDespiteOwnerReferences:  true,
+	})
+	if instance == "" {
+		return nil, nil
 	}
-	if method != TrackingAnnotation {
-		if v := stringAt(obj, "metadata", "labels", InstanceLabel); v != "" {
-			return h.applicationByInstance(ctx, v)
-		}
-	}
-	return nil, nil
+	return h.applicationByInstance(ctx, instance)
 }
 
 // applicationByInstance returns the Application of an instance name, nil

@@ -38,7 +38,7 @@ func TestApplicationKey(t *testing.T) {
 	}
 }
 
-func TestHandleTrackedObjects(t *testing.T) {
+func TestDecideTrackedObjects(t *testing.T) {
 	web := with(application("web", "team", "team-a"), "2026-01-01T00:00:00Z", "metadata", "creationTimestamp")
 	other := with(application("other", "team", "team-a"), "team-b", "metadata", "namespace")
 	team := appProject("team", "team-a")
@@ -128,20 +128,20 @@ func TestHandleTrackedObjects(t *testing.T) {
 			}
 			h := newHandler(t, cfg, web, other, team)
 			req := request(admissionv1.Create, tt.obj, nil)
-			resp := h.Handle(t.Context(), req)
+			resp := decide(t, h, req)
 			if diff := cmp.Diff(tt.want, summarize(resp)); diff != "" {
-				t.Errorf("Handle() (-want +got):\n%s\nmessage: %s", diff, message(resp))
+				t.Errorf("Decide() (-want +got):\n%s\nmessage: %s", diff, message(resp))
 			}
 		})
 	}
 }
 
-// TestHandleTrackedAppProject: an AppProject an Application deploys (app of
+// TestDecideTrackedAppProject: an AppProject an Application deploys (app of
 // apps) is that Application's resource at admission, as at the engine's
 // gate and in the CLI; its own exemption annotation grants nothing to
 // whoever writes the root Application's repository, and adding one later by
 // a metadata-only UPDATE is judged too.
-func TestHandleTrackedAppProject(t *testing.T) {
+func TestDecideTrackedAppProject(t *testing.T) {
 	// The platform project lets the root Application deploy AppProjects into
 	// argocd; the operator or the platform team exempted it from
 	// no-argocd-destination and protected-namespace.
@@ -203,19 +203,19 @@ func TestHandleTrackedAppProject(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHandler(t, DefaultConfig(), platform, root)
-			resp := h.Handle(t.Context(), tt.req)
+			resp := decide(t, h, tt.req)
 			if diff := cmp.Diff(tt.want, summarize(resp)); diff != "" {
-				t.Errorf("Handle() (-want +got):\n%s\nmessage: %s", diff, message(resp))
+				t.Errorf("Decide() (-want +got):\n%s\nmessage: %s", diff, message(resp))
 			}
 		})
 	}
 }
 
-// TestHandleTrackingClaims: tracking metadata is written by whoever writes
+// TestDecideTrackingClaims: tracking metadata is written by whoever writes
 // the object. Written by a sync engine, it lends the object its project's
 // exemptions; written by anyone else, it only subjects the object to the
 // project's rules.
-func TestHandleTrackingClaims(t *testing.T) {
+func TestDecideTrackingClaims(t *testing.T) {
 	exempt := with(appProject("team", "team-a"),
 		map[string]any{"tollgate.dev/exempt": "project-destination-denied"}, "metadata", "annotations")
 	web := application("web", "team", "team-a")
@@ -255,9 +255,9 @@ func TestHandleTrackingClaims(t *testing.T) {
 				tt.cfg(&cfg)
 			}
 			h := newHandler(t, cfg, exempt, web)
-			resp := h.Handle(t.Context(), tt.req)
+			resp := decide(t, h, tt.req)
 			if diff := cmp.Diff(tt.want, summarize(resp)); diff != "" {
-				t.Errorf("Handle() (-want +got):\n%s\nmessage: %s", diff, message(resp))
+				t.Errorf("Decide() (-want +got):\n%s\nmessage: %s", diff, message(resp))
 			}
 		})
 	}

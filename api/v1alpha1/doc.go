@@ -18,6 +18,23 @@
 // Deepcopy functions and the CRDs in config/crd/bases are generated from these
 // types by hack/generate.sh.
 //
+// # Tracking
+//
+// The package also holds the one implementation of Argo CD's resource
+// tracking, which the engine and the webhook share. Objects an Application
+// applies carry the annotation `argocd.argoproj.io/tracking-id`
+// ([AnnotationKeyTrackingID]) in Argo CD's format
+// `<app>:<group>/<kind>:<namespace>/<name>` ([TrackingID], [SetTracking]). It
+// is how pruning finds what an Application owns, and how an object copied by
+// hand (same annotation, different identity) is told apart from the original
+// ([Describes]). With the tracking methods `label` and `annotation+label`
+// ([TrackingMethod]), objects carry the label `app.kubernetes.io/instance`
+// ([LabelKeyAppInstance]) as well or instead, and an object without the
+// annotation is recognised by that label ([OwnerOf]), so that the objects an
+// Argo CD with label tracking left are adopted; the next apply gives them the
+// configured method's metadata. The admission webhook reads the same metadata
+// differently, for reasons given at [OwnerOptions].
+//
 // +kubebuilder:object:generate=true
 // +groupName=argoproj.io
 package v1alpha1

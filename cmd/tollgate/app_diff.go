@@ -136,7 +136,7 @@ func runAppDiff(cmd *cobra.Command, o appDiffOptions) error {
 	opts := engine.DefaultOptions()
 	opts.Namespace, opts.ImplicitDefaultProject = o.namespace, pol.ImplicitDefaultProject
 	if pol.TrackingMethod != "" {
-		opts.TrackingMethod = pol.TrackingMethod
+		opts.TrackingMethod = v1alpha1.TrackingMethod(pol.TrackingMethod)
 	}
 	d, err := engine.Diff(ctx, engine.DiffDependencies{Client: c, Config: kc.rest, Scheme: scheme, Manifests: svc, Evaluator: eval}, opts, app)
 	if err != nil {

@@ -280,7 +280,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 	eopts.WebhookSecret = o.webhookSecret
 	eopts.ApplicationSetNamespaces = o.servedAppSetNamespaces()
 	eopts.ImplicitDefaultProject = cfg.ImplicitDefaultProject
-	eopts.TrackingMethod = cfg.TrackingMethod
+	eopts.TrackingMethod = v1alpha1.TrackingMethod(cfg.TrackingMethod)
 	checker, err := health.NewChecker(o.customizations...)
 	if err != nil {
 		return usageError(fmt.Errorf("--customizations: %w", err))

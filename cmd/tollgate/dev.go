@@ -15,13 +15,13 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/internal/controlplane"
 	"github.com/tollgate-dev/tollgate/internal/devstack"
 	"github.com/tollgate-dev/tollgate/internal/devstack/kubelet"
-	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/ui"
+	"github.com/tollgate-dev/tollgate/webhook"
 	"github.com/tollgate-dev/tollgate/webhook/audit"
 )
 
@@ -122,7 +122,7 @@ func runDev(ctx context.Context, cmd *cobra.Command, o devOptions) (err error) {
 	con.Printf("tollgate dev: repo-server on %s (pid %d): fetches and renders for the controller and the web UI, a separate process with an empty environment and no Kubernetes credentials", repoServer, pid)
 	g, gctx := errgroup.WithContext(runCtx)
 	wopts := devWebhookOptions(stack)
-	wopts.wrap = func(h admission.Handler) admission.Handler { return devstack.TellDenials(h, con) }
+	wopts.wrap = func(d webhook.Decider) webhook.Decider { return devstack.TellDenials(d, con) }
 	g.Go(func() error { return runWebhook(gctx, wopts) })
 	g.Go(func() error { return runController(gctx, devControllerOptions(stack, repoServer)) })
 	con.Printf("tollgate dev: webhook on :%d and sync engine running in this process (logs: %s)", stack.WebhookPort, logFile)
@@ -190,7 +190,7 @@ func runDevUI(ctx context.Context, s *devstack.Stack, repoServer string, ln net.
 		ln.Close()
 		return err
 	}
-	o := uiOptions{namespace: devstack.ArgoCDNamespace, trackingMethod: string(policies.TrackingAnnotation), repoClientOptions: defaultRepoClientOptions()}
+	o := uiOptions{namespace: devstack.ArgoCDNamespace, trackingMethod: string(v1alpha1.TrackingMethodAnnotation), repoClientOptions: defaultRepoClientOptions()}
 	o.repoServers, o.repoServerService, o.repoServerNamespace = []string{repoServer}, devstack.RepoServerName, devstack.TollgateNamespace
 	return runUIOn(ctx, ln, kc.rest, o, ui.Auth{InsecureLocal: true})
 }

@@ -15,18 +15,12 @@ import (
 // $POD_NAMESPACE, trackingMethod overridden by tracking when set; and
 // compiles the evaluator once. Errors are usage errors.
 func loadEnginePolicies(ctx context.Context, configFile, namespace, tracking string) (policies.Config, *policies.Evaluator, error) {
-	cfg := policies.Config{ArgoCDNamespace: namespace}
-	if configFile != "" {
-		var err error
-		if cfg, err = policies.LoadConfig(configFile); err != nil {
-			return cfg, nil, usageError(err)
-		}
-		if cfg.ArgoCDNamespace == "" {
-			cfg.ArgoCDNamespace = namespace
-		}
-	}
-	if cfg.TollgateNamespace == "" {
-		cfg.TollgateNamespace = os.Getenv("POD_NAMESPACE")
+	cfg, err := policies.LoadConfigWith(configFile, policies.ConfigOverrides{
+		FallbackArgoCDNamespace:   namespace,
+		FallbackTollgateNamespace: os.Getenv("POD_NAMESPACE"),
+	})
+	if err != nil {
+		return cfg, nil, usageError(err)
 	}
 	if tracking != "" {
 		cfg.TrackingMethod = policies.TrackingMethod(tracking)

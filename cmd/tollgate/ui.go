@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/api/wgpolicyk8s/v1alpha2"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/policies"
@@ -263,7 +264,7 @@ func serveUI(ctx context.Context, ln net.Listener, restCfg *rest.Config, o uiOpt
 func newUIServer(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, c cache.Cache, repos ui.Repos, namespace string, pol policies.Config, eval engine.Evaluator, o uiServeOptions, auth ui.Auth, log logr.Logger) (*ui.Server, error) {
 	return ui.New(ctx, ui.Options{
 		Config: cfg, Scheme: scheme, Cache: c, Namespace: namespace, ApplicationNamespaces: o.applicationNamespaces,
-		Repos: repos, TrackingMethod: pol.TrackingMethod, Evaluator: eval, ImplicitDefaultProject: pol.ImplicitDefaultProject,
+		Repos: repos, TrackingMethod: v1alpha1.TrackingMethod(pol.TrackingMethod), Evaluator: eval, ImplicitDefaultProject: pol.ImplicitDefaultProject,
 		Auth: auth, Log: log.WithName("ui"),
 	})
 }

@@ -25,7 +25,6 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/tollgate-dev/tollgate/certs"
 	"github.com/tollgate-dev/tollgate/policies"
@@ -50,9 +49,9 @@ type webhookOptions struct {
 	webhookConfigName string
 	auditInterval     time.Duration
 	auditChunkSize    int64
-	// wrap, when set, wraps the admission handler (tollgate dev tells
+	// wrap, when set, wraps the handler's decisions (tollgate dev tells
 	// denials in its story).
-	wrap func(admission.Handler) admission.Handler
+	wrap func(webhook.Decider) webhook.Decider
 }
 
 func newWebhookCmd() *cobra.Command {
@@ -207,7 +206,7 @@ func runWebhook(ctx context.Context, opts *webhookOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	var h admission.Handler = handler
+	var h webhook.Decider = handler
 	if opts.wrap != nil {
 		h = opts.wrap(h)
 	}
@@ -230,17 +229,12 @@ func runWebhook(ctx context.Context, opts *webhookOptions) error {
 }
 
 // loadWebhookPolicies loads the webhook configuration file (the defaults
-// without one) and compiles its policies, as `tollgate webhook` does.
+// without one), its tollgateNamespace defaulting to namespace, and compiles
+// its policies, as `tollgate webhook` does.
 func loadWebhookPolicies(ctx context.Context, configFile, namespace string) (webhook.Config, *policies.Evaluator, error) {
-	cfg := webhook.DefaultConfig()
-	if configFile != "" {
-		var err error
-		if cfg, err = webhook.LoadConfig(configFile); err != nil {
-			return cfg, nil, err
-		}
-	}
-	if cfg.TollgateNamespace == "" {
-		cfg.TollgateNamespace = namespace
+	cfg, err := webhook.LoadConfigWith(configFile, policies.ConfigOverrides{FallbackTollgateNamespace: namespace})
+	if err != nil {
+		return cfg, nil, err
 	}
 	popts := policies.DefaultOptions()
 	popts.Config = cfg.Config

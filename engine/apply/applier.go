@@ -6,14 +6,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // DefaultFieldManager is the server-side apply field manager of tollgate.
@@ -48,9 +47,9 @@ type Options struct {
 	// PollInterval is the pause between health checks; default 2s.
 	PollInterval time.Duration
 	// Tracking is how objects are marked as an Application's and
-	// recognised as its own (plan.SetTracking, plan.OwnedBy); default
+	// recognised as its own (v1alpha1.SetTracking, v1alpha1.OwnedBy); default
 	// annotation.
-	Tracking policies.TrackingMethod
+	Tracking v1alpha1.TrackingMethod
 	// Health is required by ApplyWave and Run.
 	Health HealthFunc
 	// Discovery lists the resource types for ListOwned when no types are
@@ -84,7 +83,7 @@ func (o Options) withDefaults() Options {
 		o.FieldManager = d.FieldManager
 	}
 	if o.Tracking == "" {
-		o.Tracking = policies.TrackingAnnotation
+		o.Tracking = v1alpha1.TrackingMethodAnnotation
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = d.PollInterval

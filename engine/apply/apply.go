@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/plan"
 	"github.com/tollgate-dev/tollgate/internal/jsonvalue"
 )
@@ -223,7 +224,7 @@ func (a *Applier) prepare(wave plan.Wave, opts WaveOptions) []*item {
 			obj.SetName(obj.GetGenerateName() + strings.ToLower(syncID+"-"+string(t.Phase)))
 		}
 		if opts.App != "" {
-			plan.SetTracking(obj, opts.App, a.opts.Tracking)
+			v1alpha1.SetTracking(obj, opts.App, a.opts.Tracking)
 		}
 		ref := RefOf(obj)
 		items = append(items, &item{
@@ -318,8 +319,8 @@ func (a *Applier) decideOwnership(it *item, app string) {
 		}
 	}
 	if it.live != nil {
-		it.force = plan.OwnedBy(it.live, app, a.opts.Tracking)
-		owner, _ := plan.OwnerOf(it.live, a.opts.Tracking)
+		it.force = v1alpha1.OwnedBy(it.live, app, a.opts.Tracking)
+		owner, _ := v1alpha1.OwnerOf(it.live, a.opts.Tracking, v1alpha1.OwnerOptions{})
 		if owner != "" && app != "" && !it.force && it.task.SyncOptions.FailOnSharedResource {
 			it.fail("already tracked by application %q (FailOnSharedResource=true)", owner)
 			return

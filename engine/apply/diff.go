@@ -26,7 +26,7 @@ type ResourceDiff struct {
 }
 
 // Diff compares each desired object with its live state. desired must be
-// final: namespaces set and the tracking annotation set (plan.SetTracking),
+// final: namespaces set and the tracking annotation set (v1alpha1.SetTracking),
 // as ApplyWave will apply them. The comparison is made against a server-side
 // dry-run apply of desired, so defaults and admission mutations are not
 // drift; ignore rules are applied to both sides. An object whose kind the

@@ -6,7 +6,7 @@
 //
 // Everything is applied with server-side apply under one stable field
 // manager ("tollgate"). Ownership follows the tracking metadata of
-// Options.Tracking (plan.OwnedBy): an object that carries this
+// Options.Tracking (v1alpha1.OwnedBy): an object that carries this
 // Application's tracking id (or, with label tracking and no tracking
 // annotation, its instance label) is ours and is applied with force, taking
 // back fields someone edited by hand; an object that exists but is not ours

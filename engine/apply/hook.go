@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/plan"
-	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // deleteAttempts bounds how often a live object to delete (in a hook's
@@ -35,27 +35,27 @@ const hookRule = "a hook deletes, replaces or forces only an object that carries
 // HookFailed), replaces or force-applies only an object of its own
 // Application: a hook named like an object of another Application, or of a
 // person, would otherwise take it over.
-func takeoverMessage(live *unstructured.Unstructured, app string, method policies.TrackingMethod) string {
+func takeoverMessage(live *unstructured.Unstructured, app string, method v1alpha1.TrackingMethod) string {
 	return notOursMessage(live, app, method, hookRule)
 }
 
 // notOursMessage says why app must not delete, replace or force live, the
 // object in the place of one of its own, ending with rule; "" when live is
-// tracked by app under method (plan.OwnedBy).
-func notOursMessage(live *unstructured.Unstructured, app string, method policies.TrackingMethod, rule string) string {
-	if plan.OwnedBy(live, app, method) {
+// tracked by app under method (v1alpha1.OwnedBy).
+func notOursMessage(live *unstructured.Unstructured, app string, method v1alpha1.TrackingMethod, rule string) string {
+	if v1alpha1.OwnedBy(live, app, method) {
 		return ""
 	}
 	ref := slashRef(live)
-	raw, tracked := live.GetAnnotations()[plan.TrackingAnnotation]
-	id, err := plan.TrackingOf(live)
-	switch owner, byLabel := plan.OwnerOf(live, method); {
+	raw, tracked := live.GetAnnotations()[v1alpha1.AnnotationKeyTrackingID]
+	id, err := v1alpha1.TrackingOf(live)
+	switch owner, byLabel := v1alpha1.OwnerOf(live, method, v1alpha1.OwnerOptions{}); {
 	case byLabel:
-		return fmt.Sprintf("%s exists and is tracked by application %q (label %s); %s", ref, owner, plan.InstanceLabel, rule)
-	case !tracked && plan.ReadsLabel(method):
-		return fmt.Sprintf("%s exists and is not tracked by any application (no %s annotation or %s label); %s", ref, plan.TrackingAnnotation, plan.InstanceLabel, rule)
+		return fmt.Sprintf("%s exists and is tracked by application %q (label %s); %s", ref, owner, v1alpha1.LabelKeyAppInstance, rule)
+	case !tracked && v1alpha1.ReadsLabel(method):
+		return fmt.Sprintf("%s exists and is not tracked by any application (no %s annotation or %s label); %s", ref, v1alpha1.AnnotationKeyTrackingID, v1alpha1.LabelKeyAppInstance, rule)
 	case !tracked:
-		return fmt.Sprintf("%s exists and is not tracked by any application (no %s annotation); %s", ref, plan.TrackingAnnotation, rule)
+		return fmt.Sprintf("%s exists and is not tracked by any application (no %s annotation); %s", ref, v1alpha1.AnnotationKeyTrackingID, rule)
 	case err != nil:
 		return fmt.Sprintf("%s exists with an unreadable tracking id %q; %s", ref, raw, rule)
 	case id.App != app:

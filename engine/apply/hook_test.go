@@ -6,8 +6,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/plan"
-	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // liveJob is a live Job shop/migrate carrying the tracking annotation id
@@ -19,7 +19,7 @@ func liveJob(id string) *unstructured.Unstructured {
 	u.SetNamespace("shop")
 	u.SetName("migrate")
 	if id != "" {
-		u.SetAnnotations(map[string]string{plan.TrackingAnnotation: id})
+		u.SetAnnotations(map[string]string{v1alpha1.AnnotationKeyTrackingID: id})
 	}
 	return u
 }
@@ -28,7 +28,7 @@ const takeoverRule = "a hook deletes, replaces or forces only an object that car
 
 // labelled returns live with the instance label app.
 func labelled(live *unstructured.Unstructured, app string) *unstructured.Unstructured {
-	live.SetLabels(map[string]string{plan.InstanceLabel: app})
+	live.SetLabels(map[string]string{v1alpha1.LabelKeyAppInstance: app})
 	return live
 }
 
@@ -37,7 +37,7 @@ func TestTakeoverMessage(t *testing.T) {
 		name   string
 		live   *unstructured.Unstructured
 		app    string
-		method policies.TrackingMethod
+		method v1alpha1.TrackingMethod
 		want   string
 	}{
 		{
@@ -79,27 +79,27 @@ func TestTakeoverMessage(t *testing.T) {
 			name:   "ours by label",
 			live:   labelled(liveJob(""), "shop"),
 			app:    "shop",
-			method: policies.TrackingLabel,
+			method: v1alpha1.TrackingMethodLabel,
 		},
 		{
 			name:   "our label is no ownership with annotation tracking",
 			live:   labelled(liveJob(""), "shop"),
 			app:    "shop",
-			method: policies.TrackingAnnotation,
+			method: v1alpha1.TrackingMethodAnnotation,
 			want:   "Job/shop/migrate exists and is not tracked by any application (no argocd.argoproj.io/tracking-id annotation); " + takeoverRule,
 		},
 		{
 			name:   "another application's by label",
 			live:   labelled(liveJob(""), "billing"),
 			app:    "shop",
-			method: policies.TrackingAnnotationAndLabel,
+			method: v1alpha1.TrackingMethodAnnotationAndLabel,
 			want:   `Job/shop/migrate exists and is tracked by application "billing" (label app.kubernetes.io/instance); ` + takeoverRule,
 		},
 		{
 			name:   "untracked, label methods",
 			live:   liveJob(""),
 			app:    "shop",
-			method: policies.TrackingLabel,
+			method: v1alpha1.TrackingMethodLabel,
 			want:   "Job/shop/migrate exists and is not tracked by any application (no argocd.argoproj.io/tracking-id annotation or app.kubernetes.io/instance label); " + takeoverRule,
 		},
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/go-logr/logr"
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,8 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/tollgate-dev/tollgate/engine/plan"
 )
 
 // listConcurrency bounds parallel LIST requests in ListOwned.
@@ -43,7 +42,7 @@ var skippedResources = map[schema.GroupResource]bool{
 // are skipped. Objects whose tracking id names another object (copied by
 // hand) are not returned. With a tracking method that reads labels, objects
 // without a tracking annotation that carry app's instance label are
-// returned too (plan.OwnedBy).
+// returned too (v1alpha1.OwnedBy).
 func (a *Applier) ListOwned(ctx context.Context, app string, gvks []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
 	if app == "" {
 		return nil, errors.New("list owned: application is empty")
@@ -101,15 +100,15 @@ func (a *Applier) listKind(ctx context.Context, app string, gvk schema.GroupVers
 		}
 		for i := range list.Items {
 			md := &list.Items[i].ObjectMeta
-			v, ok := md.Annotations[plan.TrackingAnnotation]
-			if !strings.HasPrefix(v, app+":") && (ok || md.Labels[plan.InstanceLabel] == "") {
+			v, ok := md.Annotations[v1alpha1.AnnotationKeyTrackingID]
+			if !strings.HasPrefix(v, app+":") && (ok || md.Labels[v1alpha1.LabelKeyAppInstance] == "") {
 				continue // cheap test before the conversion
 			}
 			u, err := metadataObject(gvk, md)
 			if err != nil {
 				return nil, err
 			}
-			if plan.OwnedBy(u, app, a.opts.Tracking) {
+			if v1alpha1.OwnedBy(u, app, a.opts.Tracking) {
 				out = append(out, u)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/go-logr/logr"
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,8 +21,6 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-
-	"github.com/tollgate-dev/tollgate/engine/plan"
 )
 
 // DefaultMigrationManager is the field manager whose fields move to
@@ -69,7 +68,7 @@ func (a *Applier) migrateFields(ctx context.Context, it *item, opts WaveOptions)
 	}
 	updaters := sets.New(cmp.Or(opts.MigrationManager, DefaultMigrationManager))
 	appliers := sets.New[string]()
-	switch owner, _ := plan.OwnerOf(it.live, a.opts.Tracking); {
+	switch owner, _ := v1alpha1.OwnerOf(it.live, a.opts.Tracking, v1alpha1.OwnerOptions{}); {
 	case it.force:
 		updaters.Insert(ArgoCDManager)
 		appliers.Insert(ArgoCDManager)

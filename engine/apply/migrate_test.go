@@ -5,11 +5,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/sets"
-
-	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // entry is a managedFields entry of manager with operation op owning the
@@ -108,15 +107,15 @@ func TestPruneSkipReasonTracking(t *testing.T) {
 	tests := []struct {
 		name   string
 		live   *unstructured.Unstructured
-		method policies.TrackingMethod
+		method v1alpha1.TrackingMethod
 		want   string
 	}{
-		{"ours by annotation", liveJob("shop:batch/Job:shop/migrate"), policies.TrackingAnnotation, ""},
-		{"ours by label, label tracking", labelled(liveJob(""), "shop"), policies.TrackingLabel, ""},
-		{"ours by label, annotation+label tracking", labelled(liveJob(""), "shop"), policies.TrackingAnnotationAndLabel, ""},
-		{"a label is not ownership with annotation tracking", labelled(liveJob(""), "shop"), policies.TrackingAnnotation, "not tracked by this application"},
-		{"another application's label", labelled(liveJob(""), "billing"), policies.TrackingLabel, `tracked by application "billing" (label app.kubernetes.io/instance)`},
-		{"the annotation decides over our label", labelled(liveJob("billing:batch/Job:shop/migrate"), "shop"), policies.TrackingLabel, `tracked by application "billing"`},
+		{"ours by annotation", liveJob("shop:batch/Job:shop/migrate"), v1alpha1.TrackingMethodAnnotation, ""},
+		{"ours by label, label tracking", labelled(liveJob(""), "shop"), v1alpha1.TrackingMethodLabel, ""},
+		{"ours by label, annotation+label tracking", labelled(liveJob(""), "shop"), v1alpha1.TrackingMethodAnnotationAndLabel, ""},
+		{"a label is not ownership with annotation tracking", labelled(liveJob(""), "shop"), v1alpha1.TrackingMethodAnnotation, "not tracked by this application"},
+		{"another application's label", labelled(liveJob(""), "billing"), v1alpha1.TrackingMethodLabel, `tracked by application "billing" (label app.kubernetes.io/instance)`},
+		{"the annotation decides over our label", labelled(liveJob("billing:batch/Job:shop/migrate"), "shop"), v1alpha1.TrackingMethodLabel, `tracked by application "billing"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

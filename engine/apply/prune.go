@@ -14,14 +14,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/plan"
-	"github.com/tollgate-dev/tollgate/policies"
 )
 
 // PruneOptions configure Prune.
 type PruneOptions struct {
 	// App is the application instance name; required. Only objects
-	// tracked by App (plan.OwnedBy with Options.Tracking) are deleted.
+	// tracked by App (v1alpha1.OwnedBy with Options.Tracking) are deleted.
 	App string
 	// PropagationPolicy is the Application's PrunePropagationPolicy;
 	// default foreground.
@@ -151,20 +151,20 @@ func comparePrune(x, y pruneCandidate) int {
 // pruneSkipReason says why obj must not be pruned by app, which tracks
 // with method and whose sync options are appOpts, or "". Prune=confirm is a
 // reason unless confirmed.
-func pruneSkipReason(obj *unstructured.Unstructured, app string, method policies.TrackingMethod, appOpts []string, confirmed bool) string {
-	id, err := plan.TrackingOf(obj)
-	switch owner, byLabel := plan.OwnerOf(obj, method); {
-	case byLabel && !plan.OwnedBy(obj, app, method):
-		return fmt.Sprintf("tracked by application %q (label %s)", owner, plan.InstanceLabel)
+func pruneSkipReason(obj *unstructured.Unstructured, app string, method v1alpha1.TrackingMethod, appOpts []string, confirmed bool) string {
+	id, err := v1alpha1.TrackingOf(obj)
+	switch owner, byLabel := v1alpha1.OwnerOf(obj, method, v1alpha1.OwnerOptions{}); {
+	case byLabel && !v1alpha1.OwnedBy(obj, app, method):
+		return fmt.Sprintf("tracked by application %q (label %s)", owner, v1alpha1.LabelKeyAppInstance)
 	case byLabel:
 		// ours by the instance label
-	case errors.Is(err, plan.ErrNotTracked):
+	case errors.Is(err, v1alpha1.ErrNotTracked):
 		return "not tracked by this application"
 	case err != nil:
 		return fmt.Sprintf("unreadable tracking annotation: %v", err)
 	case id.App != app:
 		return fmt.Sprintf("tracked by application %q", id.App)
-	case !plan.Describes(id, obj):
+	case !v1alpha1.Describes(id, obj):
 		return fmt.Sprintf("tracking id %q names another object (copied?)", id.String())
 	}
 	o, err := plan.SyncOptionsFor(obj, appOpts...)

@@ -63,17 +63,4 @@
 // [SyncOptions] are Argo CD's `Key=value` options, from the Application's
 // spec.syncPolicy.syncOptions, overridden per object by the comma-separated
 // `argocd.argoproj.io/sync-options` annotation.
-//
-// # Tracking
-//
-// Objects an Application applies carry the annotation
-// `argocd.argoproj.io/tracking-id` ([TrackingAnnotation]) in Argo CD's format
-// `<app>:<group>/<kind>:<namespace>/<name>`. It is how pruning finds what an
-// Application owns, and how an object copied by hand (same annotation,
-// different identity) is told apart from the original. With the tracking
-// methods `label` and `annotation+label` (policies.TrackingMethod), objects
-// carry the label `app.kubernetes.io/instance` ([InstanceLabel]) as well or
-// instead, and an object without the annotation is recognised by that label
-// ([OwnerOf]), so that the objects an Argo CD with label tracking left are
-// adopted; the next apply gives them the configured method's metadata.
 package plan

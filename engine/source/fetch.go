@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
 )
 
 // Reference namespace for what Fetch stores that is not a remote branch or
@@ -188,7 +189,7 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds Crede
 	f := &fetcher{
 		entry: e, repo: repo, url: clientURL(repoURL, ep.Protocol), auth: auth, insecure: creds.Insecure,
 		shallow: !c.opts.DisableShallow && ep.Protocol != "file", listingMaxAge: fo.listingMaxAge,
-		needCommit: fo.keyring != nil, log: logr.FromContextOrDiscard(ctx),
+		clock: c.opts.Clock, needCommit: fo.keyring != nil, log: logr.FromContextOrDiscard(ctx),
 	}
 	hash, err := f.resolve(ctx, revision) // every fetch of the call is in here
 	if e.budget.stop() {
@@ -234,8 +235,10 @@ type fetcher struct {
 	auth     transport.AuthMethod
 	insecure bool
 	shallow  bool
-	// listingMaxAge is how old a listing of the entry may be to answer.
+	// listingMaxAge is how old a listing of the entry may be to answer,
+	// by clock.
 	listingMaxAge time.Duration
+	clock         clock.PassiveClock
 	// needCommit: the commit object must be in the repository, not only
 	// its tree on disk (VerifySignature).
 	needCommit bool
@@ -292,7 +295,7 @@ func (f *fetcher) resolve(ctx context.Context, revision string) (plumbing.Hash, 
 // list returns the remote's references with peeled tags (ls-remote), or
 // the entry's last listing when it is younger than listingMaxAge.
 func (f *fetcher) list(ctx context.Context) ([]*plumbing.Reference, error) {
-	if e := f.entry; f.listingMaxAge > 0 && e.listed != nil && time.Since(e.listedAt) < f.listingMaxAge {
+	if e := f.entry; f.listingMaxAge > 0 && e.listed != nil && f.clock.Since(e.listedAt) < f.listingMaxAge {
 		return e.listed, nil
 	}
 	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{f.url}})
@@ -302,7 +305,7 @@ func (f *fetcher) list(ctx context.Context) ([]*plumbing.Reference, error) {
 	if err != nil {
 		return nil, classify(ctx, "list references", err)
 	}
-	f.entry.listed, f.entry.listedAt = refs, time.Now()
+	f.entry.listed, f.entry.listedAt = refs, f.clock.Now()
 	return refs, nil
 }
 

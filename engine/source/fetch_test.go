@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/tollgate-dev/tollgate/test/gitserver"
 )
@@ -445,7 +446,8 @@ func TestFetchInvalidURL(t *testing.T) {
 // maximum age, and at once for a Fetch that allows no age.
 func TestFetchListingMaxAge(t *testing.T) {
 	f := newFixture(t)
-	c := newCache(t, Options{})
+	clk := testingclock.NewFakePassiveClock(time.Now())
+	c := newCache(t, Options{Clock: clk})
 	first, err := c.Fetch(t.Context(), f.url, "main", Credentials{}, ListingMaxAge(time.Hour))
 	if err != nil {
 		t.Fatal(err)
@@ -467,13 +469,23 @@ func TestFetchListingMaxAge(t *testing.T) {
 	if fresh := mustFetch(t, c, f.url, "main", Credentials{}); fresh.Revision != third {
 		t.Errorf("Revision without ListingMaxAge = %s, want the new %s", fresh.Revision, third)
 	}
-	time.Sleep(20 * time.Millisecond)
-	aged, err := c.Fetch(t.Context(), f.url, "main", Credentials{}, ListingMaxAge(10*time.Millisecond))
+	// That listing is young for an hour, by the cache's clock.
+	fourth := f.srv.Commit(t, "app", map[string]string{"README.md": "hello again\n"}, "readme back")
+	clk.SetTime(clk.Now().Add(time.Hour - time.Second))
+	young, err := c.Fetch(t.Context(), f.url, "main", Credentials{}, ListingMaxAge(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if aged.Revision != third {
-		t.Errorf("Revision with an old listing = %s, want %s", aged.Revision, third)
+	if young.Revision != third {
+		t.Errorf("Revision with a listing a second short of the maximum age = %s, want the listed %s", young.Revision, third)
+	}
+	clk.SetTime(clk.Now().Add(time.Second))
+	aged, err := c.Fetch(t.Context(), f.url, "main", Credentials{}, ListingMaxAge(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if aged.Revision != fourth {
+		t.Errorf("Revision with a listing of the maximum age = %s, want the new %s", aged.Revision, fourth)
 	}
 }
 

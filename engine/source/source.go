@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // Errors wrapped by Fetch, for callers to test with errors.Is.
@@ -75,6 +77,9 @@ type Options struct {
 	// own disk (including other repositories' cached clones): for local
 	// development and tests only.
 	AllowFile bool
+	// Clock tells a reference listing's age (ListingMaxAge); default the
+	// real clock.
+	Clock clock.PassiveClock
 }
 
 // DefaultOptions returns the options used when none are given.
@@ -94,6 +99,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxFetchBytes <= 0 {
 		o.MaxFetchBytes = DefaultMaxFetchBytes
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
 	}
 	return o
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/webhook"
 )
 
 // storyPoll is how often Story looks at the Applications.
@@ -220,13 +221,13 @@ func short(rev string) string {
 	return rev
 }
 
-// TellDenials wraps the webhook's handler so that the story tells every
-// request it denies: operation, kind, object, user and the rule messages.
-func TellDenials(h admission.Handler, con *Console) admission.Handler {
-	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
-		resp := h.Handle(ctx, req)
-		if resp.Allowed || resp.Result == nil || resp.Result.Code >= 500 {
-			return resp
+// TellDenials wraps the webhook's decisions so that the story tells every
+// request d denies: operation, kind, object, user and the rule messages.
+func TellDenials(d webhook.Decider, con *Console) webhook.Decider {
+	return webhook.DeciderFunc(func(ctx context.Context, req admission.Request) (admission.Response, error) {
+		resp, err := d.Decide(ctx, req)
+		if err != nil || resp.Allowed || resp.Result == nil || resp.Result.Code >= 500 {
+			return resp, err
 		}
 		obj := req.Name
 		if req.Namespace != "" {
@@ -234,6 +235,6 @@ func TellDenials(h admission.Handler, con *Console) admission.Handler {
 		}
 		con.Printf("  %-15s DENIED %s %s %s (%s):\n%s", "webhook", strings.ToLower(string(req.Operation)), req.Kind.Kind, obj,
 			req.UserInfo.Username, indent(resp.Result.Message, "                    "))
-		return resp
+		return resp, nil
 	})
 }

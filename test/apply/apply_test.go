@@ -3,14 +3,17 @@ package apply_test
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/engine/plan"
 )
@@ -88,7 +91,7 @@ func TestApplyWaveThenDiff(t *testing.T) {
 		t.Errorf("results (-want +got):\n%s", diff)
 	}
 	live := get(t, "apps/v1", "Deployment", ns, "web")
-	if id := live.GetAnnotations()[plan.TrackingAnnotation]; id != "shop:apps/Deployment:"+ns+"/web" {
+	if id := live.GetAnnotations()[v1alpha1.AnnotationKeyTrackingID]; id != "shop:apps/Deployment:"+ns+"/web" {
 		t.Errorf("tracking id = %q", id)
 	}
 	for _, e := range live.GetManagedFields() {
@@ -185,13 +188,37 @@ func TestApplyWaveThenDiff(t *testing.T) {
 func TestWaveWaitsForHealth(t *testing.T) {
 	ns := env.Namespace(t)
 	waves := build(t, "shop", decode(t, ns, shopManifests))
+	// waiting is closed once the applier has judged the Deployment still
+	// progressing: the wave is waiting for it.
+	waiting := make(chan struct{})
+	var once sync.Once
+	waiter, err := apply.NewForConfig(rest.CopyConfig(env.Config), apply.Options{
+		WaitTimeout:  30 * time.Second,
+		PollInterval: 100 * time.Millisecond,
+		Health: func(obj *unstructured.Unstructured) (string, string, error) {
+			status, msg, err := testHealth(obj)
+			if obj.GetKind() == "Deployment" && obj.GetName() == "web" && status == apply.HealthProgressing {
+				once.Do(func() { close(waiting) })
+			}
+			return status, msg, err
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var marked atomic.Bool
+	returned := make(chan struct{})
 	rolledOut := whenReady(t, "apps/v1", "Deployment", ns, "web", anyObject, func(u *unstructured.Unstructured) {
-		time.Sleep(500 * time.Millisecond) // the wave must still be waiting
+		select {
+		case <-waiting:
+		case <-returned:
+			return
+		}
 		available(u)
 		marked.Store(true)
 	})
-	res, err := applier.ApplyWave(t.Context(), waves[0], apply.WaveOptions{App: "shop"})
+	res, err := waiter.ApplyWave(t.Context(), waves[0], apply.WaveOptions{App: "shop"})
+	close(returned)
 	if err != nil {
 		t.Fatalf("ApplyWave: %v", err)
 	}

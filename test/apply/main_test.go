@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/engine/plan"
 	"github.com/tollgate-dev/tollgate/test/envtest"
@@ -130,7 +131,7 @@ func build(t *testing.T, app string, objs []*unstructured.Unstructured, appOpts 
 	t.Helper()
 	for _, o := range objs {
 		if o.GetName() != "" {
-			plan.SetTracking(o, app, "")
+			v1alpha1.SetTracking(o, app, "")
 		}
 	}
 	waves, err := plan.Build(objs, appOpts...)

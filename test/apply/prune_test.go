@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/engine/plan"
 )
@@ -100,7 +101,7 @@ func TestPrune(t *testing.T) {
 	owned = append(owned, get(t, "v1", "ConfigMap", ns, "billing"))
 	moved := get(t, "v1", "ConfigMap", ns, "old-1")
 	patched := moved.DeepCopy()
-	plan.SetTracking(patched, other, "")
+	v1alpha1.SetTracking(patched, other, "")
 	if err := env.Client.Patch(t.Context(), patched, client.MergeFrom(moved)); err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ import (
 	wgpolicy "github.com/tollgate-dev/tollgate/api/wgpolicyk8s/v1alpha2"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/test/envtest"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 	"github.com/tollgate-dev/tollgate/webhook"
 	"github.com/tollgate-dev/tollgate/webhook/audit"
 )
@@ -94,8 +95,10 @@ func newScene(t *testing.T) scene {
 		t.Fatal(err)
 	}
 	ns.Labels[excludedLabel] = "true"
-	create(t, &ns, true)
-	create(t, &admissionregistrationv1.ValidatingWebhookConfiguration{
+	if err := env.Client.Update(ctx, &ns); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Create(t, env.Client, &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: s.webhookConfig},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name: "resources.tollgate.test", AdmissionReviewVersions: []string{"v1"},
@@ -108,38 +111,38 @@ func newScene(t *testing.T) scene {
 				Rule:       admissionregistrationv1.Rule{APIGroups: []string{"audit.tollgate.test"}, APIVersions: []string{"v1"}, Resources: []string{"nothing"}},
 			}},
 		}},
-	}, false)
-	create(t, argo("AppProject", s.project, map[string]any{
+	})
+	testutil.Create(t, env.Client, argo("AppProject", s.project, map[string]any{
 		"sourceRepos":  []any{"*"},
 		"destinations": []any{map[string]any{"server": "https://kubernetes.default.svc", "namespace": s.inside}},
-	}), false)
-	create(t, argo("Application", s.app, map[string]any{
+	}))
+	testutil.Create(t, env.Client, argo("Application", s.app, map[string]any{
 		"project":     s.project,
 		"source":      map[string]any{"repoURL": "https://git.example.com/team.git", "path": "apps", "targetRevision": "main"},
 		"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": s.inside},
-	}), false)
+	}))
 	for _, n := range []string{s.inside, s.exempt, s.excluded} {
-		create(t, deployment(n, "web", "nginx:latest"), false)
+		testutil.Create(t, env.Client, testutil.Deployment(n, "web", "nginx:latest"))
 	}
-	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.inside, Name: "plain"}, StringData: map[string]string{"password": "hunter2"}}, false)
+	testutil.Create(t, env.Client, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.inside, Name: "plain"}, StringData: map[string]string{"password": "hunter2"}})
 	rs := &appsv1.ReplicaSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.inside, Name: "web-abc"},
 		Spec: appsv1.ReplicaSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Template: deployment(s.inside, "web", "nginx:1.27.3").Spec.Template,
+			Template: testutil.Deployment(s.inside, "web", "nginx:1.27.3").Spec.Template,
 		},
 	}
-	create(t, rs, false)
+	testutil.Create(t, env.Client, rs)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.inside, Name: "web-abc-1", OwnerReferences: []metav1.OwnerReference{{
 			APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: ptr.To(true),
 		}}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx:latest"}}},
 	}
-	create(t, pod, false)
-	create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.outside, Name: "settings", Annotations: map[string]string{
+	testutil.Create(t, env.Client, pod)
+	testutil.Create(t, env.Client, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.outside, Name: "settings", Annotations: map[string]string{
 		webhook.TrackingIDAnnotation: fmt.Sprintf("%s:/ConfigMap:%s/settings", s.app, s.outside),
-	}}}, false)
+	}}})
 	return s
 }
 
@@ -375,22 +378,6 @@ func results(r *wgpolicy.PolicyReport) []string {
 	return out
 }
 
-// create creates obj (updates it with update), deleting what it created
-// when the test ends.
-func create(t *testing.T, obj client.Object, update bool) {
-	t.Helper()
-	if update {
-		if err := env.Client.Update(t.Context(), obj); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if err := env.Client.Create(t.Context(), obj); err != nil {
-		t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
-	}
-	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
-}
-
 // argo returns an Argo CD object of kind in the Argo CD namespace.
 func argo(kind, name string, spec map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
@@ -398,18 +385,4 @@ func argo(kind, name string, spec map[string]any) *unstructured.Unstructured {
 	u.SetNamespace(argoNS)
 	u.SetName(name)
 	return u
-}
-
-func deployment(ns, name, image string) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: name, Image: image}}},
-			},
-		},
-	}
 }

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/certs"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // TestAuditLoop: two webhook replicas run; only the holder of the Lease
@@ -44,7 +45,7 @@ func TestAuditLoop(t *testing.T) {
 		}
 	}
 	ns := s.inside + "-tollgate" // the replicas' namespace, for their Lease
-	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, false)
+	testutil.Create(t, env.Client, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 
 	replicas := map[string]*replica{}
 	for _, name := range []string{"a", "b"} {
@@ -61,7 +62,7 @@ func TestAuditLoop(t *testing.T) {
 		return *l.Spec.HolderIdentity
 	}
 	var leader, follower, identity string
-	eventually(t, "one replica holds the audit Lease and has audited twice", func() (bool, string) {
+	testutil.Eventually(t, "one replica holds the audit Lease and has audited twice", func() (bool, string) {
 		identity = holder()
 		switch a, b := runs("a"), runs("b"); {
 		case a >= 2 && b == 0:
@@ -81,7 +82,7 @@ func TestAuditLoop(t *testing.T) {
 	}
 
 	replicas[leader].stop(t)
-	eventually(t, "the other replica takes the Lease and audits", func() (bool, string) {
+	testutil.Eventually(t, "the other replica takes the Lease and audits", func() (bool, string) {
 		h := holder()
 		return h != "" && h != identity && runs(follower) >= 1, fmt.Sprintf("Lease holder %q, runs of %s %v", h, follower, runs(follower))
 	})
@@ -97,7 +98,7 @@ type replica struct {
 // it is killed when the test ends.
 func startReplica(t *testing.T, name, dir string, args ...string) *replica {
 	t.Helper()
-	metrics, port := freeAddr(t), freeAddr(t)
+	metrics, port := testutil.FreeAddr(t), testutil.FreeAddr(t)
 	_, p, _ := net.SplitHostPort(port)
 	logf, err := os.Create(filepath.Join(dir, name+".log"))
 	if err != nil {
@@ -157,31 +158,4 @@ func (r *replica) metric(t *testing.T, series string) float64 {
 		}
 	}
 	return 0
-}
-
-// freeAddr returns a free loopback address.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// eventually polls cond for up to a minute.
-func eventually(t *testing.T, desc string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s: %s", desc, why)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }

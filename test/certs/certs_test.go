@@ -22,10 +22,12 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	testingclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/certs"
 	"github.com/tollgate-dev/tollgate/test/envtest"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 var env *envtest.Env
@@ -42,30 +44,9 @@ const (
 	year = 365 * day
 )
 
-// clock is an injectable clock safe for concurrent use.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Now().UTC().Truncate(time.Second)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
+// newClock returns a fake clock at the current second.
+func newClock() *testingclock.FakeClock {
+	return testingclock.NewFakeClock(time.Now().UTC().Truncate(time.Second))
 }
 
 // fixture is one test's namespace and webhook configuration.
@@ -115,7 +96,7 @@ func newFixture(t *testing.T) fixture {
 	return f
 }
 
-func (f fixture) options(clk *clock) certs.Options {
+func (f fixture) options(clk *testingclock.FakeClock) certs.Options {
 	return certs.Options{
 		Namespace:         f.ns,
 		ServiceName:       "tollgate-webhook",
@@ -271,7 +252,7 @@ func TestRestartedManagerReusesSecret(t *testing.T) {
 	rv := f.secret(t).ResourceVersion
 	_, vwcRV := f.webhookBundles(t)
 
-	clk.Add(30 * day)
+	clk.Step(30 * day)
 	restarted := ensure(t, certs.NewManager(newClient(t), f.options(clk)))
 	if restarted.Leaf.SerialNumber.Cmp(first.Leaf.SerialNumber) != 0 {
 		t.Errorf("restarted manager serves serial %s, want %s", restarted.Leaf.SerialNumber, first.Leaf.SerialNumber)
@@ -336,7 +317,7 @@ func TestConcurrentEnsure(t *testing.T) {
 	}
 	caBefore := string(f.secret(t).Data[certs.SecretKeyCACert])
 
-	clk.Add(9 * 30 * day)
+	clk.Step(9 * 30 * day)
 	renewed := race()
 	if renewed == created {
 		t.Errorf("serving certificate not renewed in its last third")
@@ -362,7 +343,7 @@ func TestRotationKeepsPreviousCA(t *testing.T) {
 	ca1 := parseBundle(t, f.secret(t).Data[certs.SecretKeyCACert])
 
 	// Serving certificate in its last third: renewed by the same CA.
-	clk.Add(9 * 30 * day)
+	clk.Step(9 * 30 * day)
 	second := ensure(t, m)
 	if second.Leaf.SerialNumber.Cmp(first.Leaf.SerialNumber) == 0 {
 		t.Errorf("serving certificate not renewed")
@@ -373,7 +354,7 @@ func TestRotationKeepsPreviousCA(t *testing.T) {
 
 	// CA in its last third: a new CA goes first, the old one stays, and the
 	// serving certificate still verifies for API servers with the old bundle.
-	clk.Set(start.Add(7 * year))
+	clk.SetTime(start.Add(7 * year))
 	third := ensure(t, m)
 	bundle := parseBundle(t, f.secret(t).Data[certs.SecretKeyCACert])
 	if len(bundle) != 2 || !bundle[1].Equal(ca1[0]) || bundle[0].Equal(ca1[0]) {
@@ -386,14 +367,14 @@ func TestRotationKeepsPreviousCA(t *testing.T) {
 	ca2 := bundle[0]
 
 	// The next serving certificate comes from the new CA.
-	clk.Add(9 * 30 * day)
+	clk.Step(9 * 30 * day)
 	fourth := ensure(t, m)
 	if err := verifyServing(fourth.Leaf, f.ns, poolOf(ca2), clk.Now()); err != nil {
 		t.Errorf("serving certificate after CA rotation is not from the new CA: %v", err)
 	}
 
 	// Once the old CA expires it leaves the bundle.
-	clk.Set(start.Add(10*year + day))
+	clk.SetTime(start.Add(10*year + day))
 	ensure(t, m)
 	if diff := cmp.Diff(serials([]*x509.Certificate{ca2}), serials(parseBundle(t, f.secret(t).Data[certs.SecretKeyCACert]))); diff != "" {
 		t.Errorf("bundle after the old CA expired (-want +got):\n%s", diff)
@@ -418,7 +399,7 @@ func TestStartFollowsAnotherReplica(t *testing.T) {
 	}()
 	waitFor(t, "the follower to be ready", follower.Ready)
 
-	clk.Add(9 * 30 * day)
+	clk.Step(9 * 30 * day)
 	rotated := ensure(t, certs.NewManager(newClient(t), f.options(clk)))
 	rv := f.secret(t).ResourceVersion
 	waitFor(t, "the follower to serve the other replica's certificate", func() bool {
@@ -430,15 +411,10 @@ func TestStartFollowsAnotherReplica(t *testing.T) {
 	}
 }
 
+// waitFor waits until cond holds, checking every 20ms for up to 30s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Poll{Timeout: 30 * time.Second, Interval: 20 * time.Millisecond}.Eventually(t, what, func() (bool, string) { return cond(), "" })
 }
 
 // TestTLSRoundTripDuringRotation serves HTTPS with the manager's certificate
@@ -461,7 +437,7 @@ func TestTLSRoundTripDuringRotation(t *testing.T) {
 	tr.settle(t)
 	for range 14 { // 14 x 270 days: past the first CA's expiry
 		previous := tr.trusted.Load()
-		clk.Add(270 * day)
+		clk.Step(270 * day)
 		tr.settle(t)
 		ensure(t, m)
 		tr.trusted.Store(previous) // the API server has not seen the new caBundle yet
@@ -507,7 +483,7 @@ func serveTLS(t *testing.T, m *certs.Manager) string {
 // trusting the pool in trusted, until stopped or maxRequests.
 type traffic struct {
 	url, serverName string
-	clk             *clock
+	clk             *testingclock.FakeClock
 	trusted         atomic.Pointer[x509.CertPool]
 
 	done, failed atomic.Int64
@@ -521,7 +497,7 @@ type traffic struct {
 
 const maxRequests = 5000
 
-func startTraffic(t *testing.T, url, serverName string, clk *clock, trusted *x509.CertPool) *traffic {
+func startTraffic(t *testing.T, url, serverName string, clk *testingclock.FakeClock, trusted *x509.CertPool) *traffic {
 	t.Helper()
 	tr := &traffic{url: url, serverName: serverName, clk: clk, finished: make(chan struct{}), seen: map[string]bool{}}
 	tr.trusted.Store(trusted)

@@ -26,6 +26,7 @@ import (
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/test/envtest"
 	"github.com/tollgate-dev/tollgate/test/gitserver"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // timeout bounds every wait for the engine: a few resyncs plus a slow
@@ -35,41 +36,22 @@ const timeout = 60 * time.Second
 // inCluster is the in-cluster destination server.
 const inCluster = "https://kubernetes.default.svc"
 
-// eventually polls cond until it holds or timeout passes, then fails the
-// test with desc and cond's last explanation. It is the only way tests wait:
-// never a bare sleep used as an assertion.
+// poll is how the tests wait for the engine: a few resyncs plus a slow
+// machine, checked every 200ms.
+var poll = testutil.Poll{Timeout: timeout, Interval: 200 * time.Millisecond}
+
+// eventually waits until cond holds (poll.Eventually). It is the only way
+// tests wait: never a bare sleep used as an assertion.
 func eventually(t *testing.T, desc string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		last = why
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, desc, last)
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatalf("test ended while waiting for %s", desc)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	poll.Eventually(t, desc, cond)
 }
 
 // consistently checks that cond holds over d (a number of resyncs), failing
-// at the first time it does not.
+// at the first time it does not (poll.Consistently).
 func consistently(t *testing.T, desc string, d time.Duration, cond func() (bool, string)) {
 	t.Helper()
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
-		if ok, why := cond(); !ok {
-			t.Fatalf("%s no longer holds: %s", desc, why)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	poll.Consistently(t, desc, d, cond)
 }
 
 // fixture is one test's world: a destination namespace, a Git server with

@@ -246,7 +246,7 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	case strictNS:
 		opts.Resync = strictResync
 	case trackingNS:
-		opts.TrackingMethod = policies.TrackingAnnotationAndLabel
+		opts.TrackingMethod = v1alpha1.TrackingMethodAnnotationAndLabel
 	}
 	opts.WebhookSecret = webhookSecret
 	opts.ApplicationSetNamespaces = appSetNamespaces

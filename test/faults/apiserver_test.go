@@ -52,14 +52,16 @@ func TestAPIServerStoppedMidWave(t *testing.T) {
 					}
 				}
 			}
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // the observer's poll interval
 		}
 	}()
 
 	if err := env.StopAPIServer(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(10 * time.Second) // past the renew deadline (4s) and the lease (6s)
+	// The outage under test, not a wait for anything: past the renew
+	// deadline (4s) and the lease (6s).
+	time.Sleep(10 * time.Second)
 	if err := env.StartAPIServer(); err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +69,12 @@ func TestAPIServerStoppedMidWave(t *testing.T) {
 		m := r.metric("tollgate_engine_shard_members")
 		return m == 1, fmt.Sprintf("members: %v", m)
 	})
-	time.Sleep(3 * time.Second) // a few passes with the API server back, wave 0 still unhealthy
-	var cm corev1.ConfigMap
-	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name + "-settings"}, &cm); !apierrors.IsNotFound(err) {
-		t.Fatalf("wave 1 applied before wave 0 was healthy: %v", err)
-	}
+	// A few passes with the API server back, wave 0 still unhealthy.
+	poll.Consistently(t, "wave 1 not applied while wave 0 is unhealthy", 3*time.Second, func() (bool, string) {
+		var cm corev1.ConfigMap
+		err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name + "-settings"}, &cm)
+		return apierrors.IsNotFound(err), fmt.Sprintf("get ConfigMap %s-settings: %v", name, err)
+	})
 
 	markedAt.Store(time.Now().UnixNano())
 	go markAvailable(ctx, ns, name)

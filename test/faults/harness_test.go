@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -41,6 +40,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/test/envtest"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // argoNS is the control-plane namespace the replicas reconcile; podNS is
@@ -237,7 +237,7 @@ type replicaOptions struct {
 // Applications of argoNS by Leases in podNS.
 func startReplica(t *testing.T, name string, o replicaOptions) *replica {
 	t.Helper()
-	r := &replica{name: name, api: newAPIProxy(t), metrics: freeAddr(t), exited: make(chan struct{})}
+	r := &replica{name: name, api: newAPIProxy(t), metrics: testutil.FreeAddr(t), exited: make(chan struct{})}
 	logPath := filepath.Join(t.TempDir(), name+".log")
 	r.logPath = logPath
 	var err error
@@ -326,16 +326,6 @@ func (r *replica) metric(name string) float64 {
 	return -1
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 func tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
@@ -347,24 +337,13 @@ func tail(s string, n int) string {
 // timeout bounds every wait.
 const timeout = 90 * time.Second
 
-// eventually polls cond until it holds or timeout passes.
+// poll is how the tests wait for the replicas.
+var poll = testutil.Poll{Timeout: timeout, Interval: 200 * time.Millisecond}
+
+// eventually waits until cond holds (poll.Eventually).
 func eventually(t *testing.T, desc string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, desc, why)
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatalf("test ended while waiting for %s", desc)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	poll.Eventually(t, desc, cond)
 }
 
 // markAvailable marks the Deployments of ns whose name starts with one of

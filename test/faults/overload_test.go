@@ -47,10 +47,10 @@ func TestAPIServerErrorsBackOff(t *testing.T) {
 
 	next := git.Commit(t, "config", filesOf(names, configMapFiles("v2")), "v2")
 	r.api.fail(http.StatusTooManyRequests)
-	time.Sleep(phase)
+	time.Sleep(phase) // the phase of refusals under test, not a wait for anything
 	throttled := r.api.heal()
 	r.api.fail(http.StatusInternalServerError)
-	time.Sleep(phase)
+	time.Sleep(phase) // as above
 	failed := r.api.heal()
 	t.Logf("requests refused: %d with 429 and %d with 500, in %s each, for %d Applications", throttled, failed, phase, len(names))
 	// The budget: per Application, a reconcile every resync plus

@@ -16,6 +16,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/engine/shard"
 	"github.com/tollgate-dev/tollgate/test/gitserver"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // appCount Applications share the two replicas.
@@ -106,10 +107,14 @@ func TestReplicasShareAndSurviveEachOther(t *testing.T) {
 			ownedByA = append(ownedByA, name)
 		}
 	}
-	time.Sleep(2 * resync) // replica-b's passes over its share, while replica-a runs their syncs
-	if got := b.api.appliesTo("/namespaces/" + ns + "/"); len(got) > 0 {
-		t.Fatalf("replica-b applied %s while replica-a ran the operation (fenced)", got[0].path)
+	// replica-b's passes over its share, while replica-a runs their syncs.
+	nothingFromB := func() (bool, string) {
+		if got := b.api.appliesTo("/namespaces/" + ns + "/"); len(got) > 0 {
+			return false, "replica-b applied " + got[0].path
+		}
+		return true, ""
 	}
+	poll.Consistently(t, "replica-b applying nothing while replica-a runs the operations (fenced)", 2*resync, nothingFromB)
 	// replica-a finishes the syncs of replica-b's share: replica-b starts
 	// none of them meanwhile, and has nothing to apply after.
 	ctx, cancel := context.WithCancel(t.Context())
@@ -122,10 +127,7 @@ func TestReplicasShareAndSurviveEachOther(t *testing.T) {
 				app.Annotations[engine.AnnotationOperationReplica] == ""
 		})
 	})
-	time.Sleep(resync)
-	if got := b.api.appliesTo("/namespaces/" + ns + "/"); len(got) > 0 {
-		t.Errorf("replica-b applied %s, which replica-a synced", got[0].path)
-	}
+	poll.Consistently(t, "replica-b applying nothing of what replica-a synced", resync, nothingFromB)
 
 	// 3. replica-a dies in the middle of the other syncs.
 	if err := checkRunningOn(t, ownedByA, "replica-a"); err != nil {
@@ -178,7 +180,7 @@ func repository(t *testing.T, names []string, files func(name string) map[string
 	ns = env.Namespace(t)
 	git = gitserver.New(t)
 	repoURL = git.CreateRepo(t, "config", filesOf(names, files))
-	create(t, &v1alpha1.AppProject{
+	testutil.Create(t, env.Client, &v1alpha1.AppProject{
 		ObjectMeta: metav1.ObjectMeta{Name: ns, Namespace: argoNS},
 		Spec: v1alpha1.AppProjectSpec{
 			SourceRepos:  []string{repoURL},
@@ -193,7 +195,7 @@ func repository(t *testing.T, names []string, files func(name string) map[string
 func applications(t *testing.T, ns, repoURL string, names []string) {
 	t.Helper()
 	for _, name := range names {
-		create(t, &v1alpha1.Application{
+		testutil.Create(t, env.Client, &v1alpha1.Application{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: argoNS},
 			Spec: v1alpha1.ApplicationSpec{
 				Project:     ns,
@@ -288,17 +290,4 @@ func leaseGone(t *testing.T, member string) (bool, string) {
 		return true, ""
 	}
 	return false, fmt.Sprintf("Lease %s: %v (renewed %v)", member, err, l.Spec.RenewTime)
-}
-
-// create creates obj and deletes it when the test ends.
-func create(t *testing.T, obj client.Object) {
-	t.Helper()
-	if err := env.Client.Create(t.Context(), obj); err != nil {
-		t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = env.Client.Delete(ctx, obj)
-	})
 }

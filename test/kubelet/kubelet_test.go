@@ -22,13 +22,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/internal/devstack/kubelet"
 	"github.com/tollgate-dev/tollgate/test/envtest"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 var env *envtest.Env
@@ -72,19 +72,16 @@ func fastOptions() kubelet.Options {
 	return opts
 }
 
-// eventually polls cond until it holds or timeout passes, then fails the
-// test with desc and cond's last explanation.
+// poll is how the tests wait for the kubelet.
+var poll = testutil.Poll{Timeout: timeout, Interval: 100 * time.Millisecond}
+
+// eventually waits until cond holds (poll.Eventually), giving it a context
+// that ends with the wait.
 func eventually(t *testing.T, desc string, cond func(ctx context.Context) (bool, string)) {
 	t.Helper()
-	last := ""
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		ok, why := cond(ctx)
-		last = why
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v; last state: %s", desc, err, last)
-	}
+	ctx, cancel := context.WithTimeout(t.Context(), poll.Timeout)
+	defer cancel()
+	poll.Eventually(t, desc, func() (bool, string) { return cond(ctx) })
 }
 
 // waitPod polls the Pod ns/name until cond accepts it and returns it.
@@ -112,11 +109,10 @@ func newPod(ns, name string, restart corev1.RestartPolicy) *corev1.Pod {
 	}
 }
 
+// create creates obj, deleting it when the test ends.
 func create(t *testing.T, obj client.Object) {
 	t.Helper()
-	if err := env.Client.Create(t.Context(), obj); err != nil {
-		t.Fatalf("create %s: %v", obj.GetName(), err)
-	}
+	testutil.Create(t, env.Client, obj)
 }
 
 // conditions maps condition types to "Status" or "Status/Reason".

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/internal/devstack/gitrepo"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // TestRemoteDiffStaysInProject: the diff of an Application on a registered
@@ -154,15 +155,13 @@ func TestRemoteDiffStaysInProject(t *testing.T) {
 // ends (an Application without its finalizers).
 func create(t *testing.T, obj client.Object) {
 	t.Helper()
-	if err := admin.Create(t.Context(), obj); err != nil {
-		t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if app, ok := obj.(*v1alpha1.Application); ok {
+	testutil.Create(t, admin, obj)
+	if app, ok := obj.(*v1alpha1.Application); ok {
+		// Runs before testutil.Create's deletion: cleanups run last first.
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 10*time.Second)
+			defer cancel()
 			_ = admin.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
-		}
-		_ = admin.Delete(ctx, obj)
-	})
+		})
+	}
 }

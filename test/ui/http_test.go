@@ -338,7 +338,8 @@ func TestEventsFollowRBAC(t *testing.T) {
 		}()
 		streams[user] = lines
 	}
-	time.Sleep(500 * time.Millisecond) // both subscribed
+	// Both streams are subscribed: the server subscribes a stream before
+	// it sends the headers read above.
 	label := "ui-test-" + time.Now().Format("150405.000")
 	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: argoNS, Name: "guestbook-prod"}}
 	if err := admin.Patch(t.Context(), app, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"ui-test":"`+strings.ReplaceAll(label, ".", "")+`"}}}`))); err != nil {

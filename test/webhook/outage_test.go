@@ -78,7 +78,16 @@ func TestWebhookKilledUnderLoad(t *testing.T) {
 		stopLoad()
 		wg.Wait()
 	}()
-	time.Sleep(time.Second)
+	// loadWrites waits until the load has written n more objects.
+	loadWrites := func(when string, n int64) {
+		t.Helper()
+		from := writes.Load()
+		poll.Eventually(t, fmt.Sprintf("%d writes of the load %s", n, when), func() (bool, string) {
+			done := writes.Load() - from
+			return done >= n, fmt.Sprintf("%d writes", done)
+		})
+	}
+	loadWrites("with the webhook up", 20)
 
 	stopWebhook()
 	downAt := time.Now()
@@ -104,7 +113,7 @@ func TestWebhookKilledUnderLoad(t *testing.T) {
 				t.Errorf("Application create while the webhook is down: %v, want a failed webhook call", err)
 			}
 			refusals.Add(1)
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond) // the client's retry interval
 		}
 	}()
 
@@ -125,7 +134,11 @@ func TestWebhookKilledUnderLoad(t *testing.T) {
 		}
 		defer func() { _ = env.Client.Delete(context.WithoutCancel(ctx), obj) }()
 	}
-	time.Sleep(3 * time.Second)
+	// The outage: the Application refused a few times, the load going on.
+	poll.Eventually(t, "the Application to be refused three times", func() (bool, string) {
+		return refusals.Load() >= 3, fmt.Sprintf("%d refusals", refusals.Load())
+	})
+	loadWrites("with the webhook down", 20)
 	select {
 	case at := <-created:
 		t.Fatalf("the Application was admitted at %s, while the webhook was down (since %s)", at, downAt)
@@ -147,7 +160,7 @@ func TestWebhookKilledUnderLoad(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the Application was not admitted within 30s of the webhook's return")
 	}
-	time.Sleep(time.Second)
+	loadWrites("with the webhook up again", 20)
 	stopLoad()
 	wg.Wait()
 	t.Logf("load: %d writes of Deployments and Secrets, %d failed, across %s of outage", writes.Load(), failed.Load(), upAt.Sub(downAt).Round(time.Millisecond))

@@ -18,12 +18,12 @@ import (
 
 	"github.com/go-logr/logr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -36,6 +36,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/controlplane"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/test/envtest"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 	"github.com/tollgate-dev/tollgate/webhook"
 )
 
@@ -195,13 +196,11 @@ func setup(ctx context.Context, e *envtest.Env) error {
 				fmt.Fprintln(os.Stderr, "webhook test: webhook server:", err)
 			}
 		}()
-		deadline := time.Now().Add(30 * time.Second)
-		for srv.StartedChecker()(nil) != nil {
-			if time.Now().After(deadline) {
-				stop()
-				return nil, errors.New("webhook server did not start")
-			}
-			time.Sleep(100 * time.Millisecond)
+		started := func(context.Context) (bool, error) { return srv.StartedChecker()(nil) == nil, nil }
+		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, started); err != nil {
+			stop()
+			<-done
+			return nil, fmt.Errorf("webhook server did not start: %w", err)
 		}
 		return func() { stop(); <-done }, nil
 	}
@@ -230,12 +229,12 @@ type recorder struct {
 }
 
 // wrap returns h recording each request before handling it.
-func (r *recorder) wrap(h admission.Handler) admission.Handler {
-	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+func (r *recorder) wrap(h webhook.Decider) webhook.Decider {
+	return webhook.DeciderFunc(func(ctx context.Context, req admission.Request) (admission.Response, error) {
 		r.mu.Lock()
 		r.seen = append(r.seen, reviewKey(req.Kind.Group, req.Kind.Kind, req.SubResource, req.Namespace, req.Name))
 		r.mu.Unlock()
-		return h.Handle(ctx, req)
+		return h.Decide(ctx, req)
 	})
 }
 
@@ -337,19 +336,8 @@ func newServiceAccountUser(t *testing.T, ns, sa string) user {
 
 // --- objects -----------------------------------------------------------------
 
-func deployment(ns, name, image string) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image}}},
-			},
-		},
-	}
-}
+// deployment is testutil.Deployment: ns/name running image.
+var deployment = testutil.Deployment
 
 // application returns an Application in argocd with the resources
 // finalizer, deploying into destNS.
@@ -424,26 +412,19 @@ func wantWarning(t *testing.T, got []string, prefix string) {
 	t.Fatalf("warnings %q, want one starting with %q", got, prefix)
 }
 
-// eventually polls cond for up to 20 seconds.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+// poll is how the tests wait for the webhook's cache and the load.
+var poll = testutil.Poll{Timeout: 20 * time.Second, Interval: 50 * time.Millisecond}
 
 // waitCached waits until the webhook's cache holds obj.
 func waitCached(t *testing.T, obj *unstructured.Unstructured) {
 	t.Helper()
-	eventually(t, "the cache to hold "+obj.GetKind()+" "+obj.GetName(), func() bool {
+	poll.Eventually(t, "the cache to hold "+obj.GetKind()+" "+obj.GetName(), func() (bool, string) {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(obj.GroupVersionKind())
-		return reader.Get(context.Background(), client.ObjectKeyFromObject(obj), u) == nil &&
-			u.GetResourceVersion() == obj.GetResourceVersion()
+		if err := reader.Get(t.Context(), client.ObjectKeyFromObject(obj), u); err != nil {
+			return false, err.Error()
+		}
+		return u.GetResourceVersion() == obj.GetResourceVersion(), "cached resourceVersion " + u.GetResourceVersion() + ", want " + obj.GetResourceVersion()
 	})
 }
 

@@ -29,8 +29,8 @@ const (
 type Loop struct {
 	Auditor  *Auditor
 	Interval time.Duration
-	// Lock is the Lease the auditing replica holds (NewLock); nil audits
-	// without one.
+	// Lock is the Lease the auditing replica holds (tollgate webhook makes
+	// it with resourcelock.NewFromKubeconfig); nil audits without one.
 	Lock resourcelock.Interface
 	// Ready, when set, is waited for before the first run (the webhook's
 	// caches of Applications and AppProjects).
