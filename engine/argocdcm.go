@@ -2,18 +2,14 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/go-logr/logr"
+	"github.com/tollgate-dev/tollgate/engine/argocd"
 )
 
 // ArgoCDConfigMap is the name of Argo CD's settings ConfigMap in the
@@ -27,7 +23,7 @@ const ArgoCDConfigMap = "argocd-cm"
 // read is done.
 func WatchArgoCDConfigMap(ctx context.Context, cfg *rest.Config, namespace string, apply func(map[string]string) error) error {
 	log := logr.FromContextOrDiscard(ctx).WithValues("configmap", namespace+"/"+ArgoCDConfigMap)
-	return watchNamed(ctx, cfg, "configmaps", namespace, ArgoCDConfigMap, &corev1.ConfigMap{}, func(obj runtime.Object) {
+	return argocd.WatchNamed(ctx, cfg, "configmaps", namespace, ArgoCDConfigMap, &corev1.ConfigMap{}, func(obj runtime.Object) {
 		var data map[string]string
 		if cm, ok := obj.(*corev1.ConfigMap); ok {
 			data = cm.Data
@@ -38,32 +34,6 @@ func WatchArgoCDConfigMap(ctx context.Context, cfg *rest.Config, namespace strin
 		}
 		log.V(1).Info("argocd-cm settings applied")
 	})
-}
-
-// watchNamed calls update with the object name of resource (a core
-// resource such as configmaps or secrets, of obj's type) in namespace when
-// it starts and on every change until ctx ends (nil when there is none or
-// it is deleted). It returns once the first read is done.
-func watchNamed(ctx context.Context, cfg *rest.Config, resource, namespace, name string, obj runtime.Object, update func(runtime.Object)) error {
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("watch %s %s: %w", resource, name, err)
-	}
-	lw := toolscache.NewListWatchFromClient(cs.CoreV1().RESTClient(), resource, namespace,
-		fields.OneTermEqualSelector(metav1.ObjectNameField, name))
-	inf := toolscache.NewSharedIndexInformer(lw, obj, 0, toolscache.Indexers{})
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { update(o.(runtime.Object)) },
-		UpdateFunc: func(_, o any) { update(o.(runtime.Object)) },
-		DeleteFunc: func(any) { update(nil) },
-	}); err != nil {
-		return fmt.Errorf("watch %s %s: %w", resource, name, err)
-	}
-	go inf.Run(ctx.Done())
-	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return fmt.Errorf("watch %s %s: %w", resource, name, ctx.Err())
-	}
-	return nil
 }
 
 // ApplyArgoCDConfigMap applies the Settings of argocd-cm's data (nil:

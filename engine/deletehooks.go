@@ -87,8 +87,8 @@ func (r *Reconciler) runDeleteHooks(ctx context.Context, app *v1alpha1.Applicati
 	if err != nil {
 		return err
 	}
-	if !v.allowed() {
-		return errors.New(refusedByPolicy + ", nothing was applied:\n" + v.message())
+	if !v.Allowed() {
+		return errors.New(refusedByPolicy + ", nothing was applied:\n" + v.Message())
 	}
 	waves, err := plan.Build(hooks, appSyncOptions(app)...)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/argocd"
 	"github.com/tollgate-dev/tollgate/engine/authority"
 )
 
@@ -30,7 +31,7 @@ const (
 	// InClusterName is the name of the cluster the controller runs in.
 	InClusterName = "in-cluster"
 	// SecretTypeLabel labels Argo CD's repository and cluster Secrets.
-	SecretTypeLabel = "argocd.argoproj.io/secret-type"
+	SecretTypeLabel = argocd.SecretTypeLabel
 	// SecretTypeCluster is the SecretTypeLabel value of a cluster Secret:
 	// keys name, server and config (JSON).
 	SecretTypeCluster = "cluster"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -61,12 +62,12 @@ func TestRequeueJitter(t *testing.T) {
 }
 
 func TestVerdictMessage(t *testing.T) {
-	v := verdict{denied: []policies.Violation{
+	v := authority.Verdict{Denied: []policies.Violation{
 		{Rule: "no-latest-tag", Message: "image web:latest is not pinned", Object: policies.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}},
 		{Rule: "project-resource-denied", Message: "ClusterRole is not allowed", Object: policies.ObjectRef{Kind: "ClusterRole", Name: "admin"}},
 	}}
 	want := "[no-latest-tag] Deployment/shop/web: image web:latest is not pinned\n[project-resource-denied] ClusterRole/admin: ClusterRole is not allowed"
-	if got := v.message(); got != want {
+	if got := v.Message(); got != want {
 		t.Errorf("message:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/argocd"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/policies"
@@ -80,13 +81,13 @@ func HistoryCommits(ctx context.Context, c client.Reader, namespace string, comm
 				continue
 			}
 			if !listed {
-				if secrets, err = listArgoSecrets(ctx, c, namespace); err != nil {
+				if secrets, err = argocd.ListSecrets(ctx, c, namespace); err != nil {
 					return out, err
 				}
 				listed = true
 			}
-			if knownHosts == nil && isSSH(s.RepoURL) {
-				if knownHosts, err = readKnownHosts(ctx, c, namespace); err != nil {
+			if knownHosts == nil && argocd.IsSSH(s.RepoURL) {
+				if knownHosts, err = argocd.ReadKnownHosts(ctx, c, namespace); err != nil {
 					return out, err
 				}
 			}

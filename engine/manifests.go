@@ -2,24 +2,16 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tollgate-dev/tollgate/engine/argocd"
 	"github.com/tollgate-dev/tollgate/engine/chart"
 	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
-)
-
-// knownHostsConfigMap and knownHostsKey hold Argo CD's SSH known hosts.
-const (
-	knownHostsConfigMap = "argocd-ssh-known-hosts-cm"
-	knownHostsKey       = "ssh_known_hosts"
 )
 
 // manifestRequest is the request for the manifests of the Application of
@@ -36,7 +28,7 @@ const (
 // without a project, none.
 func (r *Reconciler) manifestRequest(ctx context.Context, tg *target, listingMaxAge time.Duration) (*reposerver.Request, error) {
 	req := &reposerver.Request{
-		AppName: render.InstanceName(tg.app.Name, tg.app.Namespace, r.opts.Namespace), Namespace: tg.app.Spec.Destination.Namespace, Project: projectOf(tg.app),
+		AppName: render.InstanceName(tg.app.Name, tg.app.Namespace, r.opts.Namespace), Namespace: tg.app.Spec.Destination.Namespace, Project: tg.app.ProjectName(),
 		MultipleSources: tg.app.Spec.HasMultipleSources(), ListingMaxAge: listingMaxAge, NoCache: tg.hard,
 	}
 	if tg.cluster != nil {
@@ -45,10 +37,10 @@ func (r *Reconciler) manifestRequest(ctx context.Context, tg *target, listingMax
 			return nil, err
 		}
 	}
-	project := projectOf(tg.app)
+	project := tg.app.ProjectName()
 	var knownHosts []byte
 	for _, s := range tg.sources {
-		if knownHosts == nil && isSSH(s.RepoURL) {
+		if knownHosts == nil && argocd.IsSSH(s.RepoURL) {
 			kh, err := r.knownHosts(ctx)
 			if err != nil {
 				return nil, err
@@ -105,41 +97,14 @@ func helmRepositories(secrets []corev1.Secret, project string) []chart.Repositor
 	return out
 }
 
-// isSSH reports whether a repository URL uses SSH.
-func isSSH(u string) bool {
-	return strings.HasPrefix(source.NormalizeURL(u), "ssh://")
-}
-
 // knownHosts reads Argo CD's known hosts ConfigMap; a missing ConfigMap is
 // no known hosts.
 func (r *Reconciler) knownHosts(ctx context.Context) ([]byte, error) {
-	return readKnownHosts(ctx, r.apiReader, r.opts.Namespace)
-}
-
-// readKnownHosts reads the known hosts ConfigMap of namespace.
-func readKnownHosts(ctx context.Context, reader client.Reader, namespace string) ([]byte, error) {
-	var cm corev1.ConfigMap
-	err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: knownHostsConfigMap}, &cm)
-	switch {
-	case apierrors.IsNotFound(err):
-		return []byte{}, nil
-	case err != nil:
-		return nil, fmt.Errorf("read configmap %s: %w", knownHostsConfigMap, err)
-	}
-	return []byte(cm.Data[knownHostsKey]), nil
+	return argocd.ReadKnownHosts(ctx, r.apiReader, r.opts.Namespace)
 }
 
 // argoSecrets lists the Argo CD Secrets (repository, repo-creds, cluster)
 // of the control-plane namespace from the cache.
 func (r *Reconciler) argoSecrets(ctx context.Context) ([]corev1.Secret, error) {
-	return listArgoSecrets(ctx, r.client, r.opts.Namespace)
-}
-
-// listArgoSecrets lists the Argo CD Secrets of namespace.
-func listArgoSecrets(ctx context.Context, c client.Reader, namespace string) ([]corev1.Secret, error) {
-	var list corev1.SecretList
-	if err := c.List(ctx, &list, client.InNamespace(namespace), client.HasLabels{SecretTypeLabel}); err != nil {
-		return nil, fmt.Errorf("list argo cd secrets: %w", err)
-	}
-	return list.Items, nil
+	return argocd.ListSecrets(ctx, r.client, r.opts.Namespace)
 }

@@ -106,8 +106,8 @@ func NewMetrics() *Metrics {
 	}
 }
 
-// notification counts one notification's outcome.
-func (m *Metrics) notification(service string, err error) {
+// Notification counts one notification's outcome.
+func (m *Metrics) Notification(service string, err error) {
 	result := "sent"
 	switch {
 	case errors.Is(err, notify.ErrQueueFull):

@@ -72,13 +72,13 @@ func (r *Reconciler) judgeBeforeFetch(ctx context.Context, p *pass, tg *target) 
 	if err != nil {
 		return false, err
 	}
-	if v.allowed() || (tg.op == nil && !v.denies(ruleSourceDenied)) {
+	if v.Allowed() || (tg.op == nil && !v.Denies(ruleSourceDenied)) {
 		if id != "" {
 			r.rememberAllowed(p.key, id)
 		}
 		return true, nil
 	}
-	ctrl.LoggerFrom(ctx).Info("Refused by policy before fetching", "operation", tg.op != nil, "denials", len(v.denied))
+	ctrl.LoggerFrom(ctx).Info("Refused by policy before fetching", "operation", tg.op != nil, "denials", len(v.Denied))
 	r.deny(p, v, nil)
 	r.forget(p.key)
 	return false, nil

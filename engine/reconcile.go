@@ -678,7 +678,7 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 	if err != nil {
 		return nil, false, err
 	}
-	if !v.allowed() {
+	if !v.Allowed() {
 		r.deny(p, v, state.revisions)
 		return nil, false, nil
 	}
@@ -791,7 +791,7 @@ func (r *Reconciler) recordComparison(p *pass, cmp *comparison, state *desired, 
 // refused as project-not-found is not retried for that revision.
 func (r *Reconciler) project(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
 	var p v1alpha1.AppProject
-	key := client.ObjectKey{Namespace: r.opts.Namespace, Name: projectOf(app)}
+	key := client.ObjectKey{Namespace: r.opts.Namespace, Name: app.ProjectName()}
 	err := r.client.Get(ctx, key, &p, client.UnsafeDisableDeepCopy)
 	if apierrors.IsNotFound(err) {
 		err = r.apiReader.Get(ctx, key, &p)
@@ -800,7 +800,7 @@ func (r *Reconciler) project(ctx context.Context, app *v1alpha1.Application) (*v
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("get appproject %s: %w", projectOf(app), err)
+		return nil, fmt.Errorf("get appproject %s: %w", app.ProjectName(), err)
 	}
 	return &p, nil
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/argocd"
 	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/engine/health"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
@@ -223,7 +224,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) 
 		if !ok {
 			return nil
 		}
-		return []string{projectOf(app)}
+		return []string{app.ProjectName()}
 	}); err != nil {
 		return fmt.Errorf("index applications by project: %w", err)
 	}
@@ -239,7 +240,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) 
 		Named(ControllerName).
 		For(&v1alpha1.Application{}, builder.WithPredicates(inNamespace, applicationChanged())).
 		Watches(&v1alpha1.AppProject{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfProject),
-			builder.WithPredicates(inNamespace, projectChanged())).
+			builder.WithPredicates(inNamespace, argocd.ProjectChanged())).
 		WatchesRawSource(r.liveChanges()).
 		WatchesRawSource(r.statusQueue.source()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.StatusProcessors}).
@@ -265,10 +266,6 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) 
 
 // projectIndex indexes Applications by the AppProject they use.
 const projectIndex = "spec.project"
-
-// projectOf returns the project an Application uses ("default" when
-// empty).
-func projectOf(app *v1alpha1.Application) string { return app.ProjectName() }
 
 // applicationsOfProject maps an AppProject to the Applications using it.
 func (r *Reconciler) applicationsOfProject(ctx context.Context, o client.Object) []reconcile.Request {
@@ -314,15 +311,4 @@ func applicationChanged() predicate.Predicate {
 func terminating(app *v1alpha1.Application) bool {
 	st := app.Status.OperationState
 	return st != nil && st.Phase == v1alpha1.OperationTerminating
-}
-
-// projectChanged passes AppProject creations, deletions and spec changes.
-func projectChanged() predicate.Predicate {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			o, ok1 := e.ObjectOld.(*v1alpha1.AppProject)
-			n, ok2 := e.ObjectNew.(*v1alpha1.AppProject)
-			return !ok1 || !ok2 || !equality.Semantic.DeepEqual(o.Spec, n.Spec)
-		},
-	}
 }

@@ -613,11 +613,11 @@ func (r *Reconciler) appendHistory(app *v1alpha1.Application, req *syncRequest, 
 // refused revisions, when known, on a line of their own, then one line per
 // denial. A new revision refused for the same reasons is a new message (the
 // notification trigger on-policy-violation fires once per message).
-func policyViolationMessage(v verdict, revisions []string) string {
+func policyViolationMessage(v authority.Verdict, revisions []string) string {
 	if len(revisions) == 0 {
-		return v.message()
+		return v.Message()
 	}
-	return "revision " + strings.Join(revisions, ", ") + " refused:\n" + v.message()
+	return "revision " + strings.Join(revisions, ", ") + " refused:\n" + v.Message()
 }
 
 // refusedByPolicy starts the SyncError message of a refusal by the gate.
@@ -627,10 +627,10 @@ const refusedByPolicy = "sync refused by policy"
 // SyncError, a Failed operation state when a sync was requested or an
 // automated sync would have run at revisions (written once per refusal), and
 // nothing applied.
-func (r *Reconciler) deny(p *pass, v verdict, revisions []string) {
+func (r *Reconciler) deny(p *pass, v authority.Verdict, revisions []string) {
 	app := p.app
 	p.conds.set(v1alpha1.ApplicationConditionPolicyViolation, policyViolationMessage(v, revisions))
-	msg := refusedByPolicy + ", nothing was applied:\n" + v.message()
+	msg := refusedByPolicy + ", nothing was applied:\n" + v.Message()
 	p.conds.set(v1alpha1.ApplicationConditionSyncError, msg)
 	op := app.Operation
 	if op == nil {

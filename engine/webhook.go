@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/appset"
 	"github.com/tollgate-dev/tollgate/engine/source"
 )
 
@@ -245,14 +246,14 @@ func (h *PushHandler) refreshApplicationSets(ctx context.Context, urls []string)
 		for i := range sets.Items {
 			set := &sets.Items[i]
 			uses := false
-			walkGenerators(set, func(kind string, g map[string]any) {
+			appset.WalkGenerators(set, func(_, kind string, g map[string]any) {
 				u, _ := g["repoURL"].(string)
 				uses = uses || kind == "git" && slices.Contains(urls, source.NormalizeURL(u))
 			})
 			if !uses {
 				continue
 			}
-			patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+AnnotationAppSetRefresh+`":"true"}}}`))
+			patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+v1alpha1.AnnotationApplicationSetRefresh+`":"true"}}}`))
 			if err := h.client.Patch(ctx, set, patch); err != nil {
 				errs = append(errs, fmt.Errorf("request generation of applicationset %s: %w", set.Name, err))
 				continue

@@ -141,6 +141,11 @@ const (
 	// AnnotationKeyRefresh on an Application requests a refresh; the value
 	// is RefreshTypeNormal or RefreshTypeHard. The controller removes it.
 	AnnotationKeyRefresh = "argocd.argoproj.io/refresh"
+	// AnnotationApplicationSetRefresh on an ApplicationSet asks for its
+	// generation now, with the Git revisions resolved afresh; the
+	// controller removes it once done, as Argo CD's does (its Git webhook
+	// sets it).
+	AnnotationApplicationSetRefresh = "argocd.argoproj.io/application-set-refresh"
 	// AnnotationKeyDeletionApproved on an Application approves, from the
 	// RFC 3339 time it holds on, the deletion of its resources marked
 	// Delete=confirm (argocd app confirm-deletion sets it).

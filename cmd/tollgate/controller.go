@@ -25,6 +25,8 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/controller/applicationset"
+	"github.com/tollgate-dev/tollgate/engine/controller/notification"
 	"github.com/tollgate-dev/tollgate/engine/health"
 	"github.com/tollgate-dev/tollgate/engine/notify"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
@@ -118,7 +120,7 @@ func defaultControllerOptions() controllerOptions {
 		reconcileTimeout:   engine.DefaultReconcileTimeout,
 		metricsAddr:        ":8080", healthAddr: ":8081", pprofAddr: "0", webhookAddr: ":8082",
 		repoOptions: defaultRepoOptions(), repoClientOptions: defaultRepoClientOptions(),
-		applicationSets: true, appSetConcurrency: engine.DefaultAppSetConcurrency, notifications: true, ui: defaultUIServeOptions(),
+		applicationSets: true, appSetConcurrency: applicationset.DefaultConcurrency, notifications: true, ui: defaultUIServeOptions(),
 	}
 }
 
@@ -312,7 +314,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 		return err
 	}
 	if o.notifications {
-		n := engine.NewNotifier(mgr.GetClient(), o.namespace, deps.Shard, metrics, notify.DefaultDispatcherOptions(), log.WithName("notifications"))
+		n := notification.New(mgr.GetClient(), o.namespace, deps.Shard, metrics, notify.DefaultDispatcherOptions(), log.WithName("notifications"))
 		if err := n.SetupWithManager(ctx, mgr, mgr.GetConfig()); err != nil {
 			return err
 		}
@@ -345,10 +347,10 @@ func addAppSetController(mgr manager.Manager, o controllerOptions, cfg policies.
 	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: v1alpha1.Group, Kind: v1alpha1.ApplicationSetKind}); err != nil {
 		return fmt.Errorf("%w (install the ApplicationSet CRD of config/crd, or run with --applicationsets=false)", err)
 	}
-	r, err := engine.NewAppSetReconciler(engine.AppSetDependencies{
+	r, err := applicationset.New(applicationset.Dependencies{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Evaluator: evaluator, Generator: gen,
-		Recorder: mgr.GetEventRecorder(engine.AppSetControllerName), Shard: shard,
-	}, engine.AppSetOptions{
+		Recorder: mgr.GetEventRecorder(applicationset.ControllerName), Shard: shard,
+	}, applicationset.Options{
 		Namespace: o.namespace, Namespaces: o.appSetNamespaces, ImplicitDefaultProject: cfg.ImplicitDefaultProject,
 		ListingMaxAge: o.resync / 10, Concurrency: o.appSetConcurrency,
 	})

@@ -43,6 +43,11 @@ type Verdict struct {
 // Allowed reports whether nothing was denied.
 func (v Verdict) Allowed() bool { return len(v.Denied) == 0 }
 
+// Denies reports whether rule denied something.
+func (v Verdict) Denies(rule string) bool {
+	return slices.ContainsFunc(v.Denied, func(x policies.Violation) bool { return x.Rule == rule })
+}
+
 // Message is one ViolationLine per denial.
 func (v Verdict) Message() string {
 	lines := make([]string, 0, len(v.Denied))

@@ -256,3 +256,53 @@ func TestGenerateLimits(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkGenerate compares a generation in process with the same
+// generation in a child process (a matrix of a git files and a clusters
+// generator, and a list): the difference is the sandbox's cost per
+// ApplicationSet, its checkout round trip included.
+func BenchmarkGenerate(b *testing.B) {
+	dir := b.TempDir()
+	for _, team := range []string{"red", "blue"} {
+		if err := os.MkdirAll(filepath.Join(dir, "teams", team), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "teams", team, "config.yaml"), []byte("namespace: "+team+"\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var set v1alpha1.ApplicationSet
+	manifest := `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: apps, namespace: argocd}
+spec:
+  goTemplate: true
+  generators:
+` + everyGenerator + `
+  template:
+    metadata: {name: '{{ coalesce .name .path.basename }}'}
+    spec:
+      project: default
+      source: {repoURL: ` + configRepo + `, path: apps}
+      destination: {server: https://kubernetes.default.svc, namespace: apps}
+`
+	if err := yaml.UnmarshalStrict([]byte(manifest), &set); err != nil {
+		b.Fatal(err)
+	}
+	repo := &slowRepo{dir: dir}
+	b.Run("in-process", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := appset.Generate(b.Context(), &set, repo.sources()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("child-process", func(b *testing.B) {
+		r := runner(DefaultLimits())
+		for b.Loop() {
+			if _, err := r.Generate(b.Context(), &set, repo.sources()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -22,7 +22,6 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/check"
-	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/test/gitserver"
 )
 
@@ -258,7 +257,7 @@ func TestApplicationSetGitDirectories(t *testing.T) {
 		if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(set), &s); err != nil {
 			return false, err.Error()
 		}
-		return s.Annotations[engine.AnnotationAppSetRefresh] == "", fmt.Sprint(s.Annotations)
+		return s.Annotations[v1alpha1.AnnotationApplicationSetRefresh] == "", fmt.Sprint(s.Annotations)
 	})
 
 	// A removed directory's Application is deleted (policy sync), and its

@@ -31,6 +31,8 @@ import (
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/engine/chart"
+	"github.com/tollgate-dev/tollgate/engine/controller/applicationset"
+	"github.com/tollgate-dev/tollgate/engine/controller/notification"
 	"github.com/tollgate-dev/tollgate/engine/notify"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/sandbox"
@@ -303,10 +305,10 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 		return nil, err
 	}
 	if appSetNamespaces != nil {
-		sets, err := engine.NewAppSetReconciler(engine.AppSetDependencies{
+		sets, err := applicationset.New(applicationset.Dependencies{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Evaluator: evaluator, Generator: manifests,
-			Recorder: mgr.GetEventRecorder(engine.AppSetControllerName),
-		}, engine.AppSetOptions{Namespace: ns, Namespaces: appSetNamespaces[1:], ListingMaxAge: opts.ListingMaxAge})
+			Recorder: mgr.GetEventRecorder(applicationset.ControllerName),
+		}, applicationset.Options{Namespace: ns, Namespaces: appSetNamespaces[1:], ListingMaxAge: opts.ListingMaxAge})
 		if err != nil {
 			return nil, err
 		}
@@ -316,7 +318,7 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 		// Notifications, retried quickly so that a receiver's outage
 		// shows within a test.
 		dopts := notify.DispatcherOptions{Workers: 2, Attempts: 30, MinBackoff: 200 * time.Millisecond, MaxBackoff: 2 * time.Second}
-		if err := engine.NewNotifier(mgr.GetClient(), ns, nil, metrics, dopts, log.WithName("notifications")).SetupWithManager(ctx, mgr, cfg); err != nil {
+		if err := notification.New(mgr.GetClient(), ns, nil, metrics, dopts, log.WithName("notifications")).SetupWithManager(ctx, mgr, cfg); err != nil {
 			return nil, err
 		}
 	}

@@ -1,4 +1,4 @@
-package engine
+package notification
 
 import (
 	"context"
@@ -24,12 +24,27 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/argocd"
 	"github.com/tollgate-dev/tollgate/engine/notify"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
-// NotificationsControllerName names the notifications controller.
-const NotificationsControllerName = "tollgate-notifications"
+// ControllerName names the notifications controller.
+const ControllerName = "tollgate-notifications"
+
+// Sharder tells a controller replica which Applications are its own when
+// several replicas share them; *shard.Membership implements it.
+type Sharder interface {
+	// Owns reports whether this replica handles the Application of key
+	// (namespace/name).
+	Owns(key string) bool
+}
+
+// Metrics count the notifications' outcomes; *engine.Metrics implements
+// it.
+type Metrics interface {
+	Notification(service string, err error)
+}
 
 // Notifier sends Argo CD's notifications for the Applications of the
 // control-plane namespace, configured by argocd-notifications-cm and
@@ -43,7 +58,7 @@ type Notifier struct {
 	client    client.Client
 	namespace string
 	shard     Sharder
-	metrics   *Metrics
+	metrics   Metrics
 	log       logr.Logger
 	dispatch  *notify.Dispatcher
 
@@ -55,14 +70,14 @@ type Notifier struct {
 	secret map[string][]byte
 }
 
-// NewNotifier returns a Notifier for the Applications of namespace; shard
+// New returns a Notifier for the Applications of namespace; shard
 // and metrics may be nil.
-func NewNotifier(c client.Client, namespace string, shard Sharder, metrics *Metrics, opts notify.DispatcherOptions, log logr.Logger) *Notifier {
+func New(c client.Client, namespace string, shard Sharder, metrics Metrics, opts notify.DispatcherOptions, log logr.Logger) *Notifier {
 	n := &Notifier{client: c, namespace: namespace, shard: shard, metrics: metrics, log: log}
 	result := opts.Result
 	opts.Result = func(d notify.Due, err error) {
 		if n.metrics != nil {
-			n.metrics.notification(d.Destination.Service, err)
+			n.metrics.Notification(d.Destination.Service, err)
 		}
 		if result != nil {
 			result(d, err)
@@ -75,7 +90,7 @@ func NewNotifier(c client.Client, namespace string, shard Sharder, metrics *Metr
 // SetupWithManager watches the notifications ConfigMap and Secret of the
 // namespace and the Applications, and runs the dispatcher with the manager.
 func (n *Notifier) SetupWithManager(ctx context.Context, mgr manager.Manager, cfg *rest.Config) error {
-	if err := watchNamed(ctx, cfg, "configmaps", n.namespace, notify.ConfigMapName, &corev1.ConfigMap{}, func(o runtime.Object) {
+	if err := argocd.WatchNamed(ctx, cfg, "configmaps", n.namespace, notify.ConfigMapName, &corev1.ConfigMap{}, func(o runtime.Object) {
 		var data map[string]string
 		if cm, ok := o.(*corev1.ConfigMap); ok {
 			data = cm.Data
@@ -84,7 +99,7 @@ func (n *Notifier) SetupWithManager(ctx context.Context, mgr manager.Manager, cf
 	}); err != nil {
 		return err
 	}
-	if err := watchNamed(ctx, cfg, "secrets", n.namespace, notify.SecretName, &corev1.Secret{}, func(o runtime.Object) {
+	if err := argocd.WatchNamed(ctx, cfg, "secrets", n.namespace, notify.SecretName, &corev1.Secret{}, func(o runtime.Object) {
 		var data map[string][]byte
 		if s, ok := o.(*corev1.Secret); ok {
 			data = s.Data
@@ -98,7 +113,7 @@ func (n *Notifier) SetupWithManager(ctx context.Context, mgr manager.Manager, cf
 	}
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == n.namespace })
 	err := ctrl.NewControllerManagedBy(mgr).
-		Named(NotificationsControllerName).
+		Named(ControllerName).
 		For(&v1alpha1.Application{}, builder.WithPredicates(inNamespace)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
 		Complete(n)
@@ -154,7 +169,7 @@ func (n *Notifier) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 	}
 	var projMap map[string]any
 	var proj v1alpha1.AppProject
-	switch err := n.client.Get(ctx, types.NamespacedName{Namespace: n.namespace, Name: projectOf(&app)}, &proj); {
+	switch err := n.client.Get(ctx, types.NamespacedName{Namespace: n.namespace, Name: app.ProjectName()}, &proj); {
 	case err == nil:
 		if projMap, err = policies.ObjectMap(&proj, v1alpha1.GroupVersion.String(), v1alpha1.AppProjectKind); err != nil {
 			return reconcile.Result{}, err

@@ -1,4 +1,4 @@
-package engine
+package applicationset
 
 import (
 	"context"
@@ -57,7 +57,7 @@ func (p *appSetPass) conditions() []v1alpha1.ApplicationSetCondition {
 // writeStatus writes the pass's conditions (a condition that did not
 // change keeps its transition time) and status.resources, one entry per
 // Application the ApplicationSet owns, with its sync and health status.
-func (r *AppSetReconciler) writeStatus(ctx context.Context, p *appSetPass) error {
+func (r *Reconciler) writeStatus(ctx context.Context, p *appSetPass) error {
 	owned, err := r.owned(ctx, p.set)
 	if err != nil {
 		return err

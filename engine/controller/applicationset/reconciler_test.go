@@ -1,7 +1,6 @@
-package engine
+package applicationset
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +18,7 @@ func TestGitRequeue(t *testing.T) {
 		ok         bool
 	}{
 		"list only":         {`[{list: {elements: []}}]`, 0, false},
-		"git default":       {`[{git: {repoURL: r, revision: main}}]`, DefaultAppSetRequeue, true},
+		"git default":       {`[{git: {repoURL: r, revision: main}}]`, DefaultRequeue, true},
 		"git requeue":       {`[{git: {repoURL: r, revision: main, requeueAfterSeconds: 30}}, {git: {repoURL: r, revision: main}}]`, 30 * time.Second, true},
 		"nested in matrix":  {`[{matrix: {generators: [{list: {elements: []}}, {git: {repoURL: r, revision: main, requeueAfterSeconds: 10}}]}}]`, 10 * time.Second, true},
 		"nested in a merge": {`[{merge: {mergeKeys: [a], generators: [{matrix: {generators: [{git: {repoURL: r, revision: main, requeueAfterSeconds: 5}}]}}]}}]`, 5 * time.Second, true},
@@ -90,28 +89,3 @@ func TestAppSetConditions(t *testing.T) {
 type errTest string
 
 func (e errTest) Error() string { return string(e) }
-
-// TestCacheOptionsOneEntryPerType: ByObject is keyed by pointer, so a second
-// entry for a type would leave which namespaces the cache serves to map
-// order; with ApplicationSet namespaces, Applications are cached there too.
-func TestCacheOptionsOneEntryPerType(t *testing.T) {
-	opts := CacheOptions("argocd", "argocd", "tenants")
-	seen := map[string]int{}
-	for obj, by := range opts.ByObject {
-		kind := fmt.Sprintf("%T", obj)
-		seen[kind]++
-		if kind == "*v1alpha1.Application" {
-			if _, ok := by.Namespaces["tenants"]; !ok {
-				t.Errorf("Applications cached in %v, want tenants among them", by.Namespaces)
-			}
-		}
-	}
-	for kind, n := range seen {
-		if n != 1 {
-			t.Errorf("%d cache entries for %s", n, kind)
-		}
-	}
-	if seen["*v1alpha1.ApplicationSet"] != 1 {
-		t.Errorf("no cache entry for ApplicationSets: %v", seen)
-	}
-}

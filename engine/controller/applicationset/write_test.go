@@ -1,10 +1,11 @@
-package engine
+package applicationset
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -26,7 +27,7 @@ func TestAppSetWriteAdoption(t *testing.T) {
 			Spec: v1alpha1.ApplicationSpec{
 				Project:     project,
 				Source:      &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/" + project, Path: path},
-				Destination: v1alpha1.ApplicationDestination{Server: InClusterServer, Namespace: "billing"},
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: "billing"},
 			},
 		}
 	}
@@ -69,7 +70,7 @@ func TestAppSetWriteAdoption(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(tc.live).Build()
-			r := &AppSetReconciler{deps: AppSetDependencies{Client: c}}
+			r := &Reconciler{deps: Dependencies{Client: c}}
 			s := set.DeepCopy()
 			if tc.policy != "" {
 				s.Spec.SyncPolicy = &v1alpha1.ApplicationSetSyncPolicy{ApplicationsSync: &tc.policy}
@@ -146,4 +147,13 @@ func TestParamsText(t *testing.T) {
 			}
 		})
 	}
+}
+
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -1,4 +1,4 @@
-package engine
+package applicationset
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -24,32 +25,30 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/appset"
+	"github.com/tollgate-dev/tollgate/engine/argocd"
+	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/policies"
 )
 
-// AppSetControllerName names the ApplicationSet controller in logs and
+// ControllerName names the ApplicationSet controller in logs and
 // metrics.
-const AppSetControllerName = "tollgate-applicationset"
+const ControllerName = "tollgate-applicationset"
 
-// AnnotationAppSetRefresh on an ApplicationSet asks for its generation
-// now, with the Git revisions resolved afresh; the controller removes it
-// once done, as Argo CD's does (its Git webhook sets it).
-const AnnotationAppSetRefresh = "argocd.argoproj.io/application-set-refresh"
-
-// DefaultAppSetConcurrency is how many ApplicationSets are generated at
+// DefaultConcurrency is how many ApplicationSets are generated at
 // once: Argo CD's ApplicationSet controller's --concurrent-reconciliations.
-const DefaultAppSetConcurrency = 10
+const DefaultConcurrency = 10
 
-// DefaultAppSetRequeue is how often an ApplicationSet is generated again
+// DefaultRequeue is how often an ApplicationSet is generated again
 // when nothing asks sooner: Argo CD's default for git generators (their
 // requeueAfterSeconds), and a bound on how long an ApplicationSet another
 // replica stopped owning waits.
-const DefaultAppSetRequeue = 3 * time.Minute
+const DefaultRequeue = 3 * time.Minute
 
-// AppSetDependencies are what an AppSetReconciler works with; all but
+// Dependencies are what an Reconciler works with; all but
 // Recorder and Shard are required.
-type AppSetDependencies struct {
+type Dependencies struct {
 	// Client reads ApplicationSets, Applications, AppProjects and the Argo
 	// CD Secrets (from the manager's cache, see CacheOptions) and writes
 	// Applications and ApplicationSet status.
@@ -58,7 +57,7 @@ type AppSetDependencies struct {
 	// created, the known hosts ConfigMap).
 	APIReader client.Reader
 	// Evaluator judges every generated Application.
-	Evaluator Evaluator
+	Evaluator authority.Evaluator
 	// Generator runs the generators and templates: the repo-servers, or a
 	// reposerver.Service in this process.
 	Generator reposerver.AppSetGenerator
@@ -68,8 +67,21 @@ type AppSetDependencies struct {
 	Shard Sharder
 }
 
-// AppSetOptions configure an AppSetReconciler.
-type AppSetOptions struct {
+// EventRecorder records Kubernetes events; the recorder of
+// manager.GetEventRecorder implements it.
+type EventRecorder interface {
+	Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any)
+}
+
+// Sharder tells a controller replica which ApplicationSets are its own
+// when several replicas share them; *shard.Membership implements it.
+type Sharder interface {
+	// Owns reports whether this replica reconciles the object of key.
+	Owns(key string) bool
+}
+
+// Options configure an Reconciler.
+type Options struct {
 	// Namespace is the control-plane namespace: its ApplicationSets are
 	// always served, and it holds the AppProjects and Argo CD Secrets.
 	Namespace string
@@ -83,17 +95,17 @@ type AppSetOptions struct {
 	// be when a generation is not a refresh.
 	ListingMaxAge time.Duration
 	// Requeue is how often an ApplicationSet is generated again without
-	// an event; DefaultAppSetRequeue when zero.
+	// an event; DefaultRequeue when zero.
 	Requeue time.Duration
 	// Concurrency is how many ApplicationSets are reconciled at once, so
 	// that one whose generation is slow (or stopped only by its limits)
-	// holds up no other; DefaultAppSetConcurrency when zero.
+	// holds up no other; DefaultConcurrency when zero.
 	Concurrency int
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
 
-// AppSetReconciler runs Argo CD's ApplicationSets: it generates each
+// Reconciler runs Argo CD's ApplicationSets: it generates each
 // one's Applications (in a repo-server: the templates and the Git files
 // are tenant input), judges every generated Application with the policies
 // at the applicationset enforcement point, and creates, updates and
@@ -101,33 +113,33 @@ type AppSetOptions struct {
 // An Application the gate denies is not written; the ApplicationSet's
 // conditions say which, by which rule and from which parameters, and its
 // earlier version stays as it was.
-type AppSetReconciler struct {
-	deps AppSetDependencies
-	opts AppSetOptions
+type Reconciler struct {
+	deps Dependencies
+	opts Options
 }
 
-// NewAppSetReconciler returns an AppSetReconciler.
-func NewAppSetReconciler(deps AppSetDependencies, opts AppSetOptions) (*AppSetReconciler, error) {
+// New returns an Reconciler.
+func New(deps Dependencies, opts Options) (*Reconciler, error) {
 	if deps.Client == nil || deps.APIReader == nil || deps.Evaluator == nil || deps.Generator == nil {
 		return nil, errors.New("new applicationset reconciler: client, API reader, evaluator and generator are required")
 	}
 	if opts.Namespace == "" {
-		opts.Namespace = DefaultNamespace
+		opts.Namespace = policies.DefaultArgoCDNamespace
 	}
 	if opts.Requeue <= 0 {
-		opts.Requeue = DefaultAppSetRequeue
+		opts.Requeue = DefaultRequeue
 	}
 	if opts.Concurrency <= 0 {
-		opts.Concurrency = DefaultAppSetConcurrency
+		opts.Concurrency = DefaultConcurrency
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &AppSetReconciler{deps: deps, opts: opts}, nil
+	return &Reconciler{deps: deps, opts: opts}, nil
 }
 
 // served reports whether the ApplicationSets of namespace are served.
-func (r *AppSetReconciler) served(namespace string) bool {
+func (r *Reconciler) served(namespace string) bool {
 	return namespace == r.opts.Namespace || slices.Contains(r.opts.Namespaces, namespace)
 }
 
@@ -135,19 +147,19 @@ func (r *AppSetReconciler) served(namespace string) bool {
 // (spec, annotation and label changes), the Applications they own (spec,
 // metadata, sync and health changes), the Argo CD cluster Secrets and the
 // AppProjects (both enqueue every ApplicationSet).
-func (r *AppSetReconciler) SetupWithManager(mgr manager.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	served := predicate.NewPredicateFuncs(func(o client.Object) bool { return r.served(o.GetNamespace()) })
 	inControl := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == r.opts.Namespace })
 	all := handler.EnqueueRequestsFromMapFunc(r.everyApplicationSet)
 	err := ctrl.NewControllerManagedBy(mgr).
-		Named(AppSetControllerName).
+		Named(ControllerName).
 		For(&v1alpha1.ApplicationSet{}, builder.WithPredicates(served,
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Owns(&v1alpha1.Application{}, builder.WithPredicates(served, generatedApplicationChanged())).
 		Watches(&corev1.Secret{}, all, builder.WithPredicates(inControl, predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetLabels()[appset.SecretTypeLabel] == appset.SecretTypeCluster
 		}))).
-		Watches(&v1alpha1.AppProject{}, all, builder.WithPredicates(inControl, projectChanged())).
+		Watches(&v1alpha1.AppProject{}, all, builder.WithPredicates(inControl, argocd.ProjectChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.Concurrency}).
 		Complete(r)
 	if err != nil {
@@ -157,7 +169,7 @@ func (r *AppSetReconciler) SetupWithManager(mgr manager.Manager) error {
 }
 
 // everyApplicationSet maps an event to every ApplicationSet served.
-func (r *AppSetReconciler) everyApplicationSet(ctx context.Context, _ client.Object) []reconcile.Request {
+func (r *Reconciler) everyApplicationSet(ctx context.Context, _ client.Object) []reconcile.Request {
 	var sets v1alpha1.ApplicationSetList
 	if err := r.deps.Client.List(ctx, &sets); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "list applicationsets")
@@ -196,8 +208,8 @@ func generatedApplicationChanged() predicate.Predicate {
 }
 
 // Reconcile generates one ApplicationSet's Applications, judges them and
-// writes those allowed; see AppSetReconciler.
-func (r *AppSetReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+// writes those allowed; see Reconciler.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 	if !r.served(req.Namespace) {
 		return reconcile.Result{}, nil
@@ -214,7 +226,7 @@ func (r *AppSetReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 		// (their finalizers then delete their resources, or not).
 		return reconcile.Result{}, r.release(ctx, &set)
 	}
-	refresh := set.Annotations[AnnotationAppSetRefresh] != ""
+	refresh := set.Annotations[v1alpha1.AnnotationApplicationSetRefresh] != ""
 	p := &appSetPass{set: &set, now: r.opts.Now()}
 	requeue := r.opts.Requeue
 	if after, ok := gitRequeue(&set); ok && after < requeue {
@@ -235,7 +247,7 @@ func (r *AppSetReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	}
 	if refresh && err == nil {
 		patch := client.MergeFrom(set.DeepCopy())
-		delete(set.Annotations, AnnotationAppSetRefresh)
+		delete(set.Annotations, v1alpha1.AnnotationApplicationSetRefresh)
 		if perr := r.deps.Client.Patch(ctx, &set, patch); perr != nil && !apierrors.IsNotFound(perr) {
 			err = perr
 		}
@@ -270,7 +282,7 @@ func gitRequeue(set *v1alpha1.ApplicationSet) (time.Duration, bool) {
 		if kind != "git" {
 			return
 		}
-		d := DefaultAppSetRequeue
+		d := DefaultRequeue
 		if s, ok := g["requeueAfterSeconds"].(float64); ok && s > 0 {
 			d = time.Duration(s) * time.Second
 		}
@@ -293,8 +305,8 @@ func walkGenerators(set *v1alpha1.ApplicationSet, fn func(kind string, g map[str
 // as a source of the template's project gets them. A git generator whose
 // repository is not permitted fails the generation before anything is
 // asked or read.
-func (r *AppSetReconciler) generate(ctx context.Context, p *appSetPass, refresh bool) error {
-	secrets, err := listArgoSecrets(ctx, r.deps.Client, r.opts.Namespace)
+func (r *Reconciler) generate(ctx context.Context, p *appSetPass, refresh bool) error {
+	secrets, err := argocd.ListSecrets(ctx, r.deps.Client, r.opts.Namespace)
 	if err != nil {
 		return p.fail(v1alpha1.ApplicationSetReasonErrorOccurred, err)
 	}
@@ -326,8 +338,8 @@ func (r *AppSetReconciler) generate(ctx context.Context, p *appSetPass, refresh 
 		if kind != "git" || repoURL == "" || strings.Contains(repoURL, "{{") || credErr != nil {
 			return
 		}
-		if knownHosts == nil && isSSH(repoURL) {
-			knownHosts, credErr = readKnownHosts(ctx, r.deps.APIReader, r.opts.Namespace)
+		if knownHosts == nil && argocd.IsSSH(repoURL) {
+			knownHosts, credErr = argocd.ReadKnownHosts(ctx, r.deps.APIReader, r.opts.Namespace)
 		}
 		if req.Credentials == nil {
 			req.Credentials = map[string]source.Credentials{}
@@ -376,7 +388,7 @@ func (r *AppSetReconciler) generate(ctx context.Context, p *appSetPass, refresh 
 // git generator, otherwise with the template's project (read past the
 // cache when the cache lacks it) or, when it depends on parameters, every
 // AppProject of the control namespace.
-func (r *AppSetReconciler) gitAccess(ctx context.Context, set *v1alpha1.ApplicationSet) (*appset.GitAccess, error) {
+func (r *Reconciler) gitAccess(ctx context.Context, set *v1alpha1.ApplicationSet) (*appset.GitAccess, error) {
 	hasGit := false
 	walkGenerators(set, func(kind string, _ map[string]any) { hasGit = hasGit || kind == "git" })
 	if !hasGit {

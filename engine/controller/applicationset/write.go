@@ -1,4 +1,4 @@
-package engine
+package applicationset
 
 import (
 	"context"
@@ -17,12 +17,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/engine/appset"
+	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -81,7 +83,7 @@ func paramsText(g appset.Generated) string {
 // admit validates one generated Application as Argo CD does (its project
 // exists, its destination is one cluster) and judges it with the
 // policies; an Application that passes both is kept to be written.
-func (r *AppSetReconciler) admit(ctx context.Context, p *appSetPass, g appset.Generated) error {
+func (r *Reconciler) admit(ctx context.Context, p *appSetPass, g appset.Generated) error {
 	var app v1alpha1.Application
 	b, err := json.Marshal(g.Application)
 	if err == nil {
@@ -91,12 +93,12 @@ func (r *AppSetReconciler) admit(ctx context.Context, p *appSetPass, g appset.Ge
 		p.invalid = append(p.invalid, fmt.Sprintf("application %v: %v", g.Application["metadata"], err))
 		return nil
 	}
-	project, err := r.project(ctx, projectOf(&app))
+	project, err := r.project(ctx, app.ProjectName())
 	if err != nil {
 		return err
 	}
 	if project == nil {
-		p.invalid = append(p.invalid, fmt.Sprintf("application references project %s which does not exist", projectOf(&app)))
+		p.invalid = append(p.invalid, fmt.Sprintf("application references project %s which does not exist", app.ProjectName()))
 		return nil
 	}
 	if msg := invalidDestination(app.Spec.Destination, p.clusters); msg != "" {
@@ -119,7 +121,7 @@ func (r *AppSetReconciler) admit(ctx context.Context, p *appSetPass, g appset.Ge
 	for _, d := range decisions {
 		for _, v := range d.Violations {
 			if v.Severity == policies.SeverityDeny {
-				lines = append(lines, violationLine(v))
+				lines = append(lines, authority.ViolationLine(v))
 			}
 		}
 	}
@@ -148,7 +150,7 @@ func quoteParams(params map[string]any) string {
 
 // project returns the AppProject name of the control namespace, nil when
 // it does not exist (read past the cache when the cache lacks it).
-func (r *AppSetReconciler) project(ctx context.Context, name string) (*v1alpha1.AppProject, error) {
+func (r *Reconciler) project(ctx context.Context, name string) (*v1alpha1.AppProject, error) {
 	var p v1alpha1.AppProject
 	key := client.ObjectKey{Namespace: r.opts.Namespace, Name: name}
 	err := r.deps.Client.Get(ctx, key, &p)
@@ -185,7 +187,7 @@ func invalidDestination(dest v1alpha1.ApplicationDestination, clusters []corev1.
 
 // write creates, updates and deletes the generated Applications as the
 // ApplicationSet's applicationsSync policy permits.
-func (r *AppSetReconciler) write(ctx context.Context, p *appSetPass) error {
+func (r *Reconciler) write(ctx context.Context, p *appSetPass) error {
 	policy := appSetPolicy(p.set)
 	owned, err := r.owned(ctx, p.set)
 	if err != nil {
@@ -238,7 +240,7 @@ func (r *AppSetReconciler) write(ctx context.Context, p *appSetPass) error {
 // owns, so that the garbage collector leaves them, and then its resources
 // finalizer, as Argo CD does. (Without that finalizer the garbage
 // collector may delete the Applications first.)
-func (r *AppSetReconciler) release(ctx context.Context, set *v1alpha1.ApplicationSet) error {
+func (r *Reconciler) release(ctx context.Context, set *v1alpha1.ApplicationSet) error {
 	if !slices.Contains(set.Finalizers, v1alpha1.ResourcesFinalizerName) {
 		return nil
 	}
@@ -275,7 +277,7 @@ func appSetPolicy(set *v1alpha1.ApplicationSet) v1alpha1.ApplicationsSyncPolicy 
 
 // owned lists the Applications of set's namespace whose controller is
 // set.
-func (r *AppSetReconciler) owned(ctx context.Context, set *v1alpha1.ApplicationSet) ([]v1alpha1.Application, error) {
+func (r *Reconciler) owned(ctx context.Context, set *v1alpha1.ApplicationSet) ([]v1alpha1.Application, error) {
 	var apps v1alpha1.ApplicationList
 	if err := r.deps.Client.List(ctx, &apps, client.InNamespace(set.Namespace)); err != nil {
 		return nil, fmt.Errorf("list applications: %w", err)
@@ -294,7 +296,7 @@ func (r *AppSetReconciler) owned(ctx context.Context, set *v1alpha1.ApplicationS
 // which only the Application controller writes.
 var defaultPreservedAnnotations = []string{
 	"notified.notifications.argoproj.io", v1alpha1.AnnotationKeyRefresh, "argocd.argoproj.io/hydrate",
-	AnnotationOperationReplica,
+	policies.AnnotationOperationReplica,
 }
 
 // postDeleteFinalizerPrefix marks the finalizers of post-delete hooks,
@@ -331,7 +333,19 @@ func (e *notAdoptedError) Error() string {
 // one of another project is left as it is (a *notAdoptedError): Argo CD
 // would adopt it and move it, with what it deployed, into the
 // ApplicationSet's project. One another controller owns is refused.
-func (r *AppSetReconciler) createOrUpdate(ctx context.Context, set *v1alpha1.ApplicationSet, app *v1alpha1.Application, policy v1alpha1.ApplicationsSyncPolicy) error {
+//
+// The patch is guarded by the live Application's resourceVersion (read
+// from the cache); when another writer (the Application controller's
+// status, a person) got there first, it is read and judged again, as
+// Argo CD retries its update on a conflict.
+func (r *Reconciler) createOrUpdate(ctx context.Context, set *v1alpha1.ApplicationSet, app *v1alpha1.Application, policy v1alpha1.ApplicationsSyncPolicy) error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		return r.createOrUpdateOnce(ctx, set, app, policy)
+	})
+}
+
+// createOrUpdateOnce is one attempt of createOrUpdate.
+func (r *Reconciler) createOrUpdateOnce(ctx context.Context, set *v1alpha1.ApplicationSet, app *v1alpha1.Application, policy v1alpha1.ApplicationsSyncPolicy) error {
 	var found v1alpha1.Application
 	err := r.deps.Client.Get(ctx, client.ObjectKeyFromObject(app), &found)
 	if apierrors.IsNotFound(err) {
@@ -350,8 +364,8 @@ func (r *AppSetReconciler) createOrUpdate(ctx context.Context, set *v1alpha1.App
 	}
 	// The patch below is guarded by found's resourceVersion: a project
 	// changed after this check fails it.
-	if metav1.GetControllerOf(&found) == nil && projectOf(&found) != projectOf(app) {
-		return &notAdoptedError{app: found.Name, project: projectOf(&found), set: set.Name, generated: projectOf(app)}
+	if metav1.GetControllerOf(&found) == nil && found.ProjectName() != app.ProjectName() {
+		return &notAdoptedError{app: found.Name, project: found.ProjectName(), set: set.Name, generated: app.ProjectName()}
 	}
 	if !policy.AllowUpdate() {
 		return nil
@@ -445,7 +459,7 @@ func keepIgnoredAppFields(ctx context.Context, set *v1alpha1.ApplicationSet, wan
 }
 
 // event records an event on set.
-func (r *AppSetReconciler) event(set *v1alpha1.ApplicationSet, eventtype, reason, note string) {
+func (r *Reconciler) event(set *v1alpha1.ApplicationSet, eventtype, reason, note string) {
 	if r.deps.Recorder != nil {
 		r.deps.Recorder.Eventf(set, nil, eventtype, reason, reason, note)
 	}

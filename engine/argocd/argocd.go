@@ -1,0 +1,103 @@
+// Package argocd reads the Argo CD installation the controllers share: the
+// Secrets and ConfigMaps of the control-plane namespace (listed, read or
+// watched), and which AppProject changes matter to them.
+package argocd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/source"
+)
+
+// Names of Argo CD's objects in the control-plane namespace.
+const (
+	// SecretTypeLabel marks Argo CD's Secrets: repository, repo-creds and
+	// cluster.
+	SecretTypeLabel = "argocd.argoproj.io/secret-type"
+	// KnownHostsConfigMap holds the SSH known hosts, under KnownHostsKey.
+	KnownHostsConfigMap = "argocd-ssh-known-hosts-cm"
+	KnownHostsKey       = "ssh_known_hosts"
+)
+
+// ListSecrets lists the Argo CD Secrets (repository, repo-creds, cluster)
+// of namespace.
+func ListSecrets(ctx context.Context, c client.Reader, namespace string) ([]corev1.Secret, error) {
+	var list corev1.SecretList
+	if err := c.List(ctx, &list, client.InNamespace(namespace), client.HasLabels{SecretTypeLabel}); err != nil {
+		return nil, fmt.Errorf("list argo cd secrets: %w", err)
+	}
+	return list.Items, nil
+}
+
+// ReadKnownHosts reads the SSH known hosts of namespace; a missing
+// ConfigMap is no known hosts.
+func ReadKnownHosts(ctx context.Context, reader client.Reader, namespace string) ([]byte, error) {
+	var cm corev1.ConfigMap
+	err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: KnownHostsConfigMap}, &cm)
+	switch {
+	case apierrors.IsNotFound(err):
+		return []byte{}, nil
+	case err != nil:
+		return nil, fmt.Errorf("read configmap %s: %w", KnownHostsConfigMap, err)
+	}
+	return []byte(cm.Data[KnownHostsKey]), nil
+}
+
+// IsSSH reports whether a repository URL uses SSH (and so needs the known
+// hosts).
+func IsSSH(u string) bool {
+	return strings.HasPrefix(source.NormalizeURL(u), "ssh://")
+}
+
+// ProjectChanged passes AppProject creations, deletions and spec changes.
+func ProjectChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*v1alpha1.AppProject)
+			n, ok2 := e.ObjectNew.(*v1alpha1.AppProject)
+			return !ok1 || !ok2 || !equality.Semantic.DeepEqual(o.Spec, n.Spec)
+		},
+	}
+}
+
+// WatchNamed calls update with the object name of resource (a core
+// resource such as configmaps or secrets, of obj's type) in namespace when
+// it starts and on every change until ctx ends (nil when there is none or
+// it is deleted). It returns once the first read is done.
+func WatchNamed(ctx context.Context, cfg *rest.Config, resource, namespace, name string, obj runtime.Object, update func(runtime.Object)) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("watch %s %s: %w", resource, name, err)
+	}
+	lw := toolscache.NewListWatchFromClient(cs.CoreV1().RESTClient(), resource, namespace,
+		fields.OneTermEqualSelector(metav1.ObjectNameField, name))
+	inf := toolscache.NewSharedIndexInformer(lw, obj, 0, toolscache.Indexers{})
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { update(o.(runtime.Object)) },
+		UpdateFunc: func(_, o any) { update(o.(runtime.Object)) },
+		DeleteFunc: func(any) { update(nil) },
+	}); err != nil {
+		return fmt.Errorf("watch %s %s: %w", resource, name, err)
+	}
+	go inf.Run(ctx.Done())
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return fmt.Errorf("watch %s %s: %w", resource, name, ctx.Err())
+	}
+	return nil
+}
