@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
@@ -202,4 +203,152 @@ func compareResources(a, b v1alpha1.ResourceStatus) int {
 func (r *Reconciler) managed(server string) func(group, kind string) bool {
 	s := r.settings.Load()
 	return func(group, kind string) bool { return s.Managed(group, kind, server) }
+}
+
+// comparison returns the comparison of the desired state with the cluster:
+// the memo of the last one when nothing changed since (fresh is false), or
+// a new one after the policy gate allowed the desired state. A nil
+// comparison without error means the gate denied it; p records why.
+func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state *desired) (cmp *comparison, fresh bool, err error) {
+	app, cl := p.app, tg.cluster
+	log := ctrl.LoggerFrom(ctx)
+	switch m := r.recall(p.key, state.identity); {
+	case m == nil:
+		log.V(1).Info("Comparing in full", "reason", "no comparison to reuse")
+	case app.Operation != nil:
+		log.V(1).Info("Comparing in full", "reason", "sync requested")
+	default:
+		fp, err := fingerprint(ctx, cl, m.refs)
+		if err == nil && fp == m.fingerprint {
+			r.metrics.compares.WithLabelValues("reused").Inc()
+			return m.cmp, false, nil
+		}
+		reason := "live objects changed"
+		if err != nil {
+			reason = err.Error()
+		}
+		log.V(1).Info("Comparing in full", "reason", reason)
+	}
+	if err := state.build(ctx); err != nil {
+		return nil, false, err
+	}
+	if len(state.hookWarnings) > 0 {
+		p.conds.set(v1alpha1.ApplicationConditionUnknownHookWarning, strings.Join(state.hookWarnings, "; "))
+	} else {
+		p.conds.clear(v1alpha1.ApplicationConditionUnknownHookWarning)
+	}
+	if len(state.excluded) > 0 {
+		p.conds.set(v1alpha1.ApplicationConditionExcludedResourceWarning,
+			"excluded by resource.exclusions/inclusions of argocd-cm, neither applied nor compared: "+strings.Join(state.excluded, ", "))
+	} else {
+		p.conds.clear(v1alpha1.ApplicationConditionExcludedResourceWarning)
+	}
+	// The objects are judged with the Application as fetched.
+	v, err := r.gate(ctx, tg.door, gated(app, tg.op, state.objects))
+	if err != nil {
+		return nil, false, err
+	}
+	if !v.Allowed() {
+		r.deny(p, v, state.revisions)
+		return nil, false, nil
+	}
+	p.conds.clear(v1alpha1.ApplicationConditionPolicyViolation)
+	if msg, ok := conditionMessage(app, v1alpha1.ApplicationConditionSyncError); ok && strings.HasPrefix(msg, refusedByPolicy) {
+		p.conds.clear(v1alpha1.ApplicationConditionSyncError) // the refusal is over
+	}
+	cmp, err = r.compareAndRemember(ctx, p, tg, state)
+	if err != nil {
+		return nil, false, err
+	}
+	return cmp, true, nil
+}
+
+// compareAndRemember compares in full and remembers the comparison for idle
+// resyncs, with the fingerprint of the live objects taken just before it.
+func (r *Reconciler) compareAndRemember(ctx context.Context, p *pass, tg *target, state *desired) (*comparison, error) {
+	cl := tg.cluster
+	refs := fingerprintRefs(state.nonHooks(), p.app.Status.Resources)
+	fp, fpErr := fingerprint(ctx, cl, refs)
+	r.watchLive(ctx, cl, refs)
+	cmp, err := r.compare(ctx, tg.door, cl, p.app, state.objects, p.instance)
+	if err != nil {
+		r.forget(p.key)
+		return nil, err
+	}
+	r.metrics.compares.WithLabelValues("full").Inc()
+	covered := covers(refs, cmp.refs)
+	cmp.refs = nil // checked; the memo keeps refs
+	if fpErr == nil && state.identity != "" && covered {
+		r.remember(p.key, &memo{identity: state.identity, renderKey: state.renderKey, fingerprint: fp, at: r.opts.Now(), cmp: cmp, refs: refs})
+	} else {
+		r.forget(p.key)
+	}
+	return cmp, nil
+}
+
+// fingerprintRefs are the objects whose resourceVersions stand for the live
+// state: the desired objects and every resource recorded in the status
+// (which includes those awaiting pruning).
+func fingerprintRefs(objs []*unstructured.Unstructured, recorded []v1alpha1.ResourceStatus) []apply.Ref {
+	seen := make(map[apply.Ref]bool, len(objs)+len(recorded))
+	// Kept in the memo: sized for the desired objects, as the recorded
+	// resources are usually the same ones.
+	out := make([]apply.Ref, 0, len(objs))
+	add := func(ref apply.Ref) {
+		if !seen[refKey(ref)] {
+			seen[refKey(ref)] = true
+			out = append(out, ref)
+		}
+	}
+	for _, o := range objs {
+		add(apply.RefOf(o))
+	}
+	for _, rs := range recorded {
+		add(apply.Ref{Group: rs.Group, Version: rs.Version, Kind: rs.Kind, Namespace: rs.Namespace, Name: rs.Name})
+	}
+	return out
+}
+
+// covers reports whether every ref of b is in a.
+func covers(a, b []apply.Ref) bool {
+	in := make(map[apply.Ref]bool, len(a))
+	for _, r := range a {
+		in[refKey(r)] = true
+	}
+	for _, r := range b {
+		if !in[refKey(r)] {
+			return false
+		}
+	}
+	return true
+}
+
+// recordComparison writes a comparison into the status.
+func (r *Reconciler) recordComparison(p *pass, cmp *comparison, state *desired, srcs []v1alpha1.ApplicationSource) {
+	st := &p.app.Status
+	st.Resources = cmp.resources
+	st.Health.Status, st.Health.Message = cmp.health.Status, cmp.health.Message
+	sync := v1alpha1.SyncStatus{
+		Status: cmp.status,
+		ComparedTo: v1alpha1.ComparedTo{
+			Destination:       p.app.Spec.Destination,
+			IgnoreDifferences: p.app.Spec.IgnoreDifferences,
+		},
+	}
+	if p.app.Spec.HasMultipleSources() {
+		sync.Revisions = state.revisions
+		sync.ComparedTo.Sources = srcs
+	} else {
+		sync.Revision = state.revisions[0]
+		sync.ComparedTo.Source = srcs[0]
+	}
+	st.Sync = sync
+	if len(cmp.shared) > 0 {
+		p.conds.set(v1alpha1.ApplicationConditionSharedResourceWarning, cmp.sharedMessage())
+	} else {
+		p.conds.clear(v1alpha1.ApplicationConditionSharedResourceWarning)
+	}
+	if st.Health.Status != p.orig.Status.Health.Status {
+		st.Health.LastTransitionTime = &p.now
+	}
 }
