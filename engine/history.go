@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
@@ -59,9 +58,7 @@ func HistoryCommits(ctx context.Context, c client.Reader, namespace string, comm
 		}
 		return ok, nil
 	}
-	var secrets []corev1.Secret
-	var knownHosts []byte
-	listed := false
+	var creds *argocd.Credentials
 	out := map[int64][]HistoryCommit{}
 	var first error
 	for _, h := range app.Status.History {
@@ -80,18 +77,18 @@ func HistoryCommits(ctx context.Context, c client.Reader, namespace string, comm
 				row[i].Unread = HistoryNotPermitted
 				continue
 			}
-			if !listed {
-				if secrets, err = argocd.ListSecrets(ctx, c, namespace); err != nil {
+			if creds == nil {
+				secrets, err := argocd.ListSecrets(ctx, c, namespace)
+				if err != nil {
 					return out, err
 				}
-				listed = true
+				creds = &argocd.Credentials{Reader: c, Namespace: namespace, Secrets: secrets}
 			}
-			if knownHosts == nil && argocd.IsSSH(s.RepoURL) {
-				if knownHosts, err = argocd.ReadKnownHosts(ctx, c, namespace); err != nil {
-					return out, err
-				}
+			cred, err := creds.For(ctx, s.RepoURL, project.Name)
+			if err != nil {
+				return out, err
 			}
-			req := &reposerver.CommitRequest{RepoURL: s.RepoURL, Revision: revs[i], Credentials: source.MatchCredentials(s.RepoURL, project.Name, secrets, knownHosts)}
+			req := &reposerver.CommitRequest{RepoURL: s.RepoURL, Revision: revs[i], Credentials: cred}
 			commit, err := commits.Commit(ctx, req)
 			if err != nil {
 				if first == nil {

@@ -37,28 +37,24 @@ func (r *Reconciler) manifestRequest(ctx context.Context, tg *target, listingMax
 			return nil, err
 		}
 	}
-	project := tg.app.ProjectName()
-	var knownHosts []byte
+	creds := &argocd.Credentials{Reader: r.apiReader, Namespace: r.opts.Namespace, Secrets: tg.secrets}
 	for _, s := range tg.sources {
-		if knownHosts == nil && argocd.IsSSH(s.RepoURL) {
-			kh, err := r.knownHosts(ctx)
-			if err != nil {
-				return nil, err
-			}
-			knownHosts = kh
-		}
 		if s.Chart != "" {
 			req.Sources = append(req.Sources, reposerver.Source{Source: s})
 			continue
 		}
-		req.Sources = append(req.Sources, reposerver.Source{Source: s, Credentials: source.MatchCredentials(s.RepoURL, project, tg.secrets, knownHosts)})
+		c, err := creds.For(ctx, s.RepoURL, tg.app.ProjectName())
+		if err != nil {
+			return nil, err
+		}
+		req.Sources = append(req.Sources, reposerver.Source{Source: s, Credentials: c})
 	}
 	// Chart dependencies come only from repositories the project's
 	// sourceRepos permit, and only their credentials are sent.
 	if tg.project != nil {
 		req.SourceRepos = tg.project.Spec.SourceRepos
 	}
-	repos, err := reposerver.PermittedRepositories(ctx, helmRepositories(tg.secrets, project), req.SourceRepos)
+	repos, err := reposerver.PermittedRepositories(ctx, helmRepositories(tg.secrets, tg.app.ProjectName()), req.SourceRepos)
 	if err != nil {
 		return nil, err
 	}
@@ -95,12 +91,6 @@ func helmRepositories(secrets []corev1.Secret, project string) []chart.Repositor
 		})
 	}
 	return out
-}
-
-// knownHosts reads Argo CD's known hosts ConfigMap; a missing ConfigMap is
-// no known hosts.
-func (r *Reconciler) knownHosts(ctx context.Context) ([]byte, error) {
-	return argocd.ReadKnownHosts(ctx, r.apiReader, r.opts.Namespace)
 }
 
 // argoSecrets lists the Argo CD Secrets (repository, repo-creds, cluster)

@@ -65,6 +65,30 @@ func IsSSH(u string) bool {
 	return strings.HasPrefix(source.NormalizeURL(u), "ssh://")
 }
 
+// Credentials matches repositories to the credentials of Secrets (the
+// Argo CD Secrets of Namespace) as source.MatchCredentials does, reading
+// the SSH known hosts of Namespace with Reader once, when the first ssh
+// repository needs them.
+type Credentials struct {
+	Reader    client.Reader
+	Namespace string
+	Secrets   []corev1.Secret
+
+	knownHosts []byte
+}
+
+// For returns the credentials of repoURL for a source of project.
+func (c *Credentials) For(ctx context.Context, repoURL, project string) (source.Credentials, error) {
+	if c.knownHosts == nil && IsSSH(repoURL) {
+		kh, err := ReadKnownHosts(ctx, c.Reader, c.Namespace)
+		if err != nil {
+			return source.Credentials{}, err
+		}
+		c.knownHosts = kh
+	}
+	return source.MatchCredentials(repoURL, project, c.Secrets, c.knownHosts), nil
+}
+
 // ProjectChanged passes AppProject creations, deletions and spec changes.
 func ProjectChanged() predicate.Predicate {
 	return predicate.Funcs{

@@ -331,20 +331,21 @@ func (r *Reconciler) generate(ctx context.Context, p *appSetPass, refresh bool) 
 	// project; a templated project (Project "") matches only the
 	// credentials of every project. A repoURL rendered from parameters
 	// gets none.
-	var knownHosts []byte
+	creds := &argocd.Credentials{Reader: r.deps.APIReader, Namespace: r.opts.Namespace, Secrets: secrets}
 	var credErr error
 	walkGenerators(p.set, func(kind string, g map[string]any) {
 		repoURL, _ := g["repoURL"].(string)
 		if kind != "git" || repoURL == "" || strings.Contains(repoURL, "{{") || credErr != nil {
 			return
 		}
-		if knownHosts == nil && argocd.IsSSH(repoURL) {
-			knownHosts, credErr = argocd.ReadKnownHosts(ctx, r.deps.APIReader, r.opts.Namespace)
+		var c source.Credentials
+		if c, credErr = creds.For(ctx, repoURL, access.Project); credErr != nil {
+			return
 		}
 		if req.Credentials == nil {
 			req.Credentials = map[string]source.Credentials{}
 		}
-		req.Credentials[source.NormalizeURL(repoURL)] = source.MatchCredentials(repoURL, access.Project, secrets, knownHosts)
+		req.Credentials[source.NormalizeURL(repoURL)] = c
 	})
 	if credErr != nil {
 		return p.fail(v1alpha1.ApplicationSetReasonErrorOccurred, credErr)
