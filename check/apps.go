@@ -7,13 +7,13 @@ import (
 	"strings"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/render"
-	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver/render"
 )
 
 // controlPlaneNamespace is where tollgate test assumes Argo CD runs: an
 // Application in another namespace is the instance "<namespace>_<name>"
-// (render.InstanceName), for its build variables and override file.
+// (v1alpha1.Application.InstanceName), for its build variables and override file.
 const controlPlaneNamespace = "argocd"
 
 // appSource is one source of an Application that tollgate test renders from
@@ -37,7 +37,7 @@ type appPlan struct {
 }
 
 // planApplication works out which sources of the Application document obj
-// come from the repository under test (repoURL, as source.NormalizeURL
+// come from the repository under test (repoURL, as reposerver.NormalizeURL
 // gives it; "" matches nothing) and how to render each from the checkout at
 // root, with the resolver the engine renders with: render.ApplicationSources
 // lists the sources as Argo CD reads them, render.ApplicationOptions turns
@@ -61,7 +61,7 @@ func planApplication(obj map[string]any, repoURL string, root repoRoot) (appPlan
 		return appPlan{Skipped: []string{"has no spec.source or spec.sources; nothing to render"}}, nil
 	}
 	local := func(s v1alpha1.ApplicationSource) bool {
-		return repoURL != "" && source.NormalizeURL(s.RepoURL) == repoURL
+		return repoURL != "" && reposerver.NormalizeURL(s.RepoURL) == repoURL
 	}
 	// As in the engine, a later source with the same ref name wins.
 	refs, remoteRefs := map[string]string{}, map[string]bool{}
@@ -96,7 +96,7 @@ func planApplication(obj map[string]any, repoURL string, root repoRoot) (appPlan
 			plan.Skipped = append(plan.Skipped, s.Field+": "+skip)
 			continue
 		}
-		instance := render.InstanceName(app.Name, app.Namespace, controlPlaneNamespace)
+		instance := app.InstanceName(controlPlaneNamespace)
 		if s, err = render.MergeSourceOverrides(root.given, s, instance); err != nil {
 			return appPlan{}, err
 		}

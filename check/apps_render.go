@@ -6,9 +6,9 @@ import (
 	"path"
 	"path/filepath"
 
-	"github.com/tollgate-dev/tollgate/engine/render"
-	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/policies/report"
+	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver/render"
 )
 
 // maxAppDepth bounds how deep Applications rendered by Applications (app of
@@ -187,7 +187,7 @@ func renderSource(ctx context.Context, root string, s appSource, build buildFunc
 // RenderApplication renders the Application document app (an object as
 // decoded from YAML or JSON) the way Run renders each Application it
 // finds: the sources whose repository is repoURL (any spelling
-// source.NormalizeURL takes to the same URL) are rendered from the checkout
+// reposerver.NormalizeURL takes to the same URL) are rendered from the checkout
 // at repoRoot, in source order, with renderer (nil renders in process), and
 // the other sources are left out, as Run leaves them out with a note. It
 // returns the rendered objects.
@@ -201,9 +201,9 @@ func renderSource(ctx context.Context, root string, s appSource, build buildFunc
 // entry point lets a test hold the objects of one Application against the
 // engine's.
 func RenderApplication(ctx context.Context, app map[string]any, repoRoot, repoURL string, renderer Renderer) ([]map[string]any, error) {
-	u := source.NormalizeURL(repoURL)
+	u := reposerver.NormalizeURL(repoURL)
 	if u == "" {
-		return nil, fmt.Errorf("render application: %q is not a repository URL", source.RedactURL(repoURL))
+		return nil, fmt.Errorf("render application: %q is not a repository URL", reposerver.RedactURL(repoURL))
 	}
 	root, err := openRepoRoot(repoRoot)
 	if err != nil {

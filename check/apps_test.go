@@ -7,8 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/tollgate-dev/tollgate/engine/render"
-	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver/render"
 )
 
 // decodeApp decodes a YAML Application for tests.
@@ -185,7 +185,7 @@ func TestPlanApplication(t *testing.T) {
 		{
 			name: "scp-like URL of the repository under test",
 			// The Application and the flag spell the same repository
-			// differently; source.NormalizeURL gives both one form.
+			// differently; reposerver.NormalizeURL gives both one form.
 			repoURL: "ssh://git@GitHub.com/acme/config.git/",
 			spec: `spec:
   sources:
@@ -324,7 +324,7 @@ func TestPlanApplication(t *testing.T) {
 			if tt.repoURL != "" {
 				repoURL = tt.repoURL
 			}
-			got, err := planApplication(decodeApp(t, head+tt.spec), source.NormalizeURL(repoURL), repoRoot{given: root})
+			got, err := planApplication(decodeApp(t, head+tt.spec), reposerver.NormalizeURL(repoURL), repoRoot{given: root})
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)

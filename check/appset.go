@@ -12,12 +12,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/appset"
-	"github.com/tollgate-dev/tollgate/engine/render"
-	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/internal/bounded"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/policies/report"
+	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver/appset"
+	"github.com/tollgate-dev/tollgate/reposerver/render"
 )
 
 // AppSetOptions say where the generators of ApplicationSets read from
@@ -36,7 +36,7 @@ type AppSetOptions struct {
 	ProjectFiles []string
 	// ArgoCDNamespace is the namespace Argo CD runs in; "" means "argocd".
 	ArgoCDNamespace string
-	// Renderer generates each ApplicationSet, such as a *sandbox.Runner
+	// Renderer generates each ApplicationSet, such as a *server.Runner
 	// that generates in a child process under limits; nil generates in
 	// process.
 	Renderer Renderer
@@ -50,7 +50,7 @@ type GeneratedSet struct {
 	File        string
 	Index, Line int
 	// Applications are the generated Applications.
-	Applications []appset.Generated
+	Applications []reposerver.Generated
 }
 
 // GenerateApplicationSets generates the Applications of every
@@ -110,7 +110,7 @@ func GenerateApplicationSets(ctx context.Context, file string, o AppSetOptions) 
 // its git generators judged with known; refused has an error for each
 // later Application of a name an earlier one has, as Argo CD validates
 // them.
-func generateSet(ctx context.Context, generate generateFunc, obj map[string]any, src appset.Sources, known appSetProjects) (set *v1alpha1.ApplicationSet, gen []appset.Generated, refused []error, err error) {
+func generateSet(ctx context.Context, generate generateFunc, obj map[string]any, src appset.Sources, known appSetProjects) (set *v1alpha1.ApplicationSet, gen []reposerver.Generated, refused []error, err error) {
 	if set, err = decodeApplicationSet(obj); err != nil {
 		return nil, nil, nil, err
 	}
@@ -120,14 +120,14 @@ func generateSet(ctx context.Context, generate generateFunc, obj map[string]any,
 	if gen, err = generate(ctx, set, src); err != nil {
 		return set, nil, nil, err
 	}
-	gen, refused = appset.WithoutDuplicates(set.Name, gen)
+	gen, refused = reposerver.WithoutDuplicates(set.Name, gen)
 	return set, gen, refused, nil
 }
 
 // appSetProjects are the AppProjects known outside the controller (the
 // --project files, and those among the files checked), by which `tollgate
 // test` and `tollgate appset generate` judge git generators as the
-// controller does (appset.GitAccess), when they can.
+// controller does (reposerver.GitAccess), when they can.
 type appSetProjects struct {
 	// namespace is the Argo CD namespace.
 	namespace string
@@ -161,12 +161,12 @@ func newAppSetProjects(namespace string, objs []map[string]any) (appSetProjects,
 // what it permits (the checkout under test is the only repository read
 // outside the controller in any case).
 func (k appSetProjects) permit(ctx context.Context, set *v1alpha1.ApplicationSet) (func(context.Context, string, string) error, error) {
-	name, templated := appset.TemplateProject(set)
+	name, templated := set.TemplateProject()
 	i := slices.IndexFunc(k.projects, func(p v1alpha1.AppProject) bool { return p.Name == name })
 	if templated || i < 0 {
 		return nil, nil
 	}
-	a, err := appset.NewGitAccess(ctx, set, k.namespace, k.projects[i:i+1])
+	a, err := reposerver.NewGitAccess(ctx, set, k.namespace, k.projects[i:i+1])
 	if err != nil {
 		return nil, err
 	}
@@ -210,9 +210,9 @@ func appSetSources(o AppSetOptions, lim render.Limits) (appset.Sources, error) {
 // newAppSetSources serves git generators from the checkout at root when
 // their repository is repoURL, and clusters generators from the cluster
 // Secrets among secrets, without their credentials
-// (appset.ClusterSecretsForGeneration) as the controller sends them.
+// (reposerver.ClusterSecretsForGeneration) as the controller sends them.
 func newAppSetSources(root repoRoot, repoURL string, secrets []corev1.Secret) appset.Sources {
-	secrets = appset.ClusterSecretsForGeneration(secrets)
+	secrets = reposerver.ClusterSecretsForGeneration(secrets)
 	return appset.Sources{
 		Git:      checkoutReader{root: root.given, repoURL: repoURL},
 		Clusters: func(context.Context) ([]corev1.Secret, error) { return secrets, nil },
@@ -298,8 +298,8 @@ type checkoutReader struct {
 // Checkout implements appset.GitReader. The revision is not checked out:
 // the checkout is what is under test.
 func (c checkoutReader) Checkout(_ context.Context, repoURL, _ string) (string, error) {
-	if c.repoURL == "" || source.NormalizeURL(repoURL) != c.repoURL {
-		return "", fmt.Errorf("repository %s is not the repository under test (--repo-url), the only one read outside the controller", source.RedactURL(repoURL))
+	if c.repoURL == "" || reposerver.NormalizeURL(repoURL) != c.repoURL {
+		return "", fmt.Errorf("repository %s is not the repository under test (--repo-url), the only one read outside the controller", reposerver.RedactURL(repoURL))
 	}
 	return c.root, nil
 }

@@ -7,7 +7,7 @@
 // Run is the entry point; the CLI turns its flags into Options and writes
 // the report. Discovery (walk.go), loading and rendering (load.go,
 // render.go), Applications (apps*.go: the engine's typed resolver, with
-// the repository under test matched by source.NormalizeURL), the
+// the repository under test matched by reposerver.NormalizeURL), the
 // repository's origin remote (repo.go) and results with the lines a
 // reviewer edits (results.go) live here, so another door can check a
 // checkout the same way without the CLI.

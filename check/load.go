@@ -12,9 +12,9 @@ import (
 
 	"helm.sh/helm/v3/pkg/chartutil"
 
-	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/internal/bounded"
 	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/reposerver/render"
 )
 
 // Note is a remark about input that was skipped rather than rejected.

@@ -4,24 +4,25 @@ import (
 	"context"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/appset"
+	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver/appset"
 
-	"github.com/tollgate-dev/tollgate/engine/render"
+	"github.com/tollgate-dev/tollgate/reposerver/render"
 )
 
 // Renderer evaluates tenant input: it renders one application source,
 // with render.Build's signature, and generates an ApplicationSet's
-// Applications, with appset.Generate's. *sandbox.Runner is one: it
+// Applications, with appset.Generate's. *server.Runner is one: it
 // evaluates in a child process under a time and memory limit, so a
 // hostile chart or template in a pull request cannot hang or exhaust the
 // CI runner.
 type Renderer interface {
 	Build(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error)
-	Generate(ctx context.Context, set *v1alpha1.ApplicationSet, src appset.Sources) ([]appset.Generated, error)
+	Generate(ctx context.Context, set *v1alpha1.ApplicationSet, src appset.Sources) ([]reposerver.Generated, error)
 }
 
 // generateFunc generates with appset.Generate's signature.
-type generateFunc func(ctx context.Context, set *v1alpha1.ApplicationSet, src appset.Sources) ([]appset.Generated, error)
+type generateFunc func(ctx context.Context, set *v1alpha1.ApplicationSet, src appset.Sources) ([]reposerver.Generated, error)
 
 // generator is how ApplicationSets are generated with renderer: in its
 // child processes, or with appset.Generate in process when it is nil.

@@ -8,8 +8,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/appset"
-	"github.com/tollgate-dev/tollgate/engine/render"
+	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver/appset"
+	"github.com/tollgate-dev/tollgate/reposerver/render"
 )
 
 // recordingRenderer renders in process and records the directories it was
@@ -20,7 +21,7 @@ type recordingRenderer struct {
 	sets []string
 }
 
-func (r *recordingRenderer) Generate(ctx context.Context, set *v1alpha1.ApplicationSet, src appset.Sources) ([]appset.Generated, error) {
+func (r *recordingRenderer) Generate(ctx context.Context, set *v1alpha1.ApplicationSet, src appset.Sources) ([]reposerver.Generated, error) {
 	r.mu.Lock()
 	r.sets = append(r.sets, set.Name)
 	r.mu.Unlock()

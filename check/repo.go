@@ -12,24 +12,24 @@ import (
 	git "github.com/go-git/go-git/v5"
 	gitconfig "github.com/go-git/go-git/v5/config"
 
-	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/internal/bounded"
+	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 // maxGitFileBytes bounds the reads of .git/config and .git files.
 const maxGitFileBytes = 1 << 20
 
 // repositoryURL returns the URL of the repository under test in the form
-// source.NormalizeURL gives it, the one the engine matches repositories
+// reposerver.NormalizeURL gives it, the one the engine matches repositories
 // in: given, or else the origin remote of the Git repository containing
 // root (spelled rootDir by the user). When there is none it returns "" and
 // the note explaining why Applications are not rendered. A given URL that
 // is not a repository URL is an error.
 func repositoryURL(given string, root repoRoot, rootDir string) (string, string, error) {
 	if strings.TrimSpace(given) != "" {
-		u := source.NormalizeURL(given)
+		u := reposerver.NormalizeURL(given)
 		if u == "" {
-			return "", "", fmt.Errorf("invalid --repo-url %q: not a repository URL", source.RedactURL(given))
+			return "", "", fmt.Errorf("invalid --repo-url %q: not a repository URL", reposerver.RedactURL(given))
 		}
 		return u, "", nil
 	}
@@ -40,10 +40,10 @@ func repositoryURL(given string, root repoRoot, rootDir string) (string, string,
 	if origin == "" {
 		return "", "Applications are not rendered: no --repo-url given and no origin remote found for " + rootDir, nil
 	}
-	u := source.NormalizeURL(origin)
+	u := reposerver.NormalizeURL(origin)
 	if u == "" {
 		return "", fmt.Sprintf("Applications are not rendered: the origin remote of %s (%s) is not a repository URL; set --repo-url",
-			rootDir, source.RedactURL(origin)), nil
+			rootDir, reposerver.RedactURL(origin)), nil
 	}
 	return u, "", nil
 }

@@ -7,9 +7,9 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/policies/report"
+	"github.com/tollgate-dev/tollgate/reposerver/render"
 )
 
 // unitFailure is the error result of a walked file or directory that

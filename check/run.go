@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/render"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/policies/report"
+	"github.com/tollgate-dev/tollgate/reposerver/render"
 )
 
 // Options are the settings of a check, the flags of `tollgate test`.
@@ -49,7 +49,7 @@ type Options struct {
 	// of ApplicationSets, beside those found under Paths.
 	ClusterFiles []string
 	// Renderer renders Kustomize overlays and Helm charts and generates
-	// ApplicationSets, such as a *sandbox.Runner that evaluates each in a
+	// ApplicationSets, such as a *server.Runner that evaluates each in a
 	// child process under limits; nil evaluates them in process
 	// (render.Build, appset.Generate). Plain directories are always
 	// decoded in process, under the decoder's own limits.
@@ -58,7 +58,7 @@ type Options struct {
 
 // InputError is an error in what Run was given: options, unreadable or
 // malformed files, a render failure (a render that passed its limits holds
-// a *sandbox.LimitError), an Application tollgate refuses (a
+// a *server.LimitError), an Application tollgate refuses (a
 // *render.UnsupportedError) or policies that do not compile or evaluate.
 // Its message is that of Err, which names the file. tollgate test exits 2
 // on it.

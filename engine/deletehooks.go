@@ -14,9 +14,8 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/apply/plan"
 	"github.com/tollgate-dev/tollgate/engine/authority"
-	"github.com/tollgate-dev/tollgate/engine/plan"
-	"github.com/tollgate-dev/tollgate/engine/render"
 )
 
 // deleteHookFinalizers keeps app's PreDelete and PostDelete finalizers,
@@ -54,7 +53,7 @@ func deleteHookFinalizers(app *v1alpha1.Application, objs []*unstructured.Unstru
 func (r *Reconciler) runDeleteHooks(ctx context.Context, app *v1alpha1.Application, phase plan.Phase) error {
 	p := &pass{
 		app: app.DeepCopy(), orig: app, key: types.NamespacedName{Namespace: app.Namespace, Name: app.Name},
-		instance: render.InstanceName(app.Name, app.Namespace, r.opts.Namespace),
+		instance: app.InstanceName(r.opts.Namespace),
 		now:      metav1.NewTime(r.opts.Now().UTC()), conds: conditionEdits{},
 	}
 	tg, err := r.target(ctx, p)

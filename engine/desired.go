@@ -13,9 +13,9 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/plan"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
+	"github.com/tollgate-dev/tollgate/engine/apply/plan"
 	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 // desiredObjects turns rendered objects into what is applied: namespaced

@@ -17,11 +17,10 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/apply/plan"
 	"github.com/tollgate-dev/tollgate/engine/authority"
-	"github.com/tollgate-dev/tollgate/engine/plan"
-	"github.com/tollgate-dev/tollgate/engine/render"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 // secretMask replaces Secret values in an AppDiff, as Argo CD's diff does;
@@ -178,7 +177,7 @@ func Diff(ctx context.Context, deps DiffDependencies, opts Options, app *v1alpha
 	if err != nil {
 		return nil, err
 	}
-	instance := render.InstanceName(app.Name, app.Namespace, r.opts.Namespace)
+	instance := app.InstanceName(r.opts.Namespace)
 	state := &desired{revisions: resp.Revisions, unbuilt: &unbuiltObjects{
 		rendered: resp.Objects, namespace: app.Spec.Destination.Namespace, instance: instance, tracking: r.opts.TrackingMethod, mapper: cl.mapper,
 		managed: r.managed(cl.server),

@@ -18,9 +18,9 @@
 //	             nothing is fetched; an operation's state is Failed. The
 //	             copy's sources are the ones fetched, and the gate judges its
 //	             objects with it.
-//	source       engine/source: each source -> commit SHA + checkout,
+//	source       reposerver/source: each source -> commit SHA + checkout,
 //	             credentials from Argo CD repository Secrets.
-//	render       engine/render, the very code `tollgate test` runs. Sources
+//	render       reposerver/render, the very code `tollgate test` runs. Sources
 //	             with a ref only provide `$ref/path` Helm value files. Output
 //	             is cached as compact JSON per (repository, commit, path,
 //	             options) in an LRU. When a comparison needs them, objects
@@ -38,7 +38,7 @@
 //	             tracks that is no longer rendered (requiresPruning).
 //	             status.sync, status.resources, status.health.
 //	sync         when requested (operation.sync, e.g. `tollgate app sync`) or
-//	             due (automated): engine/plan orders phases and waves,
+//	             due (automated): engine/apply/plan orders phases and waves,
 //	             apply.Run applies wave by wave with server-side apply (field
 //	             manager "tollgate"), waits for health between waves and runs
 //	             SyncFail hooks on failure; then apply.Prune when pruning is on.

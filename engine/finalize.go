@@ -20,9 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/apply/plan"
 	"github.com/tollgate-dev/tollgate/engine/authority"
-	"github.com/tollgate-dev/tollgate/engine/plan"
-	"github.com/tollgate-dev/tollgate/engine/render"
 )
 
 // deletionPoll is how soon a deleting Application is looked at again while
@@ -95,7 +94,7 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (r
 	door := r.door(cl, app, project)
 	ctx, cancel := context.WithTimeout(ctx, r.opts.ReconcileTimeout)
 	defer cancel()
-	instance := render.InstanceName(app.Name, app.Namespace, r.opts.Namespace)
+	instance := app.InstanceName(r.opts.Namespace)
 	for _, h := range []struct {
 		finalizer string
 		phase     plan.Phase

@@ -7,16 +7,15 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/argocd"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
-	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 // HistoryCommit is what the history shows of one Git source of a
 // deployment: its commit, or why it was not read.
 type HistoryCommit struct {
 	// Commit is the deployed commit; nil when it was not read.
-	Commit *source.Commit
+	Commit *reposerver.Commit
 	// Unread says why the commit was not asked for (HistoryNotPermitted);
 	// "" when it was, even if the repo-server could not read it.
 	Unread string

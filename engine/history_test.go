@@ -10,17 +10,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
-	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 // commitRecorder answers every commit request with a commit named after
 // its repository and revision, and records the requests.
 type commitRecorder struct{ reqs []reposerver.CommitRequest }
 
-func (r *commitRecorder) Commit(_ context.Context, req *reposerver.CommitRequest) (*source.Commit, error) {
+func (r *commitRecorder) Commit(_ context.Context, req *reposerver.CommitRequest) (*reposerver.Commit, error) {
 	r.reqs = append(r.reqs, *req)
-	return &source.Commit{SHA: req.Revision, Message: "commit of " + req.RepoURL}, nil
+	return &reposerver.Commit{SHA: req.Revision, Message: "commit of " + req.RepoURL}, nil
 }
 
 // TestHistoryCommitsOnlyPermitted: history entries are untrusted. A
@@ -66,7 +65,7 @@ func TestHistoryCommitsOnlyPermitted(t *testing.T) {
 		Spec:       v1alpha1.AppProjectSpec{SourceRepos: []string{"https://git.example.com/team/*", "git@git.example.com:team/*"}},
 	}
 	commit := func(url, rev string) HistoryCommit {
-		return HistoryCommit{Commit: &source.Commit{SHA: rev, Message: "commit of " + url}}
+		return HistoryCommit{Commit: &reposerver.Commit{SHA: rev, Message: "commit of " + url}}
 	}
 	refused := HistoryCommit{Unread: HistoryNotPermitted}
 

@@ -8,10 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tollgate-dev/tollgate/engine/argocd"
-	"github.com/tollgate-dev/tollgate/engine/chart"
-	"github.com/tollgate-dev/tollgate/engine/render"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
-	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 // manifestRequest is the request for the manifests of the Application of
@@ -28,7 +25,7 @@ import (
 // without a project, none.
 func (r *Reconciler) manifestRequest(ctx context.Context, tg *target, listingMaxAge time.Duration) (*reposerver.Request, error) {
 	req := &reposerver.Request{
-		AppName: render.InstanceName(tg.app.Name, tg.app.Namespace, r.opts.Namespace), Namespace: tg.app.Spec.Destination.Namespace, Project: tg.app.ProjectName(),
+		AppName: tg.app.InstanceName(r.opts.Namespace), Namespace: tg.app.Spec.Destination.Namespace, Project: tg.app.ProjectName(),
 		MultipleSources: tg.app.Spec.HasMultipleSources(), ListingMaxAge: listingMaxAge, NoCache: tg.hard,
 	}
 	if tg.cluster != nil {
@@ -70,24 +67,24 @@ func (r *Reconciler) manifestRequest(ctx context.Context, tg *target, listingMax
 // helmRepositories are the Argo CD repository and repo-creds Secrets of
 // type helm that an Application of project may use: those without a
 // project key and those of project. They give chart sources and chart
-// dependencies their credentials (chart.Match).
-func helmRepositories(secrets []corev1.Secret, project string) []chart.Repository {
-	var out []chart.Repository
+// dependencies their credentials (reposerver.MatchHelmRepository).
+func helmRepositories(secrets []corev1.Secret, project string) []reposerver.HelmRepository {
+	var out []reposerver.HelmRepository
 	for i := range secrets {
 		s := &secrets[i]
-		value := func(k string) string { return source.SecretValue(s, k) }
-		kind := s.Labels[source.SecretTypeLabel]
-		if !strings.EqualFold(value("type"), "helm") || kind != source.SecretTypeRepository && kind != source.SecretTypeRepoCreds {
+		value := func(k string) string { return argocd.SecretValue(s, k) }
+		kind := s.Labels[argocd.SecretTypeLabel]
+		if !strings.EqualFold(value("type"), "helm") || kind != argocd.SecretTypeRepository && kind != argocd.SecretTypeRepoCreds {
 			continue
 		}
 		if p := value("project"); p != "" && p != project {
 			continue
 		}
-		out = append(out, chart.Repository{
+		out = append(out, reposerver.HelmRepository{
 			URL: value("url"), Username: value("username"), Password: value("password"),
 			TLSClientCertData: value("tlsClientCertData"), TLSClientCertKey: value("tlsClientCertKey"),
-			Insecure: source.SecretFlag(s, "insecure"), EnableOCI: source.SecretFlag(s, "enableOCI"),
-			Template: kind == source.SecretTypeRepoCreds, Project: value("project"),
+			Insecure: argocd.SecretFlag(s, "insecure"), EnableOCI: argocd.SecretFlag(s, "enableOCI"),
+			Template: kind == argocd.SecretTypeRepoCreds, Project: value("project"),
 		})
 	}
 	return out

@@ -18,8 +18,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/authority"
-	"github.com/tollgate-dev/tollgate/engine/render"
-	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 // pass is the state of one reconcile of one Application. The Application is
@@ -97,7 +96,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request, opera
 	}
 	p := &pass{
 		app: app, orig: orig, key: req.NamespacedName, operation: operation,
-		instance: render.InstanceName(app.Name, app.Namespace, r.opts.Namespace),
+		instance: app.InstanceName(r.opts.Namespace),
 		now:      metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second)),
 		conds:    conditionEdits{},
 	}
@@ -211,7 +210,7 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 	}
 	if err != nil {
 		p.conds.set(v1alpha1.ApplicationConditionComparisonError, err.Error())
-		if tg.op != nil && !errors.Is(err, source.ErrRepoUnreachable) {
+		if tg.op != nil && !errors.Is(err, reposerver.ErrRepoUnreachable) {
 			// The request cannot succeed by waiting: refuse it.
 			r.refuseOperation(p, tg.op, "comparison failed: "+err.Error())
 		}

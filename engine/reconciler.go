@@ -30,7 +30,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/argocd"
 	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/engine/health"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 // ControllerName names the controller in logs, metrics and events.
@@ -63,7 +63,7 @@ type Dependencies struct {
 	Scheme    *runtime.Scheme
 	Evaluator Evaluator
 	// Manifests fetches and renders the Applications' sources: a
-	// reposerver.Service in this process, or a reposerver.Client of
+	// server.Service in this process, or a reposerver.Client of
 	// `tollgate repo-server`s, so that no tenant input is parsed here.
 	Manifests reposerver.Generator
 	// Recorder records events on Applications; nil records none.

@@ -12,8 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
-	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 // GPGKeysConfigMap is Argo CD's ConfigMap of GnuPG public keys in the
@@ -114,16 +113,16 @@ func signatureVerified(src v1alpha1.ApplicationSource) bool {
 // signatureMessage is Argo CD's ComparisonError message (its controller's
 // verifyGnuPGSignature) for revision with sig, "" when sig is a good
 // signature made with one of the allowed keys.
-func signatureMessage(revision string, sig source.Signature, allowed []string) string {
+func signatureMessage(revision string, sig reposerver.Signature, allowed []string) string {
 	switch sig.Status {
-	case source.SignatureUnsigned:
+	case reposerver.SignatureUnsigned:
 		return fmt.Sprintf("Target revision %s in Git is not signed, but a signature is required", revision)
-	case source.SignatureGood:
+	case reposerver.SignatureGood:
 		if sig.SignedBy(allowed) {
 			return ""
 		}
 		return fmt.Sprintf("Found good signature made with %s key %s, but this key is not allowed in AppProject", sig.Algorithm, sig.KeyID)
-	case source.SignatureInvalid:
+	case reposerver.SignatureInvalid:
 		return fmt.Sprintf("Found signature made with %s key %s, but verification result was invalid: '%s'", sig.Algorithm, sig.KeyID, sig.Reason)
 	}
 	return fmt.Sprintf("Could not verify commit signature on revision '%s', check logs for more information.", revision)

@@ -12,8 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
-	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 const (
@@ -30,51 +29,51 @@ func TestCheckSignatures(t *testing.T) {
 	chart := reposerver.Source{Source: v1alpha1.ApplicationSource{RepoURL: "https://charts.example.com", Chart: "web", TargetRevision: "1.0.0"}}
 	oci := reposerver.Source{Source: v1alpha1.ApplicationSource{RepoURL: "oci://registry.example.com/charts/web", TargetRevision: "1.0.0"}}
 	check := &reposerver.SignatureCheck{Keys: map[string]string{keyA: "..."}, Allowed: []string{keyA}}
-	good := func(id string) source.Signature {
-		return source.Signature{Status: source.SignatureGood, KeyID: id, PrimaryKeyID: id, Algorithm: "RSA"}
+	good := func(id string) reposerver.Signature {
+		return reposerver.Signature{Status: reposerver.SignatureGood, KeyID: id, PrimaryKeyID: id, Algorithm: "RSA"}
 	}
 	tests := []struct {
 		name    string
 		check   *reposerver.SignatureCheck
 		sources []reposerver.Source
 		revs    []string
-		sigs    []source.Signature
+		sigs    []reposerver.Signature
 		// unverified is the repo-server's Unverified.
 		unverified bool
 		want       []string // the messages of an *unsignedError
 		wantErr    string   // another error
 	}{
 		{name: "no check", sources: []reposerver.Source{git("main")}, revs: []string{shaX}},
-		{name: "signed with an allowed key", check: check, sources: []reposerver.Source{git("main")}, revs: []string{shaX}, sigs: []source.Signature{good(keyA)}},
+		{name: "signed with an allowed key", check: check, sources: []reposerver.Source{git("main")}, revs: []string{shaX}, sigs: []reposerver.Signature{good(keyA)}},
 		{
 			name: "unsigned", check: check, sources: []reposerver.Source{git("main")}, revs: []string{shaX},
-			sigs: []source.Signature{{Status: source.SignatureUnsigned}}, unverified: true,
+			sigs: []reposerver.Signature{{Status: reposerver.SignatureUnsigned}}, unverified: true,
 			want: []string{"Target revision " + shaX + " in Git is not signed, but a signature is required"},
 		},
 		{
 			name: "good signature of a key the project does not allow", check: check, sources: []reposerver.Source{git("main")}, revs: []string{shaX},
-			sigs: []source.Signature{good(keyB)}, unverified: true,
+			sigs: []reposerver.Signature{good(keyB)}, unverified: true,
 			want: []string{"Found good signature made with RSA key " + keyB + ", but this key is not allowed in AppProject"},
 		},
 		{
 			name: "key not in argocd-gpg-keys-cm", check: check, sources: []reposerver.Source{git("main")}, revs: []string{shaX},
-			sigs:       []source.Signature{{Status: source.SignatureInvalid, KeyID: keyB, Algorithm: "EDDSA", Reason: "Can't check signature: No public key"}},
+			sigs:       []reposerver.Signature{{Status: reposerver.SignatureInvalid, KeyID: keyB, Algorithm: "EDDSA", Reason: "Can't check signature: No public key"}},
 			unverified: true,
 			want:       []string{"Found signature made with EDDSA key " + keyB + ", but verification result was invalid: 'Can't check signature: No public key'"},
 		},
 		{
 			name: "bad signature", check: check, sources: []reposerver.Source{git("main")}, revs: []string{shaX},
-			sigs: []source.Signature{{Status: source.SignatureBad, KeyID: keyA, Algorithm: "RSA", Reason: "openpgp: invalid signature"}}, unverified: true,
+			sigs: []reposerver.Signature{{Status: reposerver.SignatureBad, KeyID: keyA, Algorithm: "RSA", Reason: "openpgp: invalid signature"}}, unverified: true,
 			want: []string{"Could not verify commit signature on revision '" + shaX + "', check logs for more information."},
 		},
 		{
 			name: "signature that is not OpenPGP", check: check, sources: []reposerver.Source{git("main")}, revs: []string{shaX},
-			sigs: []source.Signature{{Status: source.SignatureUnknown, Reason: "not an OpenPGP signature"}}, unverified: true,
+			sigs: []reposerver.Signature{{Status: reposerver.SignatureUnknown, Reason: "not an OpenPGP signature"}}, unverified: true,
 			want: []string{"Could not verify commit signature on revision '" + shaX + "', check logs for more information."},
 		},
 		{
 			name: "every unsigned Git source of several", check: check, sources: []reposerver.Source{git("main"), git("dev"), git("v1")}, revs: []string{shaX, shaY, shaX},
-			sigs: []source.Signature{{Status: source.SignatureUnsigned}, good(keyA), {Status: source.SignatureUnsigned}}, unverified: true,
+			sigs: []reposerver.Signature{{Status: reposerver.SignatureUnsigned}, good(keyA), {Status: reposerver.SignatureUnsigned}}, unverified: true,
 			want: []string{
 				"Target revision " + shaX + " in Git is not signed, but a signature is required",
 				"Target revision " + shaX + " in Git is not signed, but a signature is required",
@@ -82,7 +81,7 @@ func TestCheckSignatures(t *testing.T) {
 		},
 		{
 			name: "Helm repository and OCI sources are not verified", check: check, sources: []reposerver.Source{chart, oci, git("main")}, revs: []string{"1.0.0", "1.0.0", shaX},
-			sigs: []source.Signature{{}, {}, good(keyA)},
+			sigs: []reposerver.Signature{{}, {}, good(keyA)},
 		},
 		{
 			name: "no signatures from the repo-server", check: check, sources: []reposerver.Source{git("main")}, revs: []string{shaX},
@@ -90,7 +89,7 @@ func TestCheckSignatures(t *testing.T) {
 		},
 		{
 			name: "refused by the repo-server for no reason the controller sees", check: check, sources: []reposerver.Source{git("main")}, revs: []string{shaX},
-			sigs: []source.Signature{good(keyA)}, unverified: true,
+			sigs: []reposerver.Signature{good(keyA)}, unverified: true,
 			wantErr: "verify commit signatures: the repo-server refused to render signed revisions",
 		},
 	}

@@ -19,8 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/appset"
-	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 // WebhookPath is where the Git push webhook is served.
@@ -63,7 +62,7 @@ func (p pushPayload) urls() []string {
 		p.Repository.URL, p.Repository.GitHTTPURL, p.Repository.GitSSHURL,
 		p.Project.GitHTTPURL, p.Project.GitSSHURL, p.Project.WebURL,
 	} {
-		if n := source.NormalizeURL(u); n != "" && !slices.Contains(out, n) {
+		if n := reposerver.NormalizeURL(u); n != "" && !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}
@@ -80,7 +79,7 @@ var ErrNoWebhookSecret = errors.New("the git push webhook needs a secret")
 // Hook` for a repository sets the refresh annotation on every Application
 // of the control-plane namespace with a source in that repository, so the
 // controller compares (and, when automated, syncs) them at once instead of
-// at the next resync. Repository URLs are compared with source.NormalizeURL
+// at the next resync. Repository URLs are compared with reposerver.NormalizeURL
 // (https, ssh and scp-style forms of one repository match). Every request
 // must prove the shared secret (GitHub's X-Hub-Signature-256 or GitLab's
 // X-Gitlab-Token).
@@ -246,9 +245,9 @@ func (h *PushHandler) refreshApplicationSets(ctx context.Context, urls []string)
 		for i := range sets.Items {
 			set := &sets.Items[i]
 			uses := false
-			appset.WalkGenerators(set, func(_, kind string, g map[string]any) {
+			set.WalkGenerators(func(_, kind string, g map[string]any) {
 				u, _ := g["repoURL"].(string)
-				uses = uses || kind == "git" && slices.Contains(urls, source.NormalizeURL(u))
+				uses = uses || kind == "git" && slices.Contains(urls, reposerver.NormalizeURL(u))
 			})
 			if !uses {
 				continue
@@ -268,7 +267,7 @@ func (h *PushHandler) refreshApplicationSets(ctx context.Context, urls []string)
 // normalized urls.
 func usesRepository(app *v1alpha1.Application, urls []string) bool {
 	for _, s := range app.Sources() {
-		if slices.Contains(urls, source.NormalizeURL(s.RepoURL)) {
+		if slices.Contains(urls, reposerver.NormalizeURL(s.RepoURL)) {
 			return true
 		}
 	}

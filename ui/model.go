@@ -11,8 +11,8 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/internal/appops"
+	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 // appRow is one line of the Applications list.
@@ -155,7 +155,7 @@ type historyRow struct {
 	Source                           string
 	// Commits are the deployed commits of the Git sources: author, date
 	// and message (nil when unknown).
-	Commits []*source.Commit
+	Commits []*reposerver.Commit
 	// Unread says why commits were not read: a repository the project
 	// does not permit (engine.HistoryNotPermitted).
 	Unread []string

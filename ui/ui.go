@@ -41,7 +41,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 //go:embed templates/*.html
@@ -87,7 +87,7 @@ type Options struct {
 	Log logr.Logger
 }
 
-// Repos is what the UI asks of repo-servers: *reposerver.Service and
+// Repos is what the UI asks of repo-servers: *server.Service and
 // *reposerver.Client are.
 type Repos interface {
 	reposerver.Generator

@@ -118,3 +118,15 @@ type Info struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
 }
+
+// InstanceName is the name Argo CD gives the Application in its
+// repo-server requests and tracking: the name in the control-plane
+// namespace, else "<namespace>_<name>". ARGOCD_APP_NAME and the
+// per-Application override file use it; Helm's release name is the name
+// alone.
+func (a *Application) InstanceName(controlPlaneNamespace string) string {
+	if a.Namespace == "" || a.Namespace == controlPlaneNamespace {
+		return a.Name
+	}
+	return a.Namespace + "_" + a.Name
+}

@@ -398,3 +398,18 @@ func TestAddToScheme(t *testing.T) {
 		}
 	})
 }
+
+func TestInstanceName(t *testing.T) {
+	tests := []struct{ name, ns, cp, want string }{
+		{"app", "argocd", "argocd", "app"},
+		{"app", "", "argocd", "app"},
+		{"app", "team", "argocd", "team_app"},
+	}
+	for _, tt := range tests {
+		a := &Application{}
+		a.Name, a.Namespace = tt.name, tt.ns
+		if got := a.InstanceName(tt.cp); got != tt.want {
+			t.Errorf("InstanceName of %s/%s with control plane %q = %q, want %q", tt.ns, tt.name, tt.cp, got, tt.want)
+		}
+	}
+}

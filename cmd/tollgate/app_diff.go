@@ -15,8 +15,9 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
-	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver/server"
+	"github.com/tollgate-dev/tollgate/reposerver/source"
 )
 
 // appDiffOptions are the flags of `tollgate app diff`.
@@ -173,9 +174,9 @@ func diffManifests(app *v1alpha1.Application, o appDiffOptions) (reposerver.Gene
 		if err != nil {
 			return nil, nil, err
 		}
-		ropts := reposerver.DefaultOptions()
+		ropts := server.DefaultOptions()
 		ropts.Renderer = runner
-		svc, err := reposerver.New(localSource{root: root}, ropts)
+		svc, err := server.New(localSource{root: root}, ropts)
 		return svc, func() {}, err
 	}
 	cleanup := func() {}
@@ -202,7 +203,7 @@ const localRevision = "local"
 // repository, for --local.
 type localSource struct{ root string }
 
-func (l localSource) Fetch(context.Context, string, string, source.Credentials, ...source.FetchOption) (source.Checkout, error) {
+func (l localSource) Fetch(context.Context, string, string, reposerver.Credentials, ...source.FetchOption) (source.Checkout, error) {
 	return source.Checkout{Dir: l.root, Revision: localRevision}, nil
 }
 

@@ -12,7 +12,8 @@ import (
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/engine/apply"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver/server"
 )
 
 // diffDeployment is a Deployment web in guestbook, normalized as engine.Diff
@@ -191,7 +192,7 @@ func TestUseLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := reposerver.New(localSource{root: abs}, reposerver.DefaultOptions())
+	svc, err := server.New(localSource{root: abs}, server.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

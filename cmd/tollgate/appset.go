@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/check"
-	"github.com/tollgate-dev/tollgate/engine/sandbox"
 	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/reposerver/server"
 )
 
 func newApplicationSetCmd() *cobra.Command {
@@ -74,7 +74,7 @@ func runAppSetGenerate(cmd *cobra.Command, file string, o appSetGenerateOptions)
 	}
 	// Templates run in a child of this binary under the render limits, as
 	// in the repo-server: the file may be anybody's.
-	r, err := newSandbox(sandbox.DefaultLimits())
+	r, err := newSandbox(server.DefaultLimits())
 	if err != nil {
 		return usageError(err)
 	}

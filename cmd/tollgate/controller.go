@@ -29,10 +29,11 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/controller/notification"
 	"github.com/tollgate-dev/tollgate/engine/health"
 	"github.com/tollgate-dev/tollgate/engine/notify"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
 	"github.com/tollgate-dev/tollgate/engine/shard"
-	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver/server"
+	"github.com/tollgate-dev/tollgate/reposerver/source"
 	"github.com/tollgate-dev/tollgate/ui"
 )
 
@@ -443,7 +444,7 @@ func runSharded(ctx context.Context, mgr manager.Manager, member *shard.Membersh
 // the repo-servers of --repo-server (see repoClientOptions.client), or else
 // a repository service in this process (each render still in a child
 // process under the render limits).
-func controllerManifests(cfg *rest.Config, mgr manager.Manager, o controllerOptions) (reposerver.Server, error) {
+func controllerManifests(cfg *rest.Config, mgr manager.Manager, o controllerOptions) (server.Server, error) {
 	if len(o.repoServers) == 0 {
 		svc, err := newRepoService(o.repoOptions)
 		if err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/tollgate-dev/tollgate/engine/sandbox"
+	"github.com/tollgate-dev/tollgate/reposerver/server"
 )
 
 // renderWorkerCmd is the name of the hidden subcommand a sandboxed render
@@ -22,31 +22,31 @@ func newRenderWorkerCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sandbox.Serve(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout())
+			return server.Serve(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
 }
 
 // newSandbox renders in children of this very binary, under lim.
-func newSandbox(lim sandbox.Limits) (*sandbox.Runner, error) {
+func newSandbox(lim server.Limits) (*server.Runner, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find own executable for the render sandbox: %w", err)
 	}
-	return &sandbox.Runner{Path: exe, Args: []string{renderWorkerCmd}, Limits: lim}, nil
+	return &server.Runner{Path: exe, Args: []string{renderWorkerCmd}, Limits: lim}, nil
 }
 
 // sandboxLimits are the render limits of --render-timeout and
 // --render-memory (a Kubernetes quantity such as 1Gi).
-func sandboxLimits(timeout time.Duration, memory string) (sandbox.Limits, error) {
+func sandboxLimits(timeout time.Duration, memory string) (server.Limits, error) {
 	if timeout <= 0 {
-		return sandbox.Limits{}, usageError(fmt.Errorf("invalid --render-timeout %s: must be positive", timeout))
+		return server.Limits{}, usageError(fmt.Errorf("invalid --render-timeout %s: must be positive", timeout))
 	}
 	mem, err := positiveQuantity("--render-memory", memory)
 	if err != nil {
-		return sandbox.Limits{}, err
+		return server.Limits{}, err
 	}
-	lim := sandbox.DefaultLimits()
+	lim := server.DefaultLimits()
 	lim.Timeout, lim.MemoryBytes = timeout, mem
 	return lim, nil
 }

@@ -20,10 +20,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/certs"
-	"github.com/tollgate-dev/tollgate/engine/chart"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
-	"github.com/tollgate-dev/tollgate/engine/sandbox"
-	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver/chart"
+	"github.com/tollgate-dev/tollgate/reposerver/server"
+	"github.com/tollgate-dev/tollgate/reposerver/source"
 )
 
 // repoOptions are the flags of the repository service, the same in
@@ -51,9 +51,9 @@ type repoOptions struct {
 // defaultRepoOptions are the defaults of the repository service's flags.
 func defaultRepoOptions() repoOptions {
 	return repoOptions{
-		renderTimeout: sandbox.DefaultLimits().Timeout, renderMemory: defaultRenderMemory,
+		renderTimeout: server.DefaultLimits().Timeout, renderMemory: defaultRenderMemory,
 		fetchTimeout: source.DefaultFetchTimeout, maxFetchBytes: defaultMaxFetchBytes,
-		renderCacheSize: resource.NewQuantity(reposerver.DefaultRenderCacheSize, resource.BinarySI).String(),
+		renderCacheSize: resource.NewQuantity(server.DefaultRenderCacheSize, resource.BinarySI).String(),
 	}
 }
 
@@ -73,7 +73,7 @@ func addRepoFlags(f *pflag.FlagSet, o *repoOptions) {
 // repoSettings are the repository service's flags, checked.
 type repoSettings struct {
 	sources     source.Options
-	limits      sandbox.Limits
+	limits      server.Limits
 	renderCache int64
 }
 
@@ -105,7 +105,7 @@ func (o repoOptions) check() (repoSettings, error) {
 // Helm chart cache in --repo-cache and a render sandbox, a child process per render under the
 // render limits, so tenant charts and overlays are never parsed in the
 // calling process.
-func newRepoService(o repoOptions) (*reposerver.Service, error) {
+func newRepoService(o repoOptions) (*server.Service, error) {
 	rs, err := o.check()
 	if err != nil {
 		return nil, err
@@ -126,9 +126,9 @@ func newRepoService(o repoOptions) (*reposerver.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	ropts := reposerver.DefaultOptions()
+	ropts := server.DefaultOptions()
 	ropts.Renderer, ropts.Parallelism, ropts.Charts, ropts.RenderCacheSize = runner, o.parallelism, charts, rs.renderCache
-	return reposerver.New(cache, ropts)
+	return server.New(cache, ropts)
 }
 
 // repoServerOptions are the flags of `tollgate repo-server`.
@@ -199,12 +199,12 @@ func runRepoServer(ctx context.Context, o repoServerOptions) error {
 		return usageError(fmt.Errorf("--addr %s: %w", o.addr, err))
 	}
 	srv := &http.Server{
-		Handler:           reposerver.NewHandler(svc, log),
+		Handler:           server.NewHandler(svc, log),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		// No write timeout: a render takes as long as its own limit allows.
-		TLSConfig: reposerver.ServerTLSConfig(watcher.GetCertificate, clientCAs.Pool),
+		TLSConfig: server.ServerTLSConfig(watcher.GetCertificate, clientCAs.Pool),
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -16,9 +16,9 @@ import (
 	kubeversion "k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/tollgate-dev/tollgate/check"
-	"github.com/tollgate-dev/tollgate/engine/sandbox"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/policies/report"
+	"github.com/tollgate-dev/tollgate/reposerver/server"
 )
 
 // testOptions are the flags of `tollgate test`: the check's options and
@@ -91,7 +91,7 @@ or when something could not be decoded or rendered (after the report).`,
 	f.StringArrayVar(&o.ClusterFiles, "cluster", nil, "`FILE` of Argo CD cluster Secrets for the clusters generators of ApplicationSets, beside those under PATH (repeatable)")
 	f.StringVar(&o.RepoURL, "repo-url", "", "URL of the repository under test (default: the origin remote of --repo-root)")
 	f.StringVar(&o.RepoRoot, "repo-root", ".", "checkout the Applications' paths are rendered from")
-	f.DurationVar(&o.RenderTimeout, "render-timeout", sandbox.DefaultLimits().Timeout, "wall-clock limit of one Kustomize or Helm render, or ApplicationSet generation (each runs in a child process, killed at the limit; exit 2)")
+	f.DurationVar(&o.RenderTimeout, "render-timeout", server.DefaultLimits().Timeout, "wall-clock limit of one Kustomize or Helm render, or ApplicationSet generation (each runs in a child process, killed at the limit; exit 2)")
 	f.StringVar(&o.RenderMemory, "render-memory", defaultRenderMemory, "memory limit of one Kustomize or Helm render's, or ApplicationSet generation's, child process (a Kubernetes quantity)")
 	f.StringVar(&o.KubeVersion, "kube-version", "", "Kubernetes version Helm charts render against, in place of the destination cluster's (default: the Helm SDK's, "+chartutil.DefaultCapabilities.KubeVersion.Version+")")
 	f.StringArrayVar(&o.APIVersions, "api-versions", nil, "API version charts see in .Capabilities.APIVersions, \"group/version\" or \"group/version/Kind\" (repeatable; added to the Helm SDK's)")
@@ -126,7 +126,7 @@ func runTest(cmd *cobra.Command, o testOptions) error {
 		o.Capabilities.KubeVersion = v.String()
 	}
 	o.Capabilities.APIVersions = o.APIVersions
-	lim, err := sandboxLimits(cmp.Or(o.RenderTimeout, sandbox.DefaultLimits().Timeout), cmp.Or(o.RenderMemory, defaultRenderMemory))
+	lim, err := sandboxLimits(cmp.Or(o.RenderTimeout, server.DefaultLimits().Timeout), cmp.Or(o.RenderMemory, defaultRenderMemory))
 	if err != nil {
 		return err
 	}

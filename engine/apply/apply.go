@@ -12,13 +12,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/plan"
+	"github.com/tollgate-dev/tollgate/engine/apply/plan"
 	"github.com/tollgate-dev/tollgate/internal/jsonvalue"
 )
 
 // WaveOptions configure ApplyWave and Run for one sync of one Application.
 type WaveOptions struct {
-	// App is the application instance name (render.InstanceName). Objects
+	// App is the application instance name (v1alpha1.Application.InstanceName). Objects
 	// get its tracking metadata (Options.Tracking), and only objects already
 	// tracked by it are applied with force. Leave it empty only for objects
 	// no Application owns.

@@ -1,8 +1,9 @@
 // Package apply is the client side of a sync: it talks to the API server to
 // compare desired objects with live ones, apply waves, wait for health and
-// prune. It executes what engine/plan decided and imports plan for its data
-// types only (plan is pure data and does no I/O, so this is not a sideways
-// dependency between steps in the sense of the package map).
+// prune. It executes what its subpackage plan decided: plan is the model
+// of a sync (phases, hooks, waves, sync options), pure data without I/O,
+// which the controller builds and apply runs. Only engine/authority, the
+// door every write passes through, calls apply to write.
 //
 // Everything is applied with server-side apply under one stable field
 // manager ("tollgate"). Ownership follows the tracking metadata of

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 // Names of Argo CD's objects in the control-plane namespace.
@@ -62,11 +62,11 @@ func ReadKnownHosts(ctx context.Context, reader client.Reader, namespace string)
 // IsSSH reports whether a repository URL uses SSH (and so needs the known
 // hosts).
 func IsSSH(u string) bool {
-	return strings.HasPrefix(source.NormalizeURL(u), "ssh://")
+	return strings.HasPrefix(reposerver.NormalizeURL(u), "ssh://")
 }
 
 // Credentials matches repositories to the credentials of Secrets (the
-// Argo CD Secrets of Namespace) as source.MatchCredentials does, reading
+// Argo CD Secrets of Namespace) as MatchCredentials does, reading
 // the SSH known hosts of Namespace with Reader once, when the first ssh
 // repository needs them.
 type Credentials struct {
@@ -78,15 +78,15 @@ type Credentials struct {
 }
 
 // For returns the credentials of repoURL for a source of project.
-func (c *Credentials) For(ctx context.Context, repoURL, project string) (source.Credentials, error) {
+func (c *Credentials) For(ctx context.Context, repoURL, project string) (reposerver.Credentials, error) {
 	if c.knownHosts == nil && IsSSH(repoURL) {
 		kh, err := ReadKnownHosts(ctx, c.Reader, c.Namespace)
 		if err != nil {
-			return source.Credentials{}, err
+			return reposerver.Credentials{}, err
 		}
 		c.knownHosts = kh
 	}
-	return source.MatchCredentials(repoURL, project, c.Secrets, c.knownHosts), nil
+	return MatchCredentials(repoURL, project, c.Secrets, c.knownHosts), nil
 }
 
 // ProjectChanged passes AppProject creations, deletions and spec changes.

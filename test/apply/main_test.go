@@ -1,4 +1,4 @@
-// Package apply_test runs engine/plan and engine/apply against a real API
+// Package apply_test runs engine/apply/plan and engine/apply against a real API
 // server (test/envtest). There is no kubelet and no controller manager: a
 // Deployment never becomes available and a Job never runs by itself, so the
 // tests write their status subresource to play the controllers' part.
@@ -23,7 +23,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
-	"github.com/tollgate-dev/tollgate/engine/plan"
+	"github.com/tollgate-dev/tollgate/engine/apply/plan"
 	"github.com/tollgate-dev/tollgate/test/envtest"
 )
 

@@ -16,9 +16,10 @@ import (
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/engine/authority"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
-	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver/server"
+	"github.com/tollgate-dev/tollgate/reposerver/source"
 	"github.com/tollgate-dev/tollgate/test/gitserver"
 )
 
@@ -33,7 +34,7 @@ var diffEvaluator = sync.OnceValues(func() (*policies.Evaluator, error) {
 
 // diffRepoService fetches (http allowed) and renders in process, as
 // `tollgate app diff` does.
-func diffRepoService(t *testing.T) *reposerver.Service {
+func diffRepoService(t *testing.T) *server.Service {
 	t.Helper()
 	sopts := source.DefaultOptions()
 	sopts.AllowInsecure = true
@@ -41,7 +42,7 @@ func diffRepoService(t *testing.T) *reposerver.Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := reposerver.New(sources, reposerver.DefaultOptions())
+	svc, err := server.New(sources, server.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

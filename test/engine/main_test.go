@@ -30,14 +30,13 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine"
-	"github.com/tollgate-dev/tollgate/engine/chart"
 	"github.com/tollgate-dev/tollgate/engine/controller/applicationset"
 	"github.com/tollgate-dev/tollgate/engine/controller/notification"
 	"github.com/tollgate-dev/tollgate/engine/notify"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
-	"github.com/tollgate-dev/tollgate/engine/sandbox"
-	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/reposerver/chart"
+	"github.com/tollgate-dev/tollgate/reposerver/server"
+	"github.com/tollgate-dev/tollgate/reposerver/source"
 	"github.com/tollgate-dev/tollgate/test/envtest"
 )
 
@@ -92,7 +91,7 @@ var (
 // controller's.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == renderWorker {
-		if err := sandbox.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
+		if err := server.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -254,7 +253,7 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	opts.ApplicationSetNamespaces = appSetNamespaces
 	metrics := engine.NewMetrics()
 	// Renders run in child processes under limits, as in the controller.
-	lim := sandbox.DefaultLimits()
+	lim := server.DefaultLimits()
 	lim.Timeout, lim.MemoryBytes = renderTimeout, renderMemory
 	exe, err := os.Executable()
 	if err != nil {
@@ -267,16 +266,16 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	if err != nil {
 		return nil, err
 	}
-	ropts := reposerver.DefaultOptions()
-	ropts.Renderer = &sandbox.Runner{Path: exe, Args: []string{renderWorker}, Limits: lim}
+	ropts := server.DefaultOptions()
+	ropts.Renderer = &server.Runner{Path: exe, Args: []string{renderWorker}, Limits: lim}
 	ropts.Charts = charts
-	svc, err := reposerver.New(sources, ropts)
+	svc, err := server.New(sources, ropts)
 	if err != nil {
 		return nil, err
 	}
 	// The engine under test reaches its repository service over HTTPS, as
 	// with tollgate repo-server; the strict one runs it in-process.
-	var manifests reposerver.Server = svc
+	var manifests server.Server = svc
 	if ns == argoNS {
 		if manifests, err = serveRepoServer(ctx, svc, log); err != nil {
 			return nil, err

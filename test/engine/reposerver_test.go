@@ -11,7 +11,8 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/tollgate-dev/tollgate/certs"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver/server"
 )
 
 // repoServerName is the name the test repo-server's certificate is issued
@@ -29,7 +30,7 @@ func (loopback) LookupHost(context.Context, string) ([]string, error) {
 // certificate from certs for repoServerName and requiring a client
 // certificate of the same CA, until ctx ends, and returns a client of it: the wire between `tollgate controller --repo-server` and
 // `tollgate repo-server`.
-func serveRepoServer(ctx context.Context, svc *reposerver.Service, log logr.Logger) (*reposerver.Client, error) {
+func serveRepoServer(ctx context.Context, svc *server.Service, log logr.Logger) (*reposerver.Client, error) {
 	now := time.Now()
 	ca, err := certs.CreateCA(now, time.Hour, nil)
 	if err != nil {
@@ -53,9 +54,9 @@ func serveRepoServer(ctx context.Context, svc *reposerver.Service, log logr.Logg
 	servingCert := &tls.Certificate{Certificate: [][]byte{serving.Cert.Raw}, PrivateKey: serving.Key, Leaf: serving.Cert}
 	clientCert := &tls.Certificate{Certificate: [][]byte{client.Cert.Raw}, PrivateKey: client.Key, Leaf: client.Cert}
 	srv := &http.Server{
-		Handler:           reposerver.NewHandler(svc, log.WithName("repo-server")),
+		Handler:           server.NewHandler(svc, log.WithName("repo-server")),
 		ReadHeaderTimeout: 10 * time.Second,
-		TLSConfig:         reposerver.ServerTLSConfig(func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return servingCert, nil }, rootCAs),
+		TLSConfig:         server.ServerTLSConfig(func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return servingCert, nil }, rootCAs),
 	}
 	go func() { _ = srv.ServeTLS(ln, "", "") }()
 	go func() {

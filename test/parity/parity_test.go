@@ -3,7 +3,7 @@
 // test corpora and of a hand-written corpus of the fields where the two
 // used to disagree is rendered by the CLI's path (check.RenderApplication:
 // the steps check.Run takes for each Application, from a local checkout)
-// and by the engine's (reposerver.Service.Generate, as the reconciler asks
+// and by the engine's (server.Service.Generate, as the reconciler asks
 // for it, fetching the same files from a real Git server), and the two give
 // the same objects with the same fields, or both refuse the Application
 // with the same message.
@@ -44,9 +44,10 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/check"
-	"github.com/tollgate-dev/tollgate/engine/render"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
-	"github.com/tollgate-dev/tollgate/engine/source"
+	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver/render"
+	"github.com/tollgate-dev/tollgate/reposerver/server"
+	"github.com/tollgate-dev/tollgate/reposerver/source"
 	"github.com/tollgate-dev/tollgate/test/gitserver"
 )
 
@@ -163,7 +164,7 @@ func TestCLIAndEngineRenderAlike(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := reposerver.New(cache, reposerver.Options{Renderer: reposerver.InProcess{}})
+	svc, err := server.New(cache, server.Options{Renderer: server.InProcess{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func TestCLIAndEngineRenderAlike(t *testing.T) {
 // the checkout at root as the repository repoURL.
 func cliRender(t *testing.T, obj map[string]any, root, repoURL string) outcome {
 	t.Helper()
-	objs, err := check.RenderApplication(t.Context(), obj, root, repoURL, reposerver.InProcess{})
+	objs, err := check.RenderApplication(t.Context(), obj, root, repoURL, server.InProcess{})
 	if err != nil {
 		return outcome{Err: err.Error()}
 	}
@@ -238,7 +239,7 @@ var renderedAt = regexp.MustCompile(`^(spec\.sources?(?:\[\d+\])?) \([^ ]+ at [0
 
 // engineRender renders the Application obj the way the sync engine does
 // (engine.manifestRequest, then the repo-server's Generate).
-func engineRender(t *testing.T, svc *reposerver.Service, obj map[string]any) outcome {
+func engineRender(t *testing.T, svc *server.Service, obj map[string]any) outcome {
 	t.Helper()
 	// The engine reads Applications from the API server as JSON into the
 	// typed Application; unknown fields are dropped, as the CRD's schema
@@ -309,8 +310,8 @@ func sorted(objs []object) outcome {
 // An scp-like spelling (git@host:org/repo) cannot be served: such an
 // address carries no port, and the test server's SSH transport listens on
 // a random one. That both doors match it with the same normalization
-// (source.NormalizeURL) is covered by check's TestRunRepoURL and
-// engine/source's URL tests.
+// (reposerver.NormalizeURL) is covered by check's TestRunRepoURL and
+// reposerver/source's URL tests.
 func servedApplication(t *testing.T, obj map[string]any, repoURL, served string) (map[string]any, bool) {
 	t.Helper()
 	data, err := json.Marshal(obj)
@@ -321,7 +322,7 @@ func servedApplication(t *testing.T, obj map[string]any, repoURL, served string)
 	if err := json.Unmarshal(data, &cp); err != nil {
 		t.Fatalf("decode Application: %v", err)
 	}
-	want := source.NormalizeURL(repoURL)
+	want := reposerver.NormalizeURL(repoURL)
 	spec, _ := cp["spec"].(map[string]any)
 	var srcs []map[string]any
 	if list, ok := spec["sources"].([]any); ok && len(list) > 0 {
@@ -336,7 +337,7 @@ func servedApplication(t *testing.T, obj map[string]any, repoURL, served string)
 	for _, s := range srcs {
 		u, _ := s["repoURL"].(string)
 		chart, _ := s["chart"].(string)
-		if s == nil || chart != "" || source.NormalizeURL(u) != want {
+		if s == nil || chart != "" || reposerver.NormalizeURL(u) != want {
 			local = false
 			continue
 		}

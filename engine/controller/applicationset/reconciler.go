@@ -24,12 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/appset"
 	"github.com/tollgate-dev/tollgate/engine/argocd"
 	"github.com/tollgate-dev/tollgate/engine/authority"
-	"github.com/tollgate-dev/tollgate/engine/reposerver"
-	"github.com/tollgate-dev/tollgate/engine/source"
 	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 // ControllerName names the ApplicationSet controller in logs and
@@ -59,7 +57,7 @@ type Dependencies struct {
 	// Evaluator judges every generated Application.
 	Evaluator authority.Evaluator
 	// Generator runs the generators and templates: the repo-servers, or a
-	// reposerver.Service in this process.
+	// server.Service in this process.
 	Generator reposerver.AppSetGenerator
 	// Recorder records events on ApplicationSets; nil records none.
 	Recorder EventRecorder
@@ -157,7 +155,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Owns(&v1alpha1.Application{}, builder.WithPredicates(served, generatedApplicationChanged())).
 		Watches(&corev1.Secret{}, all, builder.WithPredicates(inControl, predicate.NewPredicateFuncs(func(o client.Object) bool {
-			return o.GetLabels()[appset.SecretTypeLabel] == appset.SecretTypeCluster
+			return o.GetLabels()[reposerver.SecretTypeLabel] == reposerver.SecretTypeCluster
 		}))).
 		Watches(&v1alpha1.AppProject{}, all, builder.WithPredicates(inControl, argocd.ProjectChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.Concurrency}).
@@ -296,12 +294,12 @@ func gitRequeue(set *v1alpha1.ApplicationSet) (time.Duration, bool) {
 // walkGenerators calls fn with every generator of set, nested matrix and
 // merge children included, as decoded JSON (appset.WalkGenerators).
 func walkGenerators(set *v1alpha1.ApplicationSet, fn func(kind string, g map[string]any)) {
-	appset.WalkGenerators(set, func(_, kind string, g map[string]any) { fn(kind, g) })
+	set.WalkGenerators(func(_, kind string, g map[string]any) { fn(kind, g) })
 }
 
 // generate asks the generator for set's Applications, giving it the
 // cluster Secrets (without credentials) and, once the git generators'
-// repositories are judged permitted (appset.GitAccess), their credentials
+// repositories are judged permitted (reposerver.GitAccess), their credentials
 // as a source of the template's project gets them. A git generator whose
 // repository is not permitted fails the generation before anything is
 // asked or read.
@@ -310,7 +308,7 @@ func (r *Reconciler) generate(ctx context.Context, p *appSetPass, refresh bool) 
 	if err != nil {
 		return p.fail(v1alpha1.ApplicationSetReasonErrorOccurred, err)
 	}
-	p.clusters = appset.ClusterSecretsForGeneration(secrets)
+	p.clusters = reposerver.ClusterSecretsForGeneration(secrets)
 	req := &reposerver.AppSetRequest{
 		ApplicationSet: *p.set.DeepCopy(),
 		Clusters:       p.clusters,
@@ -323,7 +321,7 @@ func (r *Reconciler) generate(ctx context.Context, p *appSetPass, refresh bool) 
 	if err != nil {
 		return p.fail(v1alpha1.ApplicationSetReasonErrorOccurred, err)
 	}
-	if err := appset.CheckGitGenerators(ctx, p.set, access); err != nil {
+	if err := reposerver.CheckGitGenerators(ctx, p.set, access); err != nil {
 		return p.fail(v1alpha1.ApplicationSetReasonApplicationGenerationFromParamsError, err)
 	}
 	req.Access = access
@@ -338,14 +336,14 @@ func (r *Reconciler) generate(ctx context.Context, p *appSetPass, refresh bool) 
 		if kind != "git" || repoURL == "" || strings.Contains(repoURL, "{{") || credErr != nil {
 			return
 		}
-		var c source.Credentials
+		var c reposerver.Credentials
 		if c, credErr = creds.For(ctx, repoURL, access.Project); credErr != nil {
 			return
 		}
 		if req.Credentials == nil {
-			req.Credentials = map[string]source.Credentials{}
+			req.Credentials = map[string]reposerver.Credentials{}
 		}
-		req.Credentials[source.NormalizeURL(repoURL)] = c
+		req.Credentials[reposerver.NormalizeURL(repoURL)] = c
 	})
 	if credErr != nil {
 		return p.fail(v1alpha1.ApplicationSetReasonErrorOccurred, credErr)
@@ -364,7 +362,7 @@ func (r *Reconciler) generate(ctx context.Context, p *appSetPass, refresh bool) 
 		}
 		return p.fail(reason, err)
 	}
-	gen, refused := appset.WithoutDuplicates(p.set.Name, resp.Applications)
+	gen, refused := reposerver.WithoutDuplicates(p.set.Name, resp.Applications)
 	p.generated = true
 	for _, err := range refused {
 		p.invalid = append(p.invalid, err.Error())
@@ -389,14 +387,14 @@ func (r *Reconciler) generate(ctx context.Context, p *appSetPass, refresh bool) 
 // git generator, otherwise with the template's project (read past the
 // cache when the cache lacks it) or, when it depends on parameters, every
 // AppProject of the control namespace.
-func (r *Reconciler) gitAccess(ctx context.Context, set *v1alpha1.ApplicationSet) (*appset.GitAccess, error) {
+func (r *Reconciler) gitAccess(ctx context.Context, set *v1alpha1.ApplicationSet) (*reposerver.GitAccess, error) {
 	hasGit := false
 	walkGenerators(set, func(kind string, _ map[string]any) { hasGit = hasGit || kind == "git" })
 	if !hasGit {
 		return nil, nil
 	}
 	var projects []v1alpha1.AppProject
-	if name, templated := appset.TemplateProject(set); !templated {
+	if name, templated := set.TemplateProject(); !templated {
 		proj, err := r.project(ctx, name)
 		if err != nil {
 			return nil, err
@@ -411,7 +409,7 @@ func (r *Reconciler) gitAccess(ctx context.Context, set *v1alpha1.ApplicationSet
 		}
 		projects = list.Items
 	}
-	return appset.NewGitAccess(ctx, set, r.opts.Namespace, projects)
+	return reposerver.NewGitAccess(ctx, set, r.opts.Namespace, projects)
 }
 
 // nestedName is the metadata.name of a generated Application.

@@ -23,9 +23,9 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
-	"github.com/tollgate-dev/tollgate/engine/appset"
 	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 // appSetPass is one reconcile of one ApplicationSet.
@@ -69,7 +69,7 @@ const maxParamsText = 512
 // named instead, "read from teams/red/config.json of <repository>
 // (content not quoted)". Others (list elements, clusters, directories)
 // are quoted as JSON, cut to maxParamsText bytes.
-func paramsText(g appset.Generated) string {
+func paramsText(g reposerver.Generated) string {
 	if len(g.Files) == 0 {
 		return quoteParams(g.Params)
 	}
@@ -83,7 +83,7 @@ func paramsText(g appset.Generated) string {
 // admit validates one generated Application as Argo CD does (its project
 // exists, its destination is one cluster) and judges it with the
 // policies; an Application that passes both is kept to be written.
-func (r *Reconciler) admit(ctx context.Context, p *appSetPass, g appset.Generated) error {
+func (r *Reconciler) admit(ctx context.Context, p *appSetPass, g reposerver.Generated) error {
 	var app v1alpha1.Application
 	b, err := json.Marshal(g.Application)
 	if err == nil {
@@ -174,7 +174,7 @@ func invalidDestination(dest v1alpha1.ApplicationDestination, clusters []corev1.
 	switch {
 	case dest.Name != "" && dest.Server != "":
 		return fmt.Sprintf("application destination can't have both name and server defined: %s %s", dest.Name, dest.Server)
-	case dest.Name == "" || dest.Name == appset.InClusterName:
+	case dest.Name == "" || dest.Name == reposerver.InClusterName:
 		return ""
 	}
 	for _, s := range clusters {

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/appset"
+	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 // TestAppSetWriteAdoption: an existing Application of the generated name
@@ -129,13 +129,13 @@ func TestAppSetConditionsNotAdopted(t *testing.T) {
 func TestParamsText(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		gen  appset.Generated
+		gen  reposerver.Generated
 		want string
 	}{
-		{"list", appset.Generated{Params: map[string]any{"env": "dev"}}, `{"env":"dev"}`},
-		{"files", appset.Generated{
+		{"list", reposerver.Generated{Params: map[string]any{"env": "dev"}}, `{"env":"dev"}`},
+		{"files", reposerver.Generated{
 			Params: map[string]any{"team": "red", "password": "hunter2"},
-			Files: []appset.ParamFile{
+			Files: []reposerver.ParamFile{
 				{RepoURL: "https://git.example.com/config.git", Path: "teams/red/config.json"},
 				{RepoURL: "https://git.example.com/envs.git", Path: "prod.yaml"},
 			},

@@ -1,0 +1,144 @@
+package argocd
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/tollgate-dev/tollgate/reposerver"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Argo CD repository Secret conventions.
+const (
+	// SecretTypeRepository is a Secret for one repository, matched by URL.
+	SecretTypeRepository = "repository"
+	// SecretTypeRepoCreds is a credential template matched by URL prefix.
+	SecretTypeRepoCreds = "repo-creds"
+)
+
+// MatchCredentials picks the credentials for repoURL, fetched for an
+// Application of AppProject project, from Argo CD repository Secrets, the
+// way Argo CD does: a Secret labelled
+// argocd.argoproj.io/secret-type=repository whose url normalizes to the
+// same URL wins; if it carries no credentials (or none matches), the
+// repo-creds Secret with the longest url that prefixes repoURL supplies
+// them. Unlike a bare string prefix, a template never matches another host
+// (https://github.com does not match https://github.com.evil.example).
+//
+// A Secret with a project key serves only the Applications of that project
+// and, for the same URL, wins over one without (Argo CD's project-scoped
+// repositories); other projects fall back to the Secrets without a project
+// key. Argo CD ignores the key on repo-creds templates; here it scopes
+// them too, so a template meant for one project never serves another. The
+// result's Project is set when a scoped Secret contributed.
+//
+// Secrets of type "helm" (the "type" key) are ignored. knownHosts is the
+// ssh_known_hosts content of argocd-ssh-known-hosts-cm; it is used for ssh
+// URLs. Secret data is read from Data, falling back to StringData for
+// Secrets that have not been through the API server.
+func MatchCredentials(repoURL, project string, secrets []corev1.Secret, knownHosts []byte) reposerver.Credentials {
+	want := reposerver.NormalizeURL(repoURL)
+	var repo, tmpl *corev1.Secret
+	longest := -1
+	for i := range secrets {
+		s := &secrets[i]
+		if strings.EqualFold(SecretValue(s, "type"), "helm") {
+			continue
+		}
+		scope := SecretValue(s, "project")
+		if scope != "" && scope != project {
+			continue
+		}
+		u := reposerver.NormalizeURL(SecretValue(s, "url"))
+		if u == "" || want == "" {
+			continue
+		}
+		switch s.Labels[SecretTypeLabel] {
+		case SecretTypeRepository:
+			if u == want && (repo == nil || scope != "" && !scoped(repo)) {
+				repo = s
+			}
+		case SecretTypeRepoCreds:
+			if !strings.HasPrefix(want, u) || !sameHost(want, u) {
+				continue
+			}
+			if len(u) > longest || len(u) == longest && scope != "" && !scoped(tmpl) {
+				tmpl, longest = s, len(u)
+			}
+		}
+	}
+	var c reposerver.Credentials
+	if repo != nil {
+		c = credentialsFromSecret(repo)
+		if scoped(repo) {
+			c.Project = project
+		}
+	}
+	if !c.HasAuth() && tmpl != nil {
+		t := credentialsFromSecret(tmpl)
+		c.Username, c.Password, c.BearerToken, c.SSHPrivateKey = t.Username, t.Password, t.BearerToken, t.SSHPrivateKey
+		if repo == nil {
+			c.Insecure = t.Insecure
+		}
+		if scoped(tmpl) {
+			c.Project = project
+		}
+	}
+	if len(knownHosts) > 0 {
+		c.SSHKnownHosts = knownHosts
+	}
+	return c
+}
+
+// scoped reports whether a repository Secret names a project.
+func scoped(s *corev1.Secret) bool {
+	return SecretValue(s, "project") != ""
+}
+
+// sameHost reports whether two normalized URLs have the same scheme, user
+// and host.
+func sameHost(a, b string) bool {
+	return authority(a) == authority(b)
+}
+
+func authority(normalized string) string {
+	i := strings.Index(normalized, "://")
+	if i < 0 {
+		return normalized
+	}
+	rest := normalized[i+3:]
+	if j := strings.IndexByte(rest, '/'); j >= 0 {
+		rest = rest[:j]
+	}
+	return normalized[:i+3] + rest
+}
+
+func credentialsFromSecret(s *corev1.Secret) reposerver.Credentials {
+	insecure := SecretFlag(s, "insecure") || SecretFlag(s, "insecureIgnoreHostKey")
+	c := reposerver.Credentials{
+		Username:    SecretValue(s, "username"),
+		Password:    SecretValue(s, "password"),
+		BearerToken: SecretValue(s, "bearerToken"),
+		Insecure:    insecure,
+	}
+	if k := SecretValue(s, "sshPrivateKey"); k != "" {
+		c.SSHPrivateKey = []byte(k)
+	}
+	return c
+}
+
+// SecretValue is the value of key in a repository Secret: Data, falling
+// back to StringData for a Secret that has not been through the API server.
+func SecretValue(s *corev1.Secret, key string) string {
+	if v, ok := s.Data[key]; ok {
+		return string(v)
+	}
+	return s.StringData[key]
+}
+
+// SecretFlag reports whether key of a repository Secret holds a true
+// boolean ("true", "1"...).
+func SecretFlag(s *corev1.Secret, key string) bool {
+	b, err := strconv.ParseBool(strings.TrimSpace(SecretValue(s, key)))
+	return err == nil && b
+}
