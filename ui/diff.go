@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 )
 
 // diff compares app as `tollgate app diff` does. The repository and
@@ -20,16 +20,16 @@ import (
 // UI's own identity (as Argo CD's API server shows any Application's diff
 // to whoever may get it); the in-cluster live objects are read and dry-run
 // as p, a remote cluster's with its Secret's credentials. Either way only
-// what app's project permits is read (engine.Diff's door): a refusal is a
+// what app's project permits is read (application.Diff's door): a refusal is a
 // *authority.RefusedError, which the page answers with 403.
-func (s *Server) diff(ctx context.Context, p *person, app *v1alpha1.Application) (*engine.AppDiff, error) {
-	opts := engine.DefaultOptions()
+func (s *Server) diff(ctx context.Context, p *person, app *v1alpha1.Application) (*application.AppDiff, error) {
+	opts := application.DefaultOptions()
 	opts.Namespace = s.opts.Namespace
 	opts.ImplicitDefaultProject = s.opts.ImplicitDefaultProject
 	if s.opts.TrackingMethod != "" {
 		opts.TrackingMethod = s.opts.TrackingMethod
 	}
-	return engine.Diff(ctx, engine.DiffDependencies{
+	return application.Diff(ctx, application.DiffDependencies{
 		Client: s.own, Config: p.cfg, Scheme: s.opts.Scheme, Manifests: s.opts.Repos, Evaluator: s.opts.Evaluator,
 	}, opts, app)
 }
@@ -51,7 +51,7 @@ type historyCache struct {
 // and the project version that judged and read them (historyKey).
 type cachedHistory struct {
 	key     string
-	commits map[int64][]engine.HistoryCommit
+	commits map[int64][]application.HistoryCommit
 }
 
 // historyKey names app's history: each deployment's id, repositories and
@@ -77,9 +77,9 @@ func historyKey(app *v1alpha1.Application, project *v1alpha1.AppProject) string 
 // historyCommits reads the commits of app's history, within a few
 // seconds (a page does not wait long for them), or remembers them from the
 // last time the same history was read in full. Only the repositories app's
-// AppProject permits are read (engine.HistoryCommits): the history is
+// AppProject permits are read (application.HistoryCommits): the history is
 // written by whoever may update the Application.
-func (s *Server) historyCommits(ctx context.Context, app *v1alpha1.Application) map[int64][]engine.HistoryCommit {
+func (s *Server) historyCommits(ctx context.Context, app *v1alpha1.Application) map[int64][]application.HistoryCommit {
 	if s.opts.Repos == nil || len(app.Status.History) == 0 {
 		return nil
 	}
@@ -98,7 +98,7 @@ func (s *Server) historyCommits(ctx context.Context, app *v1alpha1.Application) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	out, err := engine.HistoryCommits(ctx, s.own, s.opts.Namespace, s.opts.Repos, app, project)
+	out, err := application.HistoryCommits(ctx, s.own, s.opts.Namespace, s.opts.Repos, app, project)
 	if err != nil {
 		s.opts.Log.V(1).Info("Reading the history's commits failed", "application", name.String(), "error", err.Error())
 		return out

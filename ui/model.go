@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 	"github.com/tollgate-dev/tollgate/internal/appops"
 	"github.com/tollgate-dev/tollgate/reposerver"
 )
@@ -157,13 +157,13 @@ type historyRow struct {
 	// and message (nil when unknown).
 	Commits []*reposerver.Commit
 	// Unread says why commits were not read: a repository the project
-	// does not permit (engine.HistoryNotPermitted).
+	// does not permit (application.HistoryNotPermitted).
 	Unread []string
 	// Current is the deployment now live (nothing to roll back to).
 	Current bool
 }
 
-func history(app *v1alpha1.Application, commits map[int64][]engine.HistoryCommit) []historyRow {
+func history(app *v1alpha1.Application, commits map[int64][]application.HistoryCommit) []historyRow {
 	out := make([]historyRow, 0, len(app.Status.History))
 	for i, h := range slices.Backward(app.Status.History) {
 		srcs, revs := h.SourcesAndRevisions()

@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/engine/authority"
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 	"github.com/tollgate-dev/tollgate/internal/appops"
 )
 
@@ -463,7 +463,7 @@ func maskObject(obj *unstructured.Unstructured) bool {
 	if gvk.Group != "" || gvk.Kind != "Secret" {
 		return false
 	}
-	engine.HideSecretData(obj.Object, nil)
+	application.HideSecretData(obj.Object, nil)
 	return true
 }
 

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 )
 
 // node is one object of an Application's resource tree.
@@ -46,7 +46,7 @@ var childKinds = []schema.GroupVersionKind{
 // inCluster reports whether d is the cluster the UI runs against, the only
 // one whose live children it reads.
 func inCluster(d v1alpha1.ApplicationDestination) bool {
-	return d.Server == engine.InClusterServer || d.Name == engine.InClusterName
+	return d.Server == application.InClusterServer || d.Name == application.InClusterName
 }
 
 // tree builds the Application's resource tree: status.resources, then

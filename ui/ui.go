@@ -40,7 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
@@ -74,10 +74,10 @@ type Options struct {
 	// TrackingMethod is the controller's, used by diffs.
 	TrackingMethod v1alpha1.TrackingMethod
 	// Evaluator judges what a diff would read against the Application's
-	// project, as the controller's door does (engine.Diff); required with
+	// project, as the controller's door does (application.Diff); required with
 	// Repos. Built once: the controller's, or one from the same policy
 	// configuration.
-	Evaluator engine.Evaluator
+	Evaluator application.Evaluator
 	// ImplicitDefaultProject is the policy configuration's: a missing
 	// "default" AppProject permits everything, for diffs as for syncs.
 	ImplicitDefaultProject bool

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 	"github.com/tollgate-dev/tollgate/internal/appops"
 )
 
@@ -55,7 +55,7 @@ type appTarget struct {
 }
 
 func (o *appTarget) addFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.namespace, "namespace", engine.DefaultNamespace, "namespace of the Application")
+	f.StringVar(&o.namespace, "namespace", application.DefaultNamespace, "namespace of the Application")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)")
 }
 

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 	"github.com/tollgate-dev/tollgate/reposerver"
 	"github.com/tollgate-dev/tollgate/reposerver/server"
 	"github.com/tollgate-dev/tollgate/reposerver/source"
@@ -134,12 +134,12 @@ func runAppDiff(cmd *cobra.Command, o appDiffOptions) error {
 		return err
 	}
 	defer cleanup()
-	opts := engine.DefaultOptions()
+	opts := application.DefaultOptions()
 	opts.Namespace, opts.ImplicitDefaultProject = o.namespace, pol.ImplicitDefaultProject
 	if pol.TrackingMethod != "" {
 		opts.TrackingMethod = v1alpha1.TrackingMethod(pol.TrackingMethod)
 	}
-	d, err := engine.Diff(ctx, engine.DiffDependencies{Client: c, Config: kc.rest, Scheme: scheme, Manifests: svc, Evaluator: eval}, opts, app)
+	d, err := application.Diff(ctx, application.DiffDependencies{Client: c, Config: kc.rest, Scheme: scheme, Manifests: svc, Evaluator: eval}, opts, app)
 	if err != nil {
 		return fmt.Errorf("diff application %s: %w", o.name, err)
 	}
@@ -267,7 +267,7 @@ const (
 // the desired YAML (or the dry run's rejection), coloured with color.
 // Objects are separated by an empty line; nothing is printed when nothing
 // differs.
-func writeAppDiff(w io.Writer, d *engine.AppDiff, color bool) error {
+func writeAppDiff(w io.Writer, d *application.AppDiff, color bool) error {
 	bw := bufio.NewWriter(w)
 	first := true
 	for _, o := range d.Objects {

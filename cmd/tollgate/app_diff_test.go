@@ -10,13 +10,13 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 	"github.com/tollgate-dev/tollgate/reposerver"
 	"github.com/tollgate-dev/tollgate/reposerver/server"
 )
 
-// diffDeployment is a Deployment web in guestbook, normalized as engine.Diff
+// diffDeployment is a Deployment web in guestbook, normalized as application.Diff
 // returns it.
 func diffDeployment(replicas int64, image string) map[string]any {
 	return map[string]any{
@@ -41,14 +41,14 @@ func diffConfigMap(name string, data map[string]any) map[string]any {
 }
 
 // appDiff has one object of each kind of difference, and one in sync.
-func appDiff() *engine.AppDiff {
+func appDiff() *application.AppDiff {
 	ref := func(group, kind, name string) apply.Ref {
 		return apply.Ref{Group: group, Version: "v1", Kind: kind, Namespace: "guestbook", Name: name}
 	}
 	secret := func(data map[string]any) map[string]any {
 		return map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "db", "namespace": "guestbook"}, "type": "Opaque", "data": data}
 	}
-	return &engine.AppDiff{Objects: []engine.ObjectDiff{
+	return &application.AppDiff{Objects: []application.ObjectDiff{
 		{Ref: ref("", "ConfigMap", "new"), Target: diffConfigMap("new", map[string]any{"greeting": "hello"}), Modified: true},
 		{Ref: ref("", "ConfigMap", "old"), Live: diffConfigMap("old", map[string]any{"greeting": "bye"}), Modified: true, RequiresPruning: true},
 		{Ref: ref("", "ConfigMap", "same"), Live: diffConfigMap("same", nil), Target: diffConfigMap("same", nil)},
@@ -66,13 +66,13 @@ func TestWriteAppDiff(t *testing.T) {
 	checkGolden(t, "app-diff.golden", out.String())
 
 	out.Reset()
-	if err := writeAppDiff(&out, &engine.AppDiff{Objects: appDiff().Objects[2:3]}, false); err != nil || out.String() != "" {
+	if err := writeAppDiff(&out, &application.AppDiff{Objects: appDiff().Objects[2:3]}, false); err != nil || out.String() != "" {
 		t.Errorf("nothing differs: %q, %v; want no output", out.String(), err)
 	}
 }
 
 func TestWriteAppDiffColored(t *testing.T) {
-	d := &engine.AppDiff{Objects: []engine.ObjectDiff{{
+	d := &application.AppDiff{Objects: []application.ObjectDiff{{
 		Ref:  apply.Ref{Version: "v1", Kind: "ConfigMap", Namespace: "guestbook", Name: "web"},
 		Live: diffConfigMap("web", map[string]any{"a": "1"}), Target: diffConfigMap("web", map[string]any{"a": "2"}), Modified: true,
 	}}}

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 	"github.com/tollgate-dev/tollgate/internal/appops"
 )
 
@@ -52,7 +52,7 @@ cluster cannot be read.`,
 			return writeAppList(cmd.OutOrStdout(), list.Items)
 		},
 	}
-	cmd.Flags().StringVar(&namespace, "namespace", engine.DefaultNamespace, "namespace of the Applications")
+	cmd.Flags().StringVar(&namespace, "namespace", application.DefaultNamespace, "namespace of the Applications")
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)")
 	cmd.Flags().StringVarP(&output, "output", "o", appGetFormatText, "output format: text, yaml or json")
 	return cmd

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 )
 
 func newAppWindowsCmd() *cobra.Command {
@@ -58,7 +58,7 @@ AppProject does not exist, or when a window cannot be read.`,
 
 // writeWindows prints the windows of proj that apply to app at now.
 func writeWindows(w io.Writer, proj *v1alpha1.AppProject, app *v1alpha1.Application, now time.Time) error {
-	states, manual, automated, err := engine.SyncWindows(proj, app, now)
+	states, manual, automated, err := application.SyncWindows(proj, app, now)
 	if err != nil {
 		return usageError(err)
 	}

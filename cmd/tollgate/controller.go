@@ -24,11 +24,13 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 	"github.com/tollgate-dev/tollgate/engine/controller/applicationset"
 	"github.com/tollgate-dev/tollgate/engine/controller/notification"
 	"github.com/tollgate-dev/tollgate/engine/health"
+	"github.com/tollgate-dev/tollgate/engine/metrics"
 	"github.com/tollgate-dev/tollgate/engine/notify"
+	"github.com/tollgate-dev/tollgate/engine/push"
 	"github.com/tollgate-dev/tollgate/engine/shard"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/reposerver"
@@ -115,10 +117,10 @@ func (o controllerOptions) serveUI() bool { return o.uiAddr != "" && o.uiAddr !=
 // which tollgate dev starts from too.
 func defaultControllerOptions() controllerOptions {
 	return controllerOptions{
-		namespace: engine.DefaultNamespace, resync: engine.DefaultResync,
-		statusProcessors: engine.DefaultStatusProcessors, operationProcessors: engine.DefaultOperationProcessors,
+		namespace: application.DefaultNamespace, resync: application.DefaultResync,
+		statusProcessors: application.DefaultStatusProcessors, operationProcessors: application.DefaultOperationProcessors,
 		shardLeaseDuration: shard.DefaultLeaseDuration,
-		reconcileTimeout:   engine.DefaultReconcileTimeout,
+		reconcileTimeout:   application.DefaultReconcileTimeout,
 		metricsAddr:        ":8080", healthAddr: ":8081", pprofAddr: "0", webhookAddr: ":8082",
 		repoOptions: defaultRepoOptions(), repoClientOptions: defaultRepoClientOptions(),
 		applicationSets: true, appSetConcurrency: applicationset.DefaultConcurrency, notifications: true, ui: defaultUIServeOptions(),
@@ -272,16 +274,14 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if err != nil {
 		return err
 	}
-	metrics := engine.NewMetrics()
-	if err := metrics.Register(crmetrics.Registry); err != nil {
+	m := metrics.NewMetrics()
+	if err := m.Register(crmetrics.Registry); err != nil {
 		return err
 	}
-	eopts := engine.DefaultOptions()
+	eopts := application.DefaultOptions()
 	eopts.Namespace, eopts.Resync = o.namespace, o.resync
 	eopts.StatusProcessors, eopts.OperationProcessors = o.statusProcessors, o.operationProcessors
 	eopts.ReconcileTimeout, eopts.SyncTimeout = o.reconcileTimeout, o.syncTimeout
-	eopts.WebhookSecret = o.webhookSecret
-	eopts.ApplicationSetNamespaces = o.servedAppSetNamespaces()
 	eopts.ImplicitDefaultProject = cfg.ImplicitDefaultProject
 	eopts.TrackingMethod = v1alpha1.TrackingMethod(cfg.TrackingMethod)
 	checker, err := health.NewChecker(o.customizations...)
@@ -292,20 +292,20 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if err != nil {
 		return err
 	}
-	deps := engine.Dependencies{
+	deps := application.Dependencies{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Scheme: mgr.GetScheme(),
-		Evaluator: evaluator, Manifests: manifests, Recorder: mgr.GetEventRecorder(engine.ControllerName), Metrics: metrics,
+		Evaluator: evaluator, Manifests: manifests, Recorder: mgr.GetEventRecorder(application.ControllerName), Metrics: m,
 		Health: checker,
 	}
 	if member != nil {
 		deps.Shard = member
 	}
-	r, err := engine.New(deps, eopts)
+	r, err := application.New(deps, eopts)
 	if err != nil {
 		return err
 	}
 	// argocd-cm's health checks and settings, read live.
-	if err := engine.WatchArgoCDConfigMap(ctx, mgr.GetConfig(), o.namespace, r.ApplyArgoCDConfigMap); err != nil {
+	if err := application.WatchArgoCDConfigMap(ctx, mgr.GetConfig(), o.namespace, r.ApplyArgoCDConfigMap); err != nil {
 		return err
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
@@ -315,12 +315,12 @@ func runController(ctx context.Context, o controllerOptions) error {
 		return err
 	}
 	if o.notifications {
-		n := notification.New(mgr.GetClient(), o.namespace, deps.Shard, metrics, notify.DefaultDispatcherOptions(), log.WithName("notifications"))
+		n := notification.New(mgr.GetClient(), o.namespace, deps.Shard, m, notify.DefaultDispatcherOptions(), log.WithName("notifications"))
 		if err := n.SetupWithManager(ctx, mgr, mgr.GetConfig()); err != nil {
 			return err
 		}
 	}
-	if err := addPushWebhook(mgr, o, eopts, metrics, log); err != nil {
+	if err := addPushWebhook(mgr, o, m, log); err != nil {
 		return err
 	}
 	if o.serveUI() {
@@ -341,7 +341,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 
 // addAppSetController runs the ApplicationSet controller unless
 // --applicationsets=false. The ApplicationSet CRD must be installed.
-func addAppSetController(mgr manager.Manager, o controllerOptions, cfg policies.Config, evaluator engine.Evaluator, gen reposerver.AppSetGenerator, shard engine.Sharder) error {
+func addAppSetController(mgr manager.Manager, o controllerOptions, cfg policies.Config, evaluator application.Evaluator, gen reposerver.AppSetGenerator, shard application.Sharder) error {
 	if !o.applicationSets {
 		return nil
 	}
@@ -510,7 +510,7 @@ func controllerManagerOptions(o controllerOptions, scheme *runtime.Scheme) ctrl.
 	}
 	return ctrl.Options{
 		Scheme:                        scheme,
-		Cache:                         engine.CacheOptions(o.namespace, o.servedAppSetNamespaces()...),
+		Cache:                         application.CacheOptions(o.namespace, o.servedAppSetNamespaces()...),
 		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:        o.healthAddr,
 		PprofBindAddress:              o.pprofAddr,
@@ -523,8 +523,8 @@ func controllerManagerOptions(o controllerOptions, scheme *runtime.Scheme) ctrl.
 
 // addPushWebhook serves the Git push webhook on every replica (it only sets
 // an annotation; the leader reconciles). Without a secret there is none.
-func addPushWebhook(mgr manager.Manager, o controllerOptions, eopts engine.Options, metrics *engine.Metrics, log logr.Logger) error {
-	srv, err := pushWebhookServer(mgr.GetClient(), o, eopts, metrics, log)
+func addPushWebhook(mgr manager.Manager, o controllerOptions, m *metrics.Metrics, log logr.Logger) error {
+	srv, err := pushWebhookServer(mgr.GetClient(), o, m, log)
 	if err != nil || srv == nil {
 		return err
 	}
@@ -536,12 +536,14 @@ func addPushWebhook(mgr manager.Manager, o controllerOptions, eopts engine.Optio
 
 // pushWebhookServer returns the server of the Git push webhook, or nil when
 // --webhook-addr is 0 or no secret is set (which it logs).
-func pushWebhookServer(c client.Client, o controllerOptions, eopts engine.Options, metrics *engine.Metrics, log logr.Logger) (*manager.Server, error) {
+func pushWebhookServer(c client.Client, o controllerOptions, m *metrics.Metrics, log logr.Logger) (*manager.Server, error) {
 	if o.webhookAddr == "" || o.webhookAddr == "0" {
 		return nil, nil
 	}
-	h, err := engine.NewPushHandler(c, eopts, metrics, log.WithName("webhook"))
-	if errors.Is(err, engine.ErrNoWebhookSecret) {
+	h, err := push.NewHandler(c, push.Options{
+		Namespace: o.namespace, ApplicationSetNamespaces: o.servedAppSetNamespaces(), Secret: o.webhookSecret,
+	}, m, log.WithName("webhook"))
+	if errors.Is(err, push.ErrNoSecret) {
 		log.Info("Git push webhook off: no webhook secret set", "addr", o.webhookAddr, "secretEnv", webhookSecretEnv)
 		return nil, nil
 	}
@@ -549,7 +551,7 @@ func pushWebhookServer(c client.Client, o controllerOptions, eopts engine.Option
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle(engine.WebhookPath, h)
+	mux.Handle(push.Path, h)
 	timeout := 30 * time.Second
 	return &manager.Server{
 		Name: "git-webhook",

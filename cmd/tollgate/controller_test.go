@@ -7,8 +7,6 @@ import (
 	"github.com/go-logr/logr/funcr"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-
-	"github.com/tollgate-dev/tollgate/engine"
 )
 
 // TestControllerManagerOptions checks what the controller's flags become
@@ -67,9 +65,7 @@ func TestPushWebhookNeedsSecret(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs []string
 			log := funcr.New(func(prefix, args string) { logs = append(logs, args) }, funcr.Options{})
-			eopts := engine.DefaultOptions()
-			eopts.WebhookSecret = tt.secret
-			srv, err := pushWebhookServer(fake.NewClientBuilder().Build(), controllerOptions{webhookAddr: tt.addr, webhookSecret: tt.secret}, eopts, nil, log)
+			srv, err := pushWebhookServer(fake.NewClientBuilder().Build(), controllerOptions{webhookAddr: tt.addr, webhookSecret: tt.secret}, nil, log)
 			if err != nil {
 				t.Fatal(err)
 			}

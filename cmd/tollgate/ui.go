@@ -21,7 +21,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/api/wgpolicyk8s/v1alpha2"
-	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/ui"
 )
@@ -211,7 +211,7 @@ func runUIOn(ctx context.Context, ln net.Listener, restCfg *rest.Config, o uiOpt
 // diffs and commits, the repo-servers of --repo-server or a repository
 // service of its own, judging diffs with eval under pol, until ctx ends;
 // it closes ln.
-func serveUI(ctx context.Context, ln net.Listener, restCfg *rest.Config, o uiOptions, auth ui.Auth, pol policies.Config, eval engine.Evaluator) error {
+func serveUI(ctx context.Context, ln net.Listener, restCfg *rest.Config, o uiOptions, auth ui.Auth, pol policies.Config, eval application.Evaluator) error {
 	defer ln.Close()
 	scheme, err := newUIScheme()
 	if err != nil {
@@ -261,7 +261,7 @@ func serveUI(ctx context.Context, ln net.Listener, restCfg *rest.Config, o uiOpt
 // newUIServer builds the UI over the cache c (which the caller starts),
 // rendering diffs and reading commits through repos, judging diffs with
 // eval under pol (tracking method, implicit default project).
-func newUIServer(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, c cache.Cache, repos ui.Repos, namespace string, pol policies.Config, eval engine.Evaluator, o uiServeOptions, auth ui.Auth, log logr.Logger) (*ui.Server, error) {
+func newUIServer(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, c cache.Cache, repos ui.Repos, namespace string, pol policies.Config, eval application.Evaluator, o uiServeOptions, auth ui.Auth, log logr.Logger) (*ui.Server, error) {
 	return ui.New(ctx, ui.Options{
 		Config: cfg, Scheme: scheme, Cache: c, Namespace: namespace, ApplicationNamespaces: o.applicationNamespaces,
 		Repos: repos, TrackingMethod: v1alpha1.TrackingMethod(pol.TrackingMethod), Evaluator: eval, ImplicitDefaultProject: pol.ImplicitDefaultProject,
@@ -291,7 +291,7 @@ func (uiRunnable) NeedLeaderElection() bool          { return false }
 // manager's cache, rendering diffs and reading commits through repos and
 // judging diffs with the controller's evaluator eval under its policy
 // configuration pol.
-func addUI(ctx context.Context, mgr manager.Manager, repos ui.Repos, pol policies.Config, eval engine.Evaluator, o controllerOptions, auth ui.Auth, out io.Writer) error {
+func addUI(ctx context.Context, mgr manager.Manager, repos ui.Repos, pol policies.Config, eval application.Evaluator, o controllerOptions, auth ui.Auth, out io.Writer) error {
 	srv, err := newUIServer(ctx, mgr.GetConfig(), mgr.GetScheme(), mgr.GetCache(), repos, o.namespace, pol, eval, o.ui, auth, logr.FromContextOrDiscard(ctx))
 	if err != nil {
 		return err

@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
 	"github.com/tollgate-dev/tollgate/engine/authority"
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/reposerver"
 	"github.com/tollgate-dev/tollgate/reposerver/server"
@@ -49,15 +49,15 @@ func diffRepoService(t *testing.T) *server.Service {
 	return svc
 }
 
-// diffDependencies are engine.Diff's as `tollgate app diff` passes them,
+// diffDependencies are application.Diff's as `tollgate app diff` passes them,
 // as the administrator, rendering with svc.
-func diffDependencies(t *testing.T, svc reposerver.Generator) engine.DiffDependencies {
+func diffDependencies(t *testing.T, svc reposerver.Generator) application.DiffDependencies {
 	t.Helper()
 	eval, err := diffEvaluator()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return engine.DiffDependencies{Client: env.Client, Config: env.Config, Scheme: env.Client.Scheme(), Manifests: svc, Evaluator: eval}
+	return application.DiffDependencies{Client: env.Client, Config: env.Config, Scheme: env.Client.Scheme(), Manifests: svc, Evaluator: eval}
 }
 
 // otherURL is host (https://127.0.0.1:PORT/) under another name that the
@@ -147,7 +147,7 @@ data:
 		return fmt.Sprintf("diff refused: AppProject %q does not permit it, no live object is shown:\n%s", project, strings.Join(lines, "\n"))
 	}
 	svc := diffRepoService(t)
-	opts := engine.DefaultOptions()
+	opts := application.DefaultOptions()
 	opts.Namespace = argoNS
 	for _, tc := range []struct {
 		name, app, project, path string
@@ -172,7 +172,7 @@ data:
 					Destination: v1alpha1.ApplicationDestination{Server: remote, Namespace: f.ns},
 				},
 			}
-			d, err := engine.Diff(t.Context(), diffDependencies(t, svc), opts, app)
+			d, err := application.Diff(t.Context(), diffDependencies(t, svc), opts, app)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("diff: %v", err)

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 )
 
 // placeholder is a Secret without data, which no-plaintext-secret allows:
@@ -43,7 +43,7 @@ data:
 `, name, key, value)
 }
 
-// TestAppDiff compares an Application with engine.Diff, as `tollgate app
+// TestAppDiff compares an Application with application.Diff, as `tollgate app
 // diff` does, and checks it against the engine's own comparison: in sync
 // after a sync, with values written into a Secret by hand; after a push
 // and a manual scale, the changed Deployment (without its ignored
@@ -74,11 +74,11 @@ func TestAppDiff(t *testing.T) {
 	}
 
 	svc := diffRepoService(t)
-	opts := engine.DefaultOptions()
+	opts := application.DefaultOptions()
 	opts.Namespace = argoNS
-	diff := func() *engine.AppDiff {
+	diff := func() *application.AppDiff {
 		t.Helper()
-		d, err := engine.Diff(t.Context(), diffDependencies(t, svc), opts, f.app())
+		d, err := application.Diff(t.Context(), diffDependencies(t, svc), opts, f.app())
 		if err != nil {
 			t.Fatalf("diff: %v", err)
 		}
@@ -168,7 +168,7 @@ func TestAppDiff(t *testing.T) {
 
 // noSecretValue fails the test when d holds the value written into the
 // Secret, in clear or base64-encoded.
-func noSecretValue(t *testing.T, d *engine.AppDiff) {
+func noSecretValue(t *testing.T, d *application.AppDiff) {
 	t.Helper()
 	out, err := json.Marshal(d)
 	if err != nil {
@@ -182,7 +182,7 @@ func noSecretValue(t *testing.T, d *engine.AppDiff) {
 }
 
 // names returns "group/Kind name" of each object.
-func names(objs []engine.ObjectDiff) []string {
+func names(objs []application.ObjectDiff) []string {
 	out := make([]string, 0, len(objs))
 	for _, o := range objs {
 		out = append(out, o.Ref.Group+"/"+o.Ref.Kind+" "+o.Ref.Name)
@@ -191,8 +191,8 @@ func names(objs []engine.ObjectDiff) []string {
 }
 
 // modified returns the names of the objects of d that differ.
-func modified(d *engine.AppDiff) []string {
-	var out []engine.ObjectDiff
+func modified(d *application.AppDiff) []string {
+	var out []application.ObjectDiff
 	for _, o := range d.Objects {
 		if o.Modified {
 			out = append(out, o)

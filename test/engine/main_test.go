@@ -29,10 +29,12 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 	"github.com/tollgate-dev/tollgate/engine/controller/applicationset"
 	"github.com/tollgate-dev/tollgate/engine/controller/notification"
+	"github.com/tollgate-dev/tollgate/engine/metrics"
 	"github.com/tollgate-dev/tollgate/engine/notify"
+	"github.com/tollgate-dev/tollgate/engine/push"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/reposerver/chart"
 	"github.com/tollgate-dev/tollgate/reposerver/server"
@@ -209,7 +211,7 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	cfg.Wrap(applies.wrap)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
-		Cache:   engine.CacheOptions(ns, appSetNamespaces...),
+		Cache:   application.CacheOptions(ns, appSetNamespaces...),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Logger:  log,
 		// Four engines run in this process, each with a controller of
@@ -240,7 +242,7 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	if err != nil {
 		return nil, err
 	}
-	opts := engine.DefaultOptions()
+	opts := application.DefaultOptions()
 	opts.Namespace, opts.Resync, opts.SyncTimeout = ns, resync, 90*time.Second
 	opts.StatusProcessors, opts.OperationProcessors = 4, 4
 	switch ns {
@@ -249,9 +251,7 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	case trackingNS:
 		opts.TrackingMethod = v1alpha1.TrackingMethodAnnotationAndLabel
 	}
-	opts.WebhookSecret = webhookSecret
-	opts.ApplicationSetNamespaces = appSetNamespaces
-	metrics := engine.NewMetrics()
+	m := metrics.NewMetrics()
 	// Renders run in child processes under limits, as in the controller.
 	lim := server.DefaultLimits()
 	lim.Timeout, lim.MemoryBytes = renderTimeout, renderMemory
@@ -281,9 +281,9 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 			return nil, err
 		}
 	}
-	r, err := engine.New(engine.Dependencies{
+	r, err := application.New(application.Dependencies{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: mgr.GetConfig(), Scheme: scheme,
-		Evaluator: evaluator, Manifests: manifests, Recorder: mgr.GetEventRecorder(engine.ControllerName), Metrics: metrics,
+		Evaluator: evaluator, Manifests: manifests, Recorder: mgr.GetEventRecorder(application.ControllerName), Metrics: m,
 	}, opts)
 	if err != nil {
 		return nil, err
@@ -297,7 +297,7 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	}
 	// argocd-cm of the control-plane namespace, read live as the
 	// controller reads it.
-	if err := engine.WatchArgoCDConfigMap(ctx, cfg, ns, r.ApplyArgoCDConfigMap); err != nil {
+	if err := application.WatchArgoCDConfigMap(ctx, cfg, ns, r.ApplyArgoCDConfigMap); err != nil {
 		return nil, err
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
@@ -317,18 +317,18 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 		// Notifications, retried quickly so that a receiver's outage
 		// shows within a test.
 		dopts := notify.DispatcherOptions{Workers: 2, Attempts: 30, MinBackoff: 200 * time.Millisecond, MaxBackoff: 2 * time.Second}
-		if err := notification.New(mgr.GetClient(), ns, nil, metrics, dopts, log.WithName("notifications")).SetupWithManager(ctx, mgr, cfg); err != nil {
+		if err := notification.New(mgr.GetClient(), ns, nil, m, dopts, log.WithName("notifications")).SetupWithManager(ctx, mgr, cfg); err != nil {
 			return nil, err
 		}
 	}
 	closeWebhook := func() {}
 	if ns == argoNS {
-		push, err := engine.NewPushHandler(mgr.GetClient(), opts, metrics, log)
+		h, err := push.NewHandler(mgr.GetClient(), push.Options{Namespace: ns, ApplicationSetNamespaces: appSetNamespaces, Secret: webhookSecret}, m, log)
 		if err != nil {
 			return nil, err
 		}
-		srv := httptest.NewServer(push)
-		webhookURL, closeWebhook = srv.URL+engine.WebhookPath, srv.Close
+		srv := httptest.NewServer(h)
+		webhookURL, closeWebhook = srv.URL+push.Path, srv.Close
 	}
 	done := make(chan struct{})
 	go func() {

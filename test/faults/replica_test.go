@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 	"github.com/tollgate-dev/tollgate/engine/shard"
 	"github.com/tollgate-dev/tollgate/test/gitserver"
 	"github.com/tollgate-dev/tollgate/test/testutil"
@@ -85,7 +85,7 @@ func TestReplicasShareAndSurviveEachOther(t *testing.T) {
 	eventually(t, "every sync Running on replica-a", func() (bool, string) {
 		return allApps(t, names, func(app *v1alpha1.Application) bool {
 			st := app.Status.OperationState
-			return st != nil && st.Phase == v1alpha1.OperationRunning && app.Annotations[engine.AnnotationOperationReplica] == "replica-a"
+			return st != nil && st.Phase == v1alpha1.OperationRunning && app.Annotations[application.AnnotationOperationReplica] == "replica-a"
 		})
 	})
 
@@ -124,7 +124,7 @@ func TestReplicasShareAndSurviveEachOther(t *testing.T) {
 		return allApps(t, ownedByB, func(app *v1alpha1.Application) bool {
 			st := app.Status.OperationState
 			return st != nil && st.Phase == v1alpha1.OperationSucceeded && app.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced &&
-				app.Annotations[engine.AnnotationOperationReplica] == ""
+				app.Annotations[application.AnnotationOperationReplica] == ""
 		})
 	})
 	poll.Consistently(t, "replica-b applying nothing of what replica-a synced", resync, nothingFromB)
@@ -140,7 +140,7 @@ func TestReplicasShareAndSurviveEachOther(t *testing.T) {
 		return allApps(t, names, func(app *v1alpha1.Application) bool {
 			st := app.Status.OperationState
 			return st != nil && st.Phase == v1alpha1.OperationSucceeded && app.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced &&
-				app.Status.Health.Status == v1alpha1.HealthStatusHealthy && app.Annotations[engine.AnnotationOperationReplica] == ""
+				app.Status.Health.Status == v1alpha1.HealthStatusHealthy && app.Annotations[application.AnnotationOperationReplica] == ""
 		})
 	})
 	for _, name := range ownedByA {
@@ -216,7 +216,7 @@ func checkRunningOn(t *testing.T, names []string, replica string) error {
 	t.Helper()
 	ok, why := allApps(t, names, func(app *v1alpha1.Application) bool {
 		st := app.Status.OperationState
-		return st != nil && st.Phase == v1alpha1.OperationRunning && app.Annotations[engine.AnnotationOperationReplica] == replica
+		return st != nil && st.Phase == v1alpha1.OperationRunning && app.Annotations[application.AnnotationOperationReplica] == replica
 	})
 	if !ok {
 		return fmt.Errorf("syncs not Running on %s: %s", replica, why)
@@ -263,7 +263,7 @@ func describe(app *v1alpha1.Application) string {
 		op = fmt.Sprintf("%s (%s)", st.Phase, st.Message)
 	}
 	return fmt.Sprintf("%s: sync %s, health %s, operation %s, replica %q", app.Name, app.Status.Sync.Status,
-		app.Status.Health.Status, op, app.Annotations[engine.AnnotationOperationReplica])
+		app.Status.Health.Status, op, app.Annotations[application.AnnotationOperationReplica])
 }
 
 // waitMembers waits until every replica counts n members.

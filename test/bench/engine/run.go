@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 	"github.com/tollgate-dev/tollgate/test/envtest"
 )
 
@@ -162,7 +162,7 @@ func (b *bench) newApp(name, path, ns string) *v1alpha1.Application {
 		Spec: v1alpha1.ApplicationSpec{
 			Project:     "bench",
 			Source:      &v1alpha1.ApplicationSource{RepoURL: b.repoURL, Path: path, TargetRevision: "main"},
-			Destination: v1alpha1.ApplicationDestination{Server: engine.InClusterServer, Namespace: ns},
+			Destination: v1alpha1.ApplicationDestination{Server: application.InClusterServer, Namespace: ns},
 			SyncPolicy: &v1alpha1.SyncPolicy{
 				Automated:   &v1alpha1.SyncPolicyAutomated{Prune: true},
 				SyncOptions: []string{"CreateNamespace=true"},
@@ -176,7 +176,7 @@ func (b *bench) newApp(name, path, ns string) *v1alpha1.Application {
 // under load) is not an error: the next comparison syncs again.
 func done(app *v1alpha1.Application) (bool, error) {
 	st := app.Status.OperationState
-	if st != nil && st.Phase.Completed() && !st.Phase.Successful() && !strings.HasPrefix(st.Message, engine.OperationAbandoned) {
+	if st != nil && st.Phase.Completed() && !st.Phase.Successful() && !strings.HasPrefix(st.Message, application.OperationAbandoned) {
 		return false, fmt.Errorf("application %s: %s: %s", app.Name, st.Phase, st.Message)
 	}
 	return st != nil && st.Phase.Successful() && app.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced &&

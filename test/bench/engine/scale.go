@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine"
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 )
 
 // The idle goal of one controller replica, per resync cycle: at most a
@@ -27,7 +27,7 @@ const (
 )
 
 // goalCPU is the most CPU one idle cycle of a replica may take.
-var goalCPU = time.Duration(goalCPUShare * float64(engine.DefaultResync))
+var goalCPU = time.Duration(goalCPUShare * float64(application.DefaultResync))
 
 // replicaRun is one controller replica of the scale part, with the proxy
 // that counts its API calls.
@@ -381,7 +381,7 @@ func reportScale(out io.Writer, o options, results []scaleResult, base memory) {
 	}
 	_ = w.Flush()
 	fmt.Fprintf(out, "goal per replica and idle cycle: CPU <= %s (%.0f%% of a core at the default resync %s), peak RSS <= %d MiB, no apply or dry-run call\n",
-		goalCPU, 100*goalCPUShare, engine.DefaultResync, goalRSS>>20)
+		goalCPU, 100*goalCPUShare, application.DefaultResync, goalRSS>>20)
 	fmt.Fprintf(out, "largest count within the goal with 2 replicas: %d Applications (tried up to %d)\n", largest, results[len(results)-1].apps)
 	one := results[0]
 	if len(one.idle) == 1 && one.apps > 0 {

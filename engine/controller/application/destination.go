@@ -1,0 +1,286 @@
+package application
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/argocd"
+	"github.com/tollgate-dev/tollgate/engine/authority"
+)
+
+// Argo CD cluster Secret conventions.
+const (
+	// InClusterServer is the API server URL of the cluster the controller
+	// runs in.
+	InClusterServer = "https://kubernetes.default.svc"
+	// InClusterName is the name of the cluster the controller runs in.
+	InClusterName = "in-cluster"
+	// SecretTypeLabel labels Argo CD's repository and cluster Secrets.
+	SecretTypeLabel = argocd.SecretTypeLabel
+	// SecretTypeCluster is the SecretTypeLabel value of a cluster Secret:
+	// keys name, server and config (JSON).
+	SecretTypeCluster = "cluster"
+)
+
+// errInvalidDestination marks a destination that names no known cluster or
+// names one in two ways; the engine reports it as InvalidSpecError.
+var errInvalidDestination = errors.New("invalid destination")
+
+// cluster is one destination cluster: a metadata cache for cheap idle
+// checks, and the authority, the only door that writes to it.
+type cluster struct {
+	// server is the API server URL the Applications name.
+	server string
+	// version is the resourceVersion of the cluster Secret it was built
+	// from; empty for the in-cluster destination.
+	version   string
+	config    *rest.Config
+	mapper    meta.RESTMapper
+	discovery discovery.CachedDiscoveryInterface
+	// meta holds metadata-only informers, started lazily per kind on first
+	// use; its resourceVersions tell an idle resync that nothing changed.
+	meta cache.Cache
+	// uncached holds the kinds (schema.GroupVersionKind) whose metadata
+	// informer did not sync; comparisons involving them are always full.
+	uncached sync.Map
+	// watched holds the kinds (schema.GroupKind) whose informer reports
+	// live changes to the reconciler (watchLive).
+	watched sync.Map
+	auth    *authority.Authority
+	stop    context.CancelFunc
+	// kubeVersion caches the cluster's server version (capabilities).
+	kubeVersion clusterVersion
+}
+
+// clusterConfig is the "config" key of an Argo CD cluster Secret. Only the
+// fields tollgate can use are decoded; others are rejected by resolve when
+// they carry the only credentials.
+type clusterConfig struct {
+	Username        string          `json:"username,omitempty"`
+	Password        string          `json:"password,omitempty"`
+	BearerToken     string          `json:"bearerToken,omitempty"`
+	TLSClientConfig tlsClientConfig `json:"tlsClientConfig"`
+	AWSAuthConfig   json.RawMessage `json:"awsAuthConfig,omitempty"`
+	ExecProvider    json.RawMessage `json:"execProviderConfig,omitempty"`
+}
+
+type tlsClientConfig struct {
+	Insecure   bool   `json:"insecure,omitempty"`
+	ServerName string `json:"serverName,omitempty"`
+	// CAData, CertData and KeyData are PEM, base64-encoded in the JSON as
+	// Argo CD writes them.
+	CAData   []byte `json:"caData,omitempty"`
+	CertData []byte `json:"certData,omitempty"`
+	KeyData  []byte `json:"keyData,omitempty"`
+}
+
+// clusterFactory builds the client side of a cluster from a REST config.
+type clusterFactory func(ctx context.Context, cfg *rest.Config) (*cluster, error)
+
+// clusters resolves Application destinations to clusters and caches the
+// clients built for them, rebuilding one when its Secret changes.
+type clusters struct {
+	factory clusterFactory
+	local   *rest.Config
+
+	mu     sync.Mutex
+	byName map[string]*cluster // keyed by server URL
+	// ctx is the lifetime of the remote clusters' caches.
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func newClusters(local *rest.Config, factory clusterFactory) *clusters {
+	return &clusters{factory: factory, local: local, byName: map[string]*cluster{}}
+}
+
+// resolve returns the cluster of dest. secrets are the cluster Secrets of
+// the control-plane namespace. A destination that names no cluster, or
+// names one by both server and name, is an error wrapping
+// errInvalidDestination.
+func (cs *clusters) resolve(ctx context.Context, dest v1alpha1.ApplicationDestination, secrets []corev1.Secret) (*cluster, error) {
+	server := strings.TrimRight(dest.Server, "/")
+	switch {
+	case server == "" && dest.Name == "":
+		return nil, fmt.Errorf("%w: set destination.server or destination.name", errInvalidDestination)
+	case server != "" && dest.Name != "":
+		return nil, fmt.Errorf("%w: destination.server and destination.name are both set; set one", errInvalidDestination)
+	}
+	var secret *corev1.Secret
+	for i := range secrets {
+		s := &secrets[i]
+		if s.Labels[SecretTypeLabel] != SecretTypeCluster {
+			continue
+		}
+		if (dest.Name != "" && string(s.Data["name"]) == dest.Name) ||
+			(server != "" && strings.TrimRight(string(s.Data["server"]), "/") == server) {
+			secret = s
+			break
+		}
+	}
+	if secret == nil {
+		if server == InClusterServer || dest.Name == InClusterName {
+			return cs.get(ctx, InClusterServer, "", func() (*rest.Config, error) { return rest.CopyConfig(cs.local), nil })
+		}
+		if dest.Name != "" {
+			return nil, fmt.Errorf("%w: no cluster named %q (no Secret labelled %s=%s has that name)", errInvalidDestination, dest.Name, SecretTypeLabel, SecretTypeCluster)
+		}
+		return nil, fmt.Errorf("%w: cluster %s is not registered (no Secret labelled %s=%s has that server)", errInvalidDestination, server, SecretTypeLabel, SecretTypeCluster)
+	}
+	url := strings.TrimRight(string(secret.Data["server"]), "/")
+	if url == InClusterServer {
+		return cs.get(ctx, InClusterServer, "", func() (*rest.Config, error) { return rest.CopyConfig(cs.local), nil })
+	}
+	return cs.get(ctx, url, secret.ResourceVersion, func() (*rest.Config, error) { return restConfigFromSecret(secret) })
+}
+
+// get returns the cached cluster for server at version, building it with
+// build when missing or out of date.
+func (cs *clusters) get(ctx context.Context, server, version string, build func() (*rest.Config, error)) (*cluster, error) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if c, ok := cs.byName[server]; ok && c.version == version {
+		return c, nil
+	}
+	cfg, err := build()
+	if err != nil {
+		return nil, err
+	}
+	if cs.ctx == nil {
+		// The caches outlive the reconcile that built them; stop ends them.
+		cs.ctx, cs.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	}
+	c, err := cs.factory(cs.ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to cluster %s: %w", server, err)
+	}
+	c.server, c.version = server, version
+	if old, ok := cs.byName[server]; ok && old.stop != nil {
+		old.stop()
+	}
+	cs.byName[server] = c
+	return c, nil
+}
+
+// stop stops every cluster's cache.
+func (cs *clusters) stop() {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for _, c := range cs.byName {
+		if c.stop != nil {
+			c.stop()
+		}
+	}
+	if cs.cancel != nil {
+		cs.cancel()
+	}
+	cs.byName = map[string]*cluster{}
+	cs.ctx, cs.cancel = nil, nil
+}
+
+// restConfigFromSecret builds a REST config from an Argo CD cluster Secret.
+func restConfigFromSecret(s *corev1.Secret) (*rest.Config, error) {
+	server := string(s.Data["server"])
+	var cc clusterConfig
+	if raw := s.Data["config"]; len(raw) > 0 {
+		if err := json.Unmarshal(raw, &cc); err != nil {
+			return nil, fmt.Errorf("%w: cluster Secret %s: key config: %w", errInvalidDestination, s.Name, err)
+		}
+	}
+	if cc.BearerToken == "" && cc.Username == "" && len(cc.TLSClientConfig.CertData) == 0 &&
+		(len(cc.AWSAuthConfig) > 0 || len(cc.ExecProvider) > 0) {
+		return nil, fmt.Errorf("%w: cluster Secret %s: awsAuthConfig and execProviderConfig are not supported; use a bearerToken or a client certificate", errInvalidDestination, s.Name)
+	}
+	return &rest.Config{
+		Host:        server,
+		Username:    cc.Username,
+		Password:    cc.Password,
+		BearerToken: cc.BearerToken,
+		TLSClientConfig: rest.TLSClientConfig{
+			Insecure:   cc.TLSClientConfig.Insecure,
+			ServerName: cc.TLSClientConfig.ServerName,
+			CAData:     cc.TLSClientConfig.CAData,
+			CertData:   cc.TLSClientConfig.CertData,
+			KeyData:    cc.TLSClientConfig.KeyData,
+		},
+		QPS:   50,
+		Burst: 100,
+	}, nil
+}
+
+// newClusterClients builds the clients of a cluster: a dynamic REST mapper
+// (it re-reads discovery when a kind is unknown, e.g. after a CRD was
+// applied), the authority (which alone writes), and a metadata cache whose
+// informers live until ctx ends or the cluster is replaced.
+func newClusterClients(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, opts authority.Options) (*cluster, error) {
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("create HTTP client: %w", err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("create REST mapper: %w", err)
+	}
+	mc, err := cache.New(cfg, cache.Options{
+		HTTPClient:       httpClient,
+		Scheme:           scheme,
+		Mapper:           mapper,
+		DefaultTransform: keepResourceVersion,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create metadata cache: %w", err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("create discovery client: %w", err)
+	}
+	cd := memory.NewMemCacheClient(dc)
+	auth, err := authority.New(authority.Connection{Config: cfg, HTTPClient: httpClient, Scheme: scheme, Mapper: mapper, Discovery: cd}, opts)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	go func() { _ = mc.Start(cctx) }()
+	return &cluster{config: cfg, mapper: mapper, discovery: cd, meta: mc, auth: auth, stop: cancel}, nil
+}
+
+// keepResourceVersion trims an object of the metadata cache to what the
+// engine reads: its name, namespace and resourceVersion (fingerprint), and
+// its generation, tracking annotation and instance label (watchLive tells
+// drift by them).
+// The cache holds every object of each kind in the cluster, whose labels,
+// other annotations and owner references would otherwise be most of its
+// memory. Anything other than metadata (a deletion tombstone) is left as
+// it is.
+func keepResourceVersion(in any) (any, error) {
+	md, ok := in.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return in, nil
+	}
+	var annotations map[string]string
+	if id, ok := md.Annotations[v1alpha1.AnnotationKeyTrackingID]; ok {
+		annotations = map[string]string{v1alpha1.AnnotationKeyTrackingID: id}
+	}
+	var labels map[string]string
+	if v, ok := md.Labels[v1alpha1.LabelKeyAppInstance]; ok {
+		labels = map[string]string{v1alpha1.LabelKeyAppInstance: v}
+	}
+	md.ObjectMeta = metav1.ObjectMeta{Name: md.Name, Namespace: md.Namespace, ResourceVersion: md.ResourceVersion,
+		Generation: md.Generation, Annotations: annotations, Labels: labels}
+	return md, nil
+}

@@ -1,0 +1,317 @@
+package application
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/apply/plan"
+	"github.com/tollgate-dev/tollgate/engine/authority"
+	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/reposerver"
+)
+
+// secretMask replaces Secret values in an AppDiff, as Argo CD's diff does;
+// a second distinct value of the same key gets one more "+".
+const secretMask = "++++++++"
+
+// lastAppliedAnnotation may hold a Secret's data in clear.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// DiffDependencies are what Diff works with; all are required.
+type DiffDependencies struct {
+	// Client reads the Argo CD Secrets (repository credentials, clusters)
+	// and the SSH known hosts of the control-plane namespace.
+	Client client.Client
+	// Config reaches the control-plane cluster, which is the in-cluster
+	// destination.
+	Config *rest.Config
+	// Scheme knows the built-in types and v1alpha1.
+	Scheme *runtime.Scheme
+	// Manifests fetches and renders the Application's sources.
+	Manifests reposerver.Generator
+	// Evaluator judges the objects a diff would read against the
+	// Application's project by the boundary rules (authority.BoundaryRules),
+	// as the sync's door does: the controller's, or one built from the
+	// same policy configuration.
+	Evaluator Evaluator
+}
+
+// AppDiff is the difference between an Application's desired state and its
+// destination.
+type AppDiff struct {
+	// Revisions are the commits rendered, one per source.
+	Revisions []string
+	// Objects are the desired objects that are not hooks and the live
+	// objects the Application tracks that are no longer desired, sorted by
+	// group, kind, namespace and name.
+	Objects []ObjectDiff
+	// Warnings name the hook annotations Argo CD does not know, which are
+	// ignored.
+	Warnings []string
+}
+
+// Modified reports whether any object differs.
+func (d *AppDiff) Modified() bool {
+	return slices.ContainsFunc(d.Objects, func(o ObjectDiff) bool { return o.Modified })
+}
+
+// ObjectDiff is one object of an AppDiff. A Secret's data (and its
+// last-applied-configuration annotation) is masked on both sides.
+type ObjectDiff struct {
+	Ref apply.Ref
+	// Live is the live object without status, server-maintained metadata
+	// and the Application's ignored differences; nil when it does not
+	// exist.
+	Live map[string]any
+	// Target is the server-side dry-run apply of the desired object,
+	// normalized in the same way (the desired object itself when there is
+	// no live one); nil when the object is to be pruned or the dry run was
+	// rejected.
+	Target map[string]any
+	// Modified is set when the object is not in sync: it differs, is
+	// missing, is to be pruned or could not be compared.
+	Modified bool
+	// RequiresPruning is set for a live object tracked by the Application
+	// that is no longer desired.
+	RequiresPruning bool
+	// Error is the API server's rejection of the dry run.
+	Error string
+}
+
+// Diff compares the desired state of app with its destination as the
+// engine's comparison does, and changes nothing: the same sources at their
+// target revisions (an operation in progress is not looked at), fetched
+// and rendered by deps.Manifests with the repository credentials of the
+// control-plane namespace, the same desired objects (destination namespace
+// defaulted, tracking annotation set, hooks and ignored objects left out),
+// the same server-side dry run with opts.FieldManager and the same
+// ignoreDifferences; and the live objects it tracks that are no longer
+// desired, which a sync with prune would delete.
+//
+// Live objects are read through the destination's authority.Door, with
+// the project checks of a sync: the Application's destination and every
+// desired object, then every live object to prune, must be permitted by
+// the AppProject's boundary rules (a missing project permits nothing), and
+// a project that permits only its own clusters must own the destination's.
+// Otherwise Diff returns a *authority.RefusedError naming each object and
+// rule, and nothing of the refused objects is read or returned: a remote
+// cluster's credentials show nobody what the project would not let the
+// Application write. The other rules (the policy gate) do not apply: a
+// diff is shown even when a sync would be refused for, say, a latest tag.
+func Diff(ctx context.Context, deps DiffDependencies, opts Options, app *v1alpha1.Application) (*AppDiff, error) {
+	if deps.Client == nil {
+		return nil, errors.New("diff: client is nil")
+	}
+	if deps.Evaluator == nil {
+		return nil, errors.New("diff: evaluator is nil")
+	}
+	r, err := New(Dependencies{
+		Client: deps.Client, APIReader: deps.Client, Config: deps.Config, Scheme: deps.Scheme,
+		Evaluator: deps.Evaluator, Manifests: deps.Manifests,
+	}, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer r.clusters.stop()
+	var cm corev1.ConfigMap
+	switch err := deps.Client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: ArgoCDConfigMap}, &cm); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, fmt.Errorf("diff: read %s: %w", ArgoCDConfigMap, err)
+	}
+	if err := r.ApplyArgoCDConfigMap(cm.Data); err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	sources := app.Sources()
+	if len(sources) == 0 {
+		return nil, errors.New("diff: spec.source or spec.sources must be set")
+	}
+	secrets, err := r.argoSecrets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := r.clusters.resolve(ctx, app.Spec.Destination, secrets)
+	if err != nil {
+		return nil, err
+	}
+	project, err := r.project(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	if msg := projectScopedCluster(project, app.Spec.Destination, cl.server, secrets); msg != "" {
+		return nil, &authority.RefusedError{Verb: authority.VerbDiff, Project: app.ProjectName(), Violations: []policies.Violation{{
+			Rule: "project-destination-denied", Severity: policies.SeverityDeny,
+			Object:  policies.ObjectRef{Kind: v1alpha1.ApplicationKind, Namespace: app.Namespace, Name: app.Name},
+			Message: msg,
+		}}}
+	}
+	// Reads and dry runs with the controller's rights, as a comparison;
+	// nothing is written, so nobody is impersonated.
+	door := cl.auth.For(app, project, authority.Impersonation{})
+	// The project's sourceRepos say where chart dependencies may come
+	// from, as in a comparison; nothing else of it applies to the render
+	// (a diff is not gated: no signature check). Without a project, none.
+	var scope *v1alpha1.AppProject
+	if project != nil {
+		scope = &v1alpha1.AppProject{ObjectMeta: project.ObjectMeta, Spec: v1alpha1.AppProjectSpec{SourceRepos: project.Spec.SourceRepos}}
+	}
+	// Branch and tag names are resolved afresh, as for a refresh.
+	req, err := r.manifestRequest(ctx, &target{cluster: cl, app: app, sources: sources, secrets: secrets, project: scope}, 0)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := r.generate(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	instance := app.InstanceName(r.opts.Namespace)
+	state := &desired{revisions: resp.Revisions, unbuilt: &unbuiltObjects{
+		rendered: resp.Objects, namespace: app.Spec.Destination.Namespace, instance: instance, tracking: r.opts.TrackingMethod, mapper: cl.mapper,
+		managed: r.managed(cl.server),
+	}}
+	if err := state.build(ctx); err != nil {
+		return nil, err
+	}
+	objs := state.nonHooks()
+	diffs, err := door.DiffDetailed(ctx, objs, r.ignoreDifferences(app))
+	switch {
+	case authority.IsRefused(err):
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("compare with live state: %w", err)
+	}
+	prune, err := prunable(ctx, cl.auth, door, instance, objs, app.Status.Resources)
+	if err != nil {
+		return nil, err
+	}
+	out := &AppDiff{Revisions: state.revisions, Warnings: state.hookWarnings, Objects: make([]ObjectDiff, 0, len(diffs)+len(prune))}
+	for _, d := range diffs {
+		out.Objects = append(out.Objects, ObjectDiff{
+			Ref: d.Ref, Live: d.NormalizedLive, Target: d.PredictedLive,
+			Modified: d.Status != apply.StatusSynced, Error: d.Error,
+		})
+	}
+	for _, live := range prune {
+		out.Objects = append(out.Objects, ObjectDiff{Ref: apply.RefOf(live), Live: apply.Normalized(live), Modified: true, RequiresPruning: true})
+	}
+	for i := range out.Objects {
+		if o := &out.Objects[i]; o.Ref.Group == "" && o.Ref.Kind == "Secret" {
+			HideSecretData(o.Live, o.Target)
+		}
+	}
+	slices.SortStableFunc(out.Objects, func(a, b ObjectDiff) int {
+		return compareResources(
+			v1alpha1.ResourceStatus{Group: a.Ref.Group, Kind: a.Ref.Kind, Namespace: a.Ref.Namespace, Name: a.Ref.Name},
+			v1alpha1.ResourceStatus{Group: b.Ref.Group, Kind: b.Ref.Kind, Namespace: b.Ref.Namespace, Name: b.Ref.Name})
+	})
+	return out, nil
+}
+
+// prunable reads the live objects the application instance tracks that
+// are not among objs, hooks excepted, as compare finds them; recorded are
+// the resources of the Application's status, whose kinds are searched too.
+// They are found by their tracking metadata, which whoever may write an
+// object can copy onto it: door must permit every one (a
+// *authority.RefusedError otherwise) before any is read in full; the
+// listing reads their metadata only, and it stays in this process.
+func prunable(ctx context.Context, a *authority.Authority, door *authority.Door, instance string, objs []*unstructured.Unstructured, recorded []v1alpha1.ResourceStatus) ([]*unstructured.Unstructured, error) {
+	owned, err := a.ListOwned(ctx, instance, kindsOf(objs, recorded))
+	if err != nil {
+		return nil, fmt.Errorf("compare with live state: %w", err)
+	}
+	wanted := make(map[apply.Ref]bool, len(objs))
+	for _, o := range objs {
+		wanted[refKey(apply.RefOf(o))] = true
+	}
+	var candidates []*unstructured.Unstructured
+	var refs []apply.Ref
+	for _, o := range owned {
+		if ref := apply.RefOf(o); !wanted[refKey(ref)] && !plan.IsHook(o) {
+			candidates = append(candidates, o)
+			refs = append(refs, ref)
+		}
+	}
+	if err := door.Permit(ctx, authority.VerbDiff, candidates); err != nil {
+		return nil, err
+	}
+	live, err := a.Live(ctx, refs)
+	if err != nil {
+		return nil, fmt.Errorf("compare with live state: %w", err)
+	}
+	// Deleted meanwhile: nothing to prune.
+	return slices.DeleteFunc(live, func(o *unstructured.Unstructured) bool { return o == nil }), nil
+}
+
+// HideSecretData masks the values of a Secret's data in live and target in
+// place, as gitops-engine's diff.HideSecretData: per key, equal values get
+// the same mask and different ones masks of different lengths, so a change
+// shows without its content. stringData (a desired object not yet applied)
+// is folded into data first, and the last-applied-configuration annotation
+// is dropped.
+func HideSecretData(live, target map[string]any) {
+	objs := []map[string]any{live, target}
+	keys := map[string]bool{}
+	for _, o := range objs {
+		if o == nil {
+			continue
+		}
+		foldStringData(o)
+		unstructured.RemoveNestedField(o, "metadata", "annotations", lastAppliedAnnotation)
+		if ann, ok, _ := unstructured.NestedMap(o, "metadata", "annotations"); ok && len(ann) == 0 {
+			unstructured.RemoveNestedField(o, "metadata", "annotations")
+		}
+		data, _ := o["data"].(map[string]any)
+		for k := range data {
+			keys[k] = true
+		}
+	}
+	for k := range keys {
+		masks := map[string]string{}
+		next := secretMask
+		for _, o := range objs {
+			data, _ := o["data"].(map[string]any)
+			v, ok := data[k]
+			if !ok || v == nil {
+				continue
+			}
+			s := fmt.Sprint(v)
+			if _, seen := masks[s]; !seen {
+				masks[s] = next
+				next += "+"
+			}
+			data[k] = masks[s]
+		}
+	}
+}
+
+// foldStringData moves a Secret's stringData into data, base64-encoded, as
+// the API server does on write.
+func foldStringData(obj map[string]any) {
+	sd, ok := obj["stringData"].(map[string]any)
+	if !ok {
+		delete(obj, "stringData")
+		return
+	}
+	data, _ := obj["data"].(map[string]any)
+	if data == nil {
+		data = map[string]any{}
+	}
+	for k, v := range sd {
+		data[k] = base64.StdEncoding.EncodeToString([]byte(fmt.Sprint(v)))
+	}
+	obj["data"] = data
+	delete(obj, "stringData")
+}

@@ -1,0 +1,182 @@
+package application
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/authority"
+	"github.com/tollgate-dev/tollgate/policies"
+)
+
+func TestOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    Options
+		wantErr string
+	}{
+		{name: "zero value takes defaults"},
+		{name: "negative resync", opts: Options{Resync: -time.Second}, wantErr: "resync -1s is negative"},
+		{name: "jitter too large", opts: Options{Jitter: 1}, wantErr: "jitter 1 is not in [0, 1)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := tc.opts.withDefaults()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Namespace != "argocd" || o.Resync != DefaultResync || o.FieldManager != "tollgate" || o.Now == nil || o.Float64 == nil {
+				t.Errorf("defaults not filled: %+v", o)
+			}
+		})
+	}
+}
+
+func TestRequeueJitter(t *testing.T) {
+	for _, tc := range []struct {
+		rand float64
+		want time.Duration
+	}{{0, 90 * time.Second}, {0.5, 100 * time.Second}, {0.999999, 100*time.Second + 9999990*time.Microsecond}} {
+		o, err := Options{Resync: 100 * time.Second, Float64: func() float64 { return tc.rand }}.withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := o.requeueAfter(); got.Round(time.Millisecond) != tc.want.Round(time.Millisecond) {
+			t.Errorf("requeueAfter with rand %g = %s, want %s", tc.rand, got, tc.want)
+		}
+	}
+}
+
+func TestVerdictMessage(t *testing.T) {
+	v := authority.Verdict{Denied: []policies.Violation{
+		{Rule: "no-latest-tag", Message: "image web:latest is not pinned", Object: policies.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: "web"}},
+		{Rule: "project-resource-denied", Message: "ClusterRole is not allowed", Object: policies.ObjectRef{Kind: "ClusterRole", Name: "admin"}},
+	}}
+	want := "[no-latest-tag] Deployment/shop/web: image web:latest is not pinned\n[project-resource-denied] ClusterRole/admin: ClusterRole is not allowed"
+	if got := v.Message(); got != want {
+		t.Errorf("message:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestDesiredObjects(t *testing.T) {
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
+	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, meta.RESTScopeRoot)
+	objs := []map[string]any{
+		{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}},
+		{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "b", "namespace": "other"}},
+		{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "n", "namespace": "junk"}},
+		// A custom resource whose CRD comes in the same render.
+		{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": map[string]any{"name": "widgets.example.com"},
+			"spec": map[string]any{"group": "example.com", "scope": "Cluster", "names": map[string]any{"kind": "Widget"}}},
+		{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w", "namespace": "junk"}},
+	}
+	got, err := desiredObjects(objs, "dest", "app", "", mapper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, o := range got {
+		ids = append(ids, o.GetAnnotations()[v1alpha1.AnnotationKeyTrackingID])
+	}
+	want := []string{
+		"app:/ConfigMap:dest/a",
+		"app:/ConfigMap:other/b",
+		"app:/Namespace:/n",
+		"app:apiextensions.k8s.io/CustomResourceDefinition:/widgets.example.com",
+		"app:example.com/Widget:/w",
+	}
+	if diff := cmp.Diff(want, ids); diff != "" {
+		t.Errorf("tracking ids (-want +got):\n%s", diff)
+	}
+
+	_, err = desiredObjects([]map[string]any{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}}, "", "app", "", mapper)
+	if err == nil || !strings.Contains(err.Error(), "ConfigMap a: namespaced object without a namespace") {
+		t.Errorf("without a destination namespace: error = %v", err)
+	}
+	_, err = desiredObjects([]map[string]any{{"kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}}, "dest", "app", "", mapper)
+	if err == nil || !strings.Contains(err.Error(), "rendered object 1 (a): apiVersion and kind must be set") {
+		t.Errorf("without apiVersion: error = %v", err)
+	}
+}
+
+func TestFingerprintRefsAndCovers(t *testing.T) {
+	recorded := []v1alpha1.ResourceStatus{
+		{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "a"},
+		{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "ns", Name: "old", RequiresPruning: true},
+	}
+	desiredObjs, err := desiredObjects([]map[string]any{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a", "namespace": "ns"}}}, "ns", "app", "", meta.NewDefaultRESTMapper(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := fingerprintRefs(desiredObjs, recorded)
+	want := []apply.Ref{
+		{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "a"},
+		{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "ns", Name: "old"},
+	}
+	if diff := cmp.Diff(want, refs); diff != "" {
+		t.Errorf("refs (-want +got):\n%s", diff)
+	}
+	newPrunable := apply.Ref{Version: "v1", Kind: "Secret", Namespace: "ns", Name: "new"}
+	if !covers(refs, want[:1]) || covers(refs, []apply.Ref{newPrunable}) {
+		t.Errorf("covers: want true for a known ref and false for %v", newPrunable)
+	}
+}
+
+func TestApplicationChangedPredicate(t *testing.T) {
+	base := func() *v1alpha1.Application {
+		a := &v1alpha1.Application{}
+		a.Spec.Project = "p"
+		a.Status.Sync.Status = v1alpha1.SyncStatusCodeSynced
+		return a
+	}
+	now := metav1.Now()
+	tests := []struct {
+		name   string
+		change func(*v1alpha1.Application)
+		want   bool
+	}{
+		{name: "status only (the controller's own write)", change: func(a *v1alpha1.Application) { a.Status.Sync.Status = v1alpha1.SyncStatusCodeOutOfSync }, want: false},
+		{name: "spec", change: func(a *v1alpha1.Application) { a.Spec.Project = "q" }, want: true},
+		{name: "operation", change: func(a *v1alpha1.Application) { a.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}} }, want: true},
+		{name: "finalizers", change: func(a *v1alpha1.Application) { a.Finalizers = []string{v1alpha1.ResourcesFinalizerName} }, want: true},
+		{name: "deletion", change: func(a *v1alpha1.Application) { a.DeletionTimestamp = &now }, want: true},
+		{name: "refresh requested", change: func(a *v1alpha1.Application) {
+			a.Annotations = map[string]string{v1alpha1.AnnotationKeyRefresh: v1alpha1.RefreshTypeNormal}
+		}, want: true},
+		{name: "other annotation", change: func(a *v1alpha1.Application) { a.Annotations = map[string]string{"team": "web"} }, want: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			old, updated := base(), base()
+			tc.change(updated)
+			if got := applicationChanged().Update(event.UpdateEvent{ObjectOld: old, ObjectNew: updated}); got != tc.want {
+				t.Errorf("Update() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -1,0 +1,309 @@
+package push
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/metrics"
+	"github.com/tollgate-dev/tollgate/internal/appops"
+	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/reposerver"
+)
+
+// Path is where the Git push webhook is served.
+const Path = "/api/webhook"
+
+// DefaultMaxBytes bounds a webhook body. GitHub caps payloads at 25 MiB;
+// pushes of ordinary size are far below 1 MiB.
+const DefaultMaxBytes int64 = 4 << 20
+
+// Options configure a Handler.
+type Options struct {
+	// Namespace is the control-plane namespace, whose Applications a push
+	// refreshes.
+	Namespace string
+	// ApplicationSetNamespaces, when not nil, are the namespaces whose
+	// ApplicationSets a push refreshes as well (those with a git generator
+	// of the pushed repository): the control namespace and those of
+	// --applicationset-namespaces, with the ApplicationSet controller on.
+	ApplicationSetNamespaces []string
+	// Secret is the shared secret a request must prove: GitHub's
+	// X-Hub-Signature-256 HMAC or GitLab's X-Gitlab-Token. Without it there
+	// is no push endpoint (NewHandler refuses).
+	Secret string
+	// MaxBytes bounds a request body; zero means DefaultMaxBytes.
+	MaxBytes int64
+}
+
+// Git hosting webhook headers.
+const (
+	headerGitHubEvent     = "X-GitHub-Event"
+	headerGitHubSignature = "X-Hub-Signature-256"
+	headerGitLabEvent     = "X-Gitlab-Event"
+	headerGitLabToken     = "X-Gitlab-Token"
+)
+
+// pushPayload holds the repository URLs of a GitHub push or GitLab Push Hook
+// payload; the other fields are not decoded.
+type pushPayload struct {
+	Repository struct {
+		// GitHub.
+		CloneURL string `json:"clone_url"`
+		HTMLURL  string `json:"html_url"`
+		SSHURL   string `json:"ssh_url"`
+		GitURL   string `json:"git_url"`
+		// GitLab (repository is deprecated there in favour of project).
+		URL        string `json:"url"`
+		GitHTTPURL string `json:"git_http_url"`
+		GitSSHURL  string `json:"git_ssh_url"`
+	} `json:"repository"`
+	Project struct {
+		GitHTTPURL string `json:"git_http_url"`
+		GitSSHURL  string `json:"git_ssh_url"`
+		WebURL     string `json:"web_url"`
+	} `json:"project"`
+}
+
+// urls returns the normalized repository URLs of the payload.
+func (p pushPayload) urls() []string {
+	var out []string
+	for _, u := range []string{
+		p.Repository.CloneURL, p.Repository.HTMLURL, p.Repository.SSHURL, p.Repository.GitURL,
+		p.Repository.URL, p.Repository.GitHTTPURL, p.Repository.GitSSHURL,
+		p.Project.GitHTTPURL, p.Project.GitSSHURL, p.Project.WebURL,
+	} {
+		if n := reposerver.NormalizeURL(u); n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// ErrNoSecret is returned by NewHandler without Options.Secret: the push endpoint needs one, or anyone who can
+// reach it could make the controller list and patch Applications and
+// fetch their repositories at will.
+var ErrNoSecret = errors.New("the git push webhook needs a secret")
+
+// Handler serves the Git push webhook: a GitHub `push` or GitLab `Push
+// Hook` for a repository sets the refresh annotation on every Application
+// of the control-plane namespace with a source in that repository, so the
+// controller compares (and, when automated, syncs) them at once instead of
+// at the next resync. Repository URLs are compared with reposerver.NormalizeURL
+// (https, ssh and scp-style forms of one repository match). Every request
+// must prove the shared secret (GitHub's X-Hub-Signature-256 or GitLab's
+// X-Gitlab-Token).
+type Handler struct {
+	client    client.Client
+	namespace string
+	appSetNS  []string
+	secret    []byte
+	maxBytes  int64
+	metrics   *metrics.Metrics
+	log       logr.Logger
+}
+
+// NewHandler returns the webhook handler. c lists and patches
+// Applications in opts.Namespace (and ApplicationSets in
+// opts.ApplicationSetNamespaces). Without opts.Secret it returns
+// ErrNoSecret: serve no push endpoint then. m may be nil.
+func NewHandler(c client.Client, opts Options, m *metrics.Metrics, log logr.Logger) (*Handler, error) {
+	if opts.Secret == "" {
+		return nil, ErrNoSecret
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = policies.DefaultArgoCDNamespace
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	if m == nil {
+		m = metrics.NewMetrics()
+	}
+	return &Handler{
+		client: c, namespace: opts.Namespace, appSetNS: opts.ApplicationSetNamespaces, secret: []byte(opts.Secret),
+		maxBytes: opts.MaxBytes, metrics: m, log: log,
+	}, nil
+}
+
+// webhookResponse is the JSON body of every answer.
+type webhookResponse struct {
+	// Refreshed are the Applications marked for refresh.
+	Refreshed []string `json:"refreshed,omitempty"`
+	// RefreshedApplicationSets are the ApplicationSets (namespace/name)
+	// marked for generation.
+	RefreshedApplicationSets []string `json:"refreshedApplicationSets,omitempty"`
+	// Message says why nothing was done, or what failed.
+	Message string `json:"message,omitempty"`
+}
+
+// ServeHTTP handles one webhook request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		h.answer(w, http.StatusMethodNotAllowed, "invalid", webhookResponse{Message: "method not allowed: use POST"})
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			h.answer(w, http.StatusRequestEntityTooLarge, "invalid", webhookResponse{Message: fmt.Sprintf("request body larger than %d bytes", h.maxBytes)})
+			return
+		}
+		h.answer(w, http.StatusBadRequest, "invalid", webhookResponse{Message: "read request body: " + err.Error()})
+		return
+	}
+	ghEvent, glEvent := r.Header.Get(headerGitHubEvent), r.Header.Get(headerGitLabEvent)
+	if ghEvent == "" && glEvent == "" {
+		h.answer(w, http.StatusBadRequest, "invalid", webhookResponse{Message: "not a GitHub or GitLab webhook: no " + headerGitHubEvent + " or " + headerGitLabEvent + " header"})
+		return
+	}
+	if !h.authorized(r, body) {
+		h.answer(w, http.StatusUnauthorized, "unauthorized", webhookResponse{Message: "webhook secret does not match"})
+		return
+	}
+	if ghEvent != "push" && glEvent != "Push Hook" && glEvent != "Tag Push Hook" {
+		h.answer(w, http.StatusOK, "ignored", webhookResponse{Message: "event ignored: only push events refresh Applications"})
+		return
+	}
+	var p pushPayload
+	if err := json.Unmarshal(body, &p); err != nil {
+		h.answer(w, http.StatusBadRequest, "invalid", webhookResponse{Message: "decode push payload: " + err.Error()})
+		return
+	}
+	urls := p.urls()
+	if len(urls) == 0 {
+		h.answer(w, http.StatusBadRequest, "invalid", webhookResponse{Message: "push payload names no repository URL"})
+		return
+	}
+	refreshed, err := h.refresh(r, urls)
+	sets, setErr := h.refreshApplicationSets(r.Context(), urls)
+	if err = errors.Join(err, setErr); err != nil {
+		h.log.Error(err, "refresh applications after push", "repositories", urls)
+		h.answer(w, http.StatusInternalServerError, "error", webhookResponse{Refreshed: refreshed, RefreshedApplicationSets: sets, Message: err.Error()})
+		return
+	}
+	h.log.Info("git push received", "repositories", urls, "refreshed", refreshed, "applicationSets", sets)
+	result := "refreshed"
+	if len(refreshed)+len(sets) == 0 {
+		result = "ignored"
+	}
+	h.answer(w, http.StatusOK, result, webhookResponse{Refreshed: refreshed, RefreshedApplicationSets: sets})
+}
+
+// authorized checks the shared secret: GitHub's HMAC-SHA256 signature of
+// the body, or GitLab's token header. Without a configured secret no
+// request is authorized.
+func (h *Handler) authorized(r *http.Request, body []byte) bool {
+	if len(h.secret) == 0 {
+		return false
+	}
+	if sig := r.Header.Get(headerGitHubSignature); sig != "" {
+		hexSum, ok := strings.CutPrefix(sig, "sha256=")
+		if !ok {
+			return false
+		}
+		got, err := hex.DecodeString(hexSum)
+		if err != nil {
+			return false
+		}
+		mac := hmac.New(sha256.New, h.secret)
+		mac.Write(body)
+		return hmac.Equal(got, mac.Sum(nil))
+	}
+	if tok := r.Header.Get(headerGitLabToken); tok != "" {
+		return subtle.ConstantTimeCompare([]byte(tok), h.secret) == 1
+	}
+	return false
+}
+
+// refresh sets the refresh annotation on every Application with a source in
+// one of urls and returns their names.
+func (h *Handler) refresh(r *http.Request, urls []string) ([]string, error) {
+	ctx := r.Context()
+	var apps v1alpha1.ApplicationList
+	if err := h.client.List(ctx, &apps, client.InNamespace(h.namespace)); err != nil {
+		return nil, fmt.Errorf("list applications: %w", err)
+	}
+	var out []string
+	var errs []error
+	for i := range apps.Items {
+		app := &apps.Items[i]
+		if !usesRepository(app, urls) {
+			continue
+		}
+		if err := appops.RequestRefresh(ctx, h.client, client.ObjectKeyFromObject(app), v1alpha1.RefreshTypeNormal); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, app.Name)
+	}
+	return out, errors.Join(errs...)
+}
+
+// refreshApplicationSets sets the refresh annotation on every
+// ApplicationSet served with a git generator of one of urls and returns
+// their keys.
+func (h *Handler) refreshApplicationSets(ctx context.Context, urls []string) ([]string, error) {
+	var out []string
+	var errs []error
+	for _, ns := range h.appSetNS {
+		var sets v1alpha1.ApplicationSetList
+		if err := h.client.List(ctx, &sets, client.InNamespace(ns)); err != nil {
+			errs = append(errs, fmt.Errorf("list applicationsets: %w", err))
+			continue
+		}
+		for i := range sets.Items {
+			set := &sets.Items[i]
+			uses := false
+			set.WalkGenerators(func(_, kind string, g map[string]any) {
+				u, _ := g["repoURL"].(string)
+				uses = uses || kind == "git" && slices.Contains(urls, reposerver.NormalizeURL(u))
+			})
+			if !uses {
+				continue
+			}
+			base := set.DeepCopy()
+			metav1.SetMetaDataAnnotation(&set.ObjectMeta, v1alpha1.AnnotationApplicationSetRefresh, "true")
+			if err := h.client.Patch(ctx, set, client.MergeFrom(base)); err != nil {
+				errs = append(errs, fmt.Errorf("request generation of applicationset %s: %w", set.Name, err))
+				continue
+			}
+			out = append(out, set.Namespace+"/"+set.Name)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// usesRepository reports whether a source of app is in one of the
+// normalized urls.
+func usesRepository(app *v1alpha1.Application, urls []string) bool {
+	for _, s := range app.Sources() {
+		if slices.Contains(urls, reposerver.NormalizeURL(s.RepoURL)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *Handler) answer(w http.ResponseWriter, code int, result string, resp webhookResponse) {
+	h.metrics.Webhooks.WithLabelValues(result).Inc()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(resp)
+}
