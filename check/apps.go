@@ -11,11 +11,6 @@ import (
 	"github.com/tollgate-dev/tollgate/reposerver/render"
 )
 
-// controlPlaneNamespace is where tollgate test assumes Argo CD runs: an
-// Application in another namespace is the instance "<namespace>_<name>"
-// (v1alpha1.Application.InstanceName), for its build variables and override file.
-const controlPlaneNamespace = "argocd"
-
 // appSource is one source of an Application that tollgate test renders from
 // the local checkout.
 type appSource struct {
@@ -43,7 +38,10 @@ type appPlan struct {
 // lists the sources as Argo CD reads them, render.ApplicationOptions turns
 // each into render options, and a `ref` source of the repository under test
 // provides its checkout, root, to "$ref/path" value files. Each source's
-// Argo CD override files (.argocd-source*.yaml) are merged in first.
+// Argo CD override files (.argocd-source*.yaml) are merged in first. An
+// Application outside controlNS, the namespace Argo CD runs in, is the
+// instance "<namespace>_<name>" (v1alpha1.Application.InstanceName) for
+// its build variables and override file, as in the controller.
 //
 // tollgate test cannot fetch other repositories: their sources, Helm
 // repository charts, and sources with value files from another
@@ -51,7 +49,7 @@ type appPlan struct {
 // is an error naming the field, and a source with a field tollgate does not
 // honour is the engine's *render.UnsupportedError: the engine refuses such
 // an Application rather than render it differently from Argo CD.
-func planApplication(obj map[string]any, repoURL string, root repoRoot) (appPlan, error) {
+func planApplication(obj map[string]any, repoURL, controlNS string, root repoRoot) (appPlan, error) {
 	app, err := decodeApplication(obj)
 	if err != nil {
 		return appPlan{}, err
@@ -96,7 +94,7 @@ func planApplication(obj map[string]any, repoURL string, root repoRoot) (appPlan
 			plan.Skipped = append(plan.Skipped, s.Field+": "+skip)
 			continue
 		}
-		instance := app.InstanceName(controlPlaneNamespace)
+		instance := app.InstanceName(controlNS)
 		if s, err = render.MergeSourceOverrides(root.given, s, instance); err != nil {
 			return appPlan{}, err
 		}

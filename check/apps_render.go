@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 
+	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/policies/report"
 	"github.com/tollgate-dev/tollgate/reposerver"
 	"github.com/tollgate-dev/tollgate/reposerver/render"
@@ -76,7 +77,7 @@ func location(file string, line int) string {
 // renderApplications renders, from the checkout at root, the sources of
 // the Applications among found whose repository is repoURL (normalized;
 // "" renders nothing), and then of the Applications those render, level by
-// level. Each Application is rendered once. It returns the rendered
+// level, Argo CD running in controlNS. Each Application is rendered once. It returns the rendered
 // documents with their Application, what the renders claimed, notes about
 // sources that were not rendered, and one error result per Application
 // that could not be rendered: one that cannot be decoded, that the engine
@@ -84,7 +85,7 @@ func location(file string, line int) string {
 // Such an Application renders nothing, as Argo CD then generates no
 // manifests for it; the others are unaffected. Renders of one level run
 // concurrently. The error returned is ctx's.
-func renderApplications(ctx context.Context, root repoRoot, repoURL string, found []entry, build buildFunc, lim render.Limits) ([]entry, claims, []Note, []report.Result, error) {
+func renderApplications(ctx context.Context, root repoRoot, repoURL, controlNS string, found []entry, build buildFunc, lim render.Limits) ([]entry, claims, []Note, []report.Result, error) {
 	c := claims{docs: map[string]bool{}, dirs: map[string]bool{}}
 	var out []entry
 	var notes []Note
@@ -107,7 +108,7 @@ func renderApplications(ctx context.Context, root repoRoot, repoURL string, foun
 			}
 			seen[key] = true
 			job := appJob{app: a, name: name}
-			plan, err := planApplication(a.doc.Object, repoURL, root)
+			plan, err := planApplication(a.doc.Object, repoURL, controlNS, root)
 			if err != nil {
 				failures = append(failures, job.failure(err))
 				continue
@@ -189,8 +190,9 @@ func renderSource(ctx context.Context, root string, s appSource, build buildFunc
 // finds: the sources whose repository is repoURL (any spelling
 // reposerver.NormalizeURL takes to the same URL) are rendered from the checkout
 // at repoRoot, in source order, with renderer (nil renders in process), and
-// the other sources are left out, as Run leaves them out with a note. It
-// returns the rendered objects.
+// the other sources are left out, as Run leaves them out with a note. Argo
+// CD is taken to run in policies.DefaultArgoCDNamespace. It returns the
+// rendered objects.
 //
 // The errors are Run's without the Application's file, line and name: an
 // Application the engine refuses is a *render.UnsupportedError naming the
@@ -209,7 +211,7 @@ func RenderApplication(ctx context.Context, app map[string]any, repoRoot, repoUR
 	if err != nil {
 		return nil, err
 	}
-	plan, err := planApplication(app, u, root)
+	plan, err := planApplication(app, u, policies.DefaultArgoCDNamespace, root)
 	if err != nil {
 		return nil, err
 	}

@@ -324,7 +324,7 @@ func TestPlanApplication(t *testing.T) {
 			if tt.repoURL != "" {
 				repoURL = tt.repoURL
 			}
-			got, err := planApplication(decodeApp(t, head+tt.spec), reposerver.NormalizeURL(repoURL), repoRoot{given: root})
+			got, err := planApplication(decodeApp(t, head+tt.spec), reposerver.NormalizeURL(repoURL), "argocd", repoRoot{given: root})
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
@@ -342,5 +342,29 @@ func TestPlanApplication(t *testing.T) {
 				t.Errorf("plan mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestPlanApplicationInstanceName: an Application is named for its build
+// variables as the controller names it, by the namespace Argo CD runs in
+// (--argocd-namespace or the configuration's), not by "argocd".
+func TestPlanApplicationInstanceName(t *testing.T) {
+	const url = "https://github.com/acme/config"
+	doc := "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: gitops}\n" +
+		"spec:\n  source:\n    repoURL: " + url + "\n    path: chart\n    helm: {parameters: [{name: app, value: $ARGOCD_APP_NAME}]}\n"
+	for _, tt := range []struct{ controlNS, want string }{
+		{"gitops", "web"},
+		{"argocd", "gitops_web"},
+	} {
+		plan, err := planApplication(decodeApp(t, doc), reposerver.NormalizeURL(url), tt.controlNS, repoRoot{given: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plan.Sources) != 1 || plan.Sources[0].Options.Helm == nil || len(plan.Sources[0].Options.Helm.Parameters) != 1 {
+			t.Fatalf("plan = %+v, want one Helm source with one parameter", plan)
+		}
+		if got := plan.Sources[0].Options.Helm.Parameters[0].Value; got != tt.want {
+			t.Errorf("Argo CD in %s: ARGOCD_APP_NAME = %q, want %q", tt.controlNS, got, tt.want)
+		}
 	}
 }

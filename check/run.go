@@ -184,14 +184,15 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 			projects = append(projects, e.doc.Object)
 		}
 	}
-	known, err := newAppSetProjects(argoCDNamespace(o), projects)
+	controlNS := cmp.Or(argoCDNamespace(o), policies.DefaultArgoCDNamespace)
+	known, err := newAppSetProjects(controlNS, projects)
 	if err != nil {
 		return g, err
 	}
 	generated, setFailures := expandApplicationSets(ctx, generator(o.Renderer), walked, newAppSetSources(root, repoURL, secrets), known)
 	g.failures = append(g.failures, setFailures...)
 	walked = append(walked, generated...)
-	appEntries, cl, appNotes, appFailures, err := renderApplications(ctx, root, repoURL, walked, build, lim)
+	appEntries, cl, appNotes, appFailures, err := renderApplications(ctx, root, repoURL, controlNS, walked, build, lim)
 	if err != nil {
 		return g, err
 	}

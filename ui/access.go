@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tollgate-dev/tollgate/engine/controller/application"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,6 +19,35 @@ type person struct {
 	*identity
 	c   client.Client
 	cfg *rest.Config
+
+	// diffs compares Applications as this person (diff), built on first
+	// use.
+	mu    sync.Mutex
+	diffs *application.Differ
+}
+
+// differ returns the person's Differ, built with build the first time.
+func (p *person) differ(build func() (*application.Differ, error)) (*application.Differ, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.diffs == nil {
+		d, err := build()
+		if err != nil {
+			return nil, err
+		}
+		p.diffs = d
+	}
+	return p.diffs, nil
+}
+
+// close stops what the person's Differ started.
+func (p *person) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.diffs != nil {
+		p.diffs.Close()
+		p.diffs = nil
+	}
 }
 
 // maxCachedClients bounds clientCache; past it, the cache starts over.
@@ -50,11 +80,25 @@ func (cc *clientCache) get(id *identity) (*person, error) {
 		return nil, err
 	}
 	if len(cc.byKey) >= maxCachedClients {
-		clear(cc.byKey)
+		cc.closeLocked()
 	}
 	p := &person{identity: id, c: c, cfg: cfg}
 	cc.byKey[k] = p
 	return p, nil
+}
+
+// closeAll forgets every person, stopping what their Differs started.
+func (cc *clientCache) closeAll() {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	cc.closeLocked()
+}
+
+func (cc *clientCache) closeLocked() {
+	for _, p := range cc.byKey {
+		p.close()
+	}
+	clear(cc.byKey)
 }
 
 // accessTTL is how long an access review's answer is reused.

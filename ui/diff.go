@@ -21,17 +21,25 @@ import (
 // to whoever may get it); the in-cluster live objects are read and dry-run
 // as p, a remote cluster's with its Secret's credentials. Either way only
 // what app's project permits is read (application.Diff's door): a refusal is a
-// *authority.RefusedError, which the page answers with 403.
+// *authority.RefusedError, which the page answers with 403. Each person
+// keeps one application.Differ, so the clusters' discovery is read once,
+// not on every diff page.
 func (s *Server) diff(ctx context.Context, p *person, app *v1alpha1.Application) (*application.AppDiff, error) {
-	opts := application.DefaultOptions()
-	opts.Namespace = s.opts.Namespace
-	opts.ImplicitDefaultProject = s.opts.ImplicitDefaultProject
-	if s.opts.TrackingMethod != "" {
-		opts.TrackingMethod = s.opts.TrackingMethod
+	d, err := p.differ(func() (*application.Differ, error) {
+		opts := application.DefaultOptions()
+		opts.Namespace = s.opts.Namespace
+		opts.ImplicitDefaultProject = s.opts.ImplicitDefaultProject
+		if s.opts.TrackingMethod != "" {
+			opts.TrackingMethod = s.opts.TrackingMethod
+		}
+		return application.NewDiffer(application.DiffDependencies{
+			Client: s.own, Config: p.cfg, Scheme: s.opts.Scheme, Manifests: s.opts.Repos, Evaluator: s.opts.Evaluator,
+		}, opts)
+	})
+	if err != nil {
+		return nil, err
 	}
-	return application.Diff(ctx, application.DiffDependencies{
-		Client: s.own, Config: p.cfg, Scheme: s.opts.Scheme, Manifests: s.opts.Repos, Evaluator: s.opts.Evaluator,
-	}, opts, app)
+	return d.Diff(ctx, app)
 }
 
 // maxCachedHistories bounds historyCache; past it, it starts over.

@@ -150,6 +150,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.auth.localUser = cmp.Or(whoAmI(ctx, opts.Config), "(the UI's kubeconfig)")
 	}
 	s.routes()
+	// The people's Differs hold destination clients until the UI stops.
+	context.AfterFunc(ctx, s.clients.closeAll)
 	return s, nil
 }
 

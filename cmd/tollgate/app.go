@@ -9,9 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
@@ -30,9 +28,6 @@ func requester(kc kubeconfig) string {
 	}
 	return kc.user
 }
-
-// appSyncPoll is how often --wait looks at the Application.
-const appSyncPoll = time.Second
 
 func newAppCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -164,31 +159,17 @@ func requestSync(ctx context.Context, c client.Client, key types.NamespacedName,
 	return asUsage(appops.Sync(ctx, c, key, appops.SyncOptions{Prune: o.prune, Revision: o.revision}, user))
 }
 
-// waitForSync polls until the requested operation is gone (the controller
-// clears it after writing the final operation state) and prints that state.
-// A failed sync is exit status 1.
+// waitForSync waits until the requested operation is over
+// (appops.WaitForOperation) and prints its final state. A failed sync is
+// exit status 1.
 func waitForSync(ctx context.Context, c client.Client, key types.NamespacedName, timeout time.Duration, out io.Writer) error {
-	var done *v1alpha1.OperationState
-	err := wait.PollUntilContextTimeout(ctx, appSyncPoll, timeout, true, func(ctx context.Context) (bool, error) {
-		var app v1alpha1.Application
-		if err := c.Get(ctx, key, &app); err != nil {
-			if apierrors.IsNotFound(err) {
-				return false, fmt.Errorf("application %s was deleted", key.Name)
-			}
-			return false, nil // transient: keep polling
-		}
-		st := app.Status.OperationState
-		if app.Operation != nil || st == nil || !st.Phase.Completed() {
-			return false, nil
-		}
-		done = st
-		return true, nil
-	})
+	done, err := appops.WaitForOperation(ctx, c, key, appops.DefaultWaitOptions().Interval, timeout)
 	if err != nil {
-		if done == nil && (errors.Is(err, context.DeadlineExceeded) || wait.Interrupted(err)) {
+		var te *appops.TimeoutError
+		if errors.As(err, &te) {
 			return &exitError{code: exitDenied, err: fmt.Errorf("application %s: sync did not finish within %s", key.Name, timeout)}
 		}
-		return err
+		return asUsage(err)
 	}
 	fmt.Fprintf(out, "application %s: %s: %s\n", key.Name, done.Phase, done.Message)
 	if !done.Phase.Successful() {

@@ -70,7 +70,7 @@ the Application does not exist.`,
 	return cmd
 }
 
-// setSyncPolicy patches spec.syncPolicy.automated and says what it did.
+// setSyncPolicy sets spec.syncPolicy.automated and says what it did.
 func setSyncPolicy(ctx context.Context, c client.Client, o appSetOptions) (string, error) {
 	changed := o.changed
 	if changed == nil {
@@ -91,8 +91,11 @@ func setSyncPolicy(ctx context.Context, c client.Client, o appSetOptions) (strin
 		return "", err
 	}
 	if o.syncPolicy == "none" {
-		patch := map[string]any{"spec": map[string]any{"syncPolicy": map[string]any{"automated": nil}}}
-		return "automated sync turned off", appops.MergePatch(ctx, c, app, patch, "set sync policy of")
+		return "automated sync turned off", appops.Edit(ctx, c, app, "set sync policy of", func(a *v1alpha1.Application) {
+			if a.Spec.SyncPolicy != nil {
+				a.Spec.SyncPolicy.Automated = nil
+			}
+		})
 	}
 	var auto v1alpha1.SyncPolicyAutomated
 	if sp := app.Spec.SyncPolicy; sp != nil && sp.Automated != nil {
@@ -105,10 +108,12 @@ func setSyncPolicy(ctx context.Context, c client.Client, o appSetOptions) (strin
 		auto.Prune = o.autoPrune
 	}
 	auto.Enabled = nil
-	patch := map[string]any{"spec": map[string]any{"syncPolicy": map[string]any{"automated": map[string]any{
-		"prune": auto.Prune, "selfHeal": auto.SelfHeal, "allowEmpty": auto.AllowEmpty, "enabled": nil,
-	}}}}
-	return fmt.Sprintf("automated sync turned on (prune %t, selfHeal %t)", auto.Prune, auto.SelfHeal), appops.MergePatch(ctx, c, app, patch, "set sync policy of")
+	return fmt.Sprintf("automated sync turned on (prune %t, selfHeal %t)", auto.Prune, auto.SelfHeal), appops.Edit(ctx, c, app, "set sync policy of", func(a *v1alpha1.Application) {
+		if a.Spec.SyncPolicy == nil {
+			a.Spec.SyncPolicy = &v1alpha1.SyncPolicy{}
+		}
+		a.Spec.SyncPolicy.Automated = &auto
+	})
 }
 
 func newAppHistoryCmd() *cobra.Command {

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -56,13 +56,9 @@ func confirmDeletion(ctx context.Context, c client.Client, key types.NamespacedN
 	if err != nil {
 		return err
 	}
-	data, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
-		v1alpha1.AnnotationKeyDeletionApproved: at.UTC().Format(time.RFC3339),
-	}}})
-	if err != nil {
-		return fmt.Errorf("encode approval: %w", err)
-	}
-	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, data)); err != nil {
+	base := app.DeepCopy()
+	metav1.SetMetaDataAnnotation(&app.ObjectMeta, v1alpha1.AnnotationKeyDeletionApproved, at.UTC().Format(time.RFC3339))
+	if err := appops.Patch(ctx, c, base, app, appops.PatchOptions{}); err != nil {
 		return fmt.Errorf("approve deletion of %s: %w", key.Name, err)
 	}
 	return nil
@@ -110,6 +106,7 @@ func terminateOperation(ctx context.Context, c client.Client, key types.Namespac
 	if app.Operation == nil || app.Status.OperationState == nil {
 		return usageError(fmt.Errorf("application %s has no operation in progress", key.Name))
 	}
-	patch := map[string]any{"status": map[string]any{"operationState": map[string]any{"phase": v1alpha1.OperationTerminating}}}
-	return appops.MergePatch(ctx, c, app, patch, "terminate the operation of")
+	return appops.Edit(ctx, c, app, "terminate the operation of", func(a *v1alpha1.Application) {
+		a.Status.OperationState.Phase = v1alpha1.OperationTerminating
+	})
 }

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,6 +19,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/internal/appops"
+	"github.com/tollgate-dev/tollgate/internal/apptext"
 )
 
 // Output formats of `tollgate app get`.
@@ -30,10 +28,6 @@ const (
 	appGetFormatYAML = "yaml"
 	appGetFormatJSON = "json"
 )
-
-// appFieldFormat aligns the values of the text output's "Key:" lines, as
-// argocd app get does.
-const appFieldFormat = "%-20s%s\n"
 
 // appGetOptions are the flags of `tollgate app get`.
 type appGetOptions struct {
@@ -163,290 +157,30 @@ func getApp(ctx context.Context, c client.Reader, key types.NamespacedName) (*un
 // printApp writes app to w in format: text (a summary like argocd app get),
 // or yaml or json (the whole object without metadata.managedFields).
 func printApp(w io.Writer, app *unstructured.Unstructured, format string) error {
-	var out []byte
 	switch format {
 	case appGetFormatText:
 		var typed v1alpha1.Application
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(app.Object, &typed); err != nil {
 			return fmt.Errorf("decode application %s: %w", app.GetName(), err)
 		}
-		out = []byte(appText(&typed))
+		return apptext.Write(w, &typed)
 	case appGetFormatYAML, appGetFormatJSON:
-		obj := app.DeepCopy()
-		unstructured.RemoveNestedField(obj.Object, "metadata", "managedFields")
-		var err error
-		if format == appGetFormatYAML {
-			out, err = yaml.Marshal(obj.Object)
-		} else {
-			out, err = json.MarshalIndent(obj.Object, "", "  ")
-			out = append(out, '\n')
-		}
-		if err != nil {
-			return fmt.Errorf("encode application %s: %w", app.GetName(), err)
-		}
 	default:
 		return checkAppGetFormat(format)
 	}
-	_, err := w.Write(out)
+	obj := app.DeepCopy()
+	unstructured.RemoveNestedField(obj.Object, "metadata", "managedFields")
+	var out []byte
+	var err error
+	if format == appGetFormatYAML {
+		out, err = yaml.Marshal(obj.Object)
+	} else {
+		out, err = json.MarshalIndent(obj.Object, "", "  ")
+		out = append(out, '\n')
+	}
+	if err != nil {
+		return fmt.Errorf("encode application %s: %w", app.GetName(), err)
+	}
+	_, err = w.Write(out)
 	return err
-}
-
-// appText is the text output: the summary, then the conditions, the last
-// operation and the resources, each section left out when empty.
-func appText(app *v1alpha1.Application) string {
-	var sections []string
-	for _, s := range []string{appSummary(app), appConditions(app), appOperation(app), appResources(app)} {
-		if s != "" {
-			sections = append(sections, s)
-		}
-	}
-	return strings.Join(sections, "\n")
-}
-
-// appSummary is what the Application is and how it stands, like
-// argocd app get's summary table.
-func appSummary(app *v1alpha1.Application) string {
-	var b strings.Builder
-	writeField(&b, "Name:", app.Namespace+"/"+app.Name)
-	writeField(&b, "Project:", app.Spec.Project)
-	server := app.Spec.Destination.Server
-	if server == "" {
-		server = app.Spec.Destination.Name
-	}
-	writeField(&b, "Server:", server)
-	writeField(&b, "Namespace:", app.Spec.Destination.Namespace)
-	srcs := app.Sources()
-	if app.Spec.HasMultipleSources() {
-		b.WriteString("Sources:\n")
-		for _, s := range srcs {
-			writeSource(&b, s, "- ", "  ")
-		}
-	} else if len(srcs) == 1 {
-		writeSource(&b, srcs[0], "", "")
-	}
-	writeField(&b, "Sync Policy:", syncPolicy(app.Spec.SyncPolicy))
-	if p := app.Spec.SyncPolicy; p != nil && len(p.SyncOptions) > 0 {
-		writeField(&b, "Sync Options:", strings.Join(p.SyncOptions, ", "))
-	}
-	writeField(&b, "Sync Status:", syncStatus(app))
-	health := string(app.Status.Health.Status)
-	if health == "" {
-		health = string(v1alpha1.HealthStatusUnknown)
-	}
-	if msg := app.Status.Health.Message; msg != "" {
-		health += " (" + msg + ")"
-	}
-	writeField(&b, "Health Status:", health)
-	if op := app.Operation; op != nil && (app.Status.OperationState == nil || app.Status.OperationState.Phase.Completed()) {
-		writeField(&b, "Pending Operation:", "Sync requested by "+appops.Initiator(op.InitiatedBy))
-	}
-	return b.String()
-}
-
-// writeSource writes the fields of one source; first prefixes its first
-// line and rest the others (the "- " list of a multi-source Application).
-func writeSource(b *strings.Builder, s v1alpha1.ApplicationSource, first, rest string) {
-	prefix := first
-	for _, f := range [][2]string{
-		{"Repo:", s.RepoURL}, {"Target:", s.TargetRevision}, {"Path:", s.Path}, {"Chart:", s.Chart}, {"Ref:", s.Ref},
-	} {
-		if f[1] == "" && f[0] != "Repo:" {
-			continue
-		}
-		writeField(b, prefix+f[0], f[1])
-		prefix = rest
-	}
-}
-
-// syncPolicy is "Manual", or "Automated" with its options.
-func syncPolicy(p *v1alpha1.SyncPolicy) string {
-	if p == nil || !p.Automated.IsEnabled() {
-		return "Manual"
-	}
-	var opts []string
-	if p.Automated.Prune {
-		opts = append(opts, "Prune")
-	}
-	if p.Automated.SelfHeal {
-		opts = append(opts, "SelfHeal")
-	}
-	if p.Automated.AllowEmpty {
-		opts = append(opts, "AllowEmpty")
-	}
-	if len(opts) == 0 {
-		return "Automated"
-	}
-	return "Automated (" + strings.Join(opts, ", ") + ")"
-}
-
-// syncStatus is "Synced to main (1a2b3c4)" for a single source, and the
-// status with every source's compared revision for several.
-func syncStatus(app *v1alpha1.Application) string {
-	st := app.Status.Sync
-	out := string(st.Status)
-	if out == "" {
-		return string(v1alpha1.SyncStatusCodeUnknown)
-	}
-	if app.Spec.HasMultipleSources() {
-		if len(st.Revisions) == 0 {
-			return out
-		}
-		revs := make([]string, len(st.Revisions))
-		for i, r := range st.Revisions {
-			revs[i] = appops.ShortRevision(r)
-		}
-		return out + " (" + strings.Join(revs, ", ") + ")"
-	}
-	target := "HEAD"
-	if app.Spec.Source != nil && app.Spec.Source.TargetRevision != "" {
-		target = app.Spec.Source.TargetRevision
-	}
-	switch st.Status {
-	case v1alpha1.SyncStatusCodeSynced:
-		out += " to " + target
-	case v1alpha1.SyncStatusCodeOutOfSync:
-		out += " from " + target
-	default:
-		return out
-	}
-	if rev := appops.ShortRevision(st.Revision); rev != "" && rev != target {
-		out += " (" + rev + ")"
-	}
-	return out
-}
-
-// appConditions is the conditions table, every message in full.
-func appConditions(app *v1alpha1.Application) string {
-	if len(app.Status.Conditions) == 0 {
-		return ""
-	}
-	rows := make([][]string, 0, len(app.Status.Conditions))
-	for _, c := range app.Status.Conditions {
-		rows = append(rows, []string{c.Type, c.Message})
-	}
-	return table([]string{"CONDITION", "MESSAGE"}, rows)
-}
-
-// appOperation is the current or last operation, like argocd app get
-// --show-operation. The revision is the synced one, or the requested one
-// when nothing was synced (a sync refused by policy).
-func appOperation(app *v1alpha1.Application) string {
-	st := app.Status.OperationState
-	if st == nil {
-		return ""
-	}
-	var b strings.Builder
-	writeField(&b, "Operation:", "Sync")
-	var rev string
-	switch r, s := st.SyncResult, st.Operation.Sync; {
-	case r != nil && len(r.Revisions) > 0:
-		rev = strings.Join(r.Revisions, ", ")
-	case r != nil && r.Revision != "":
-		rev = r.Revision
-	case s != nil && len(s.Revisions) > 0:
-		rev = strings.Join(s.Revisions, ", ")
-	case s != nil:
-		rev = s.Revision
-	}
-	if rev != "" {
-		writeField(&b, "Sync Revision:", rev)
-	}
-	writeField(&b, "Initiated By:", appops.Initiator(st.Operation.InitiatedBy))
-	writeField(&b, "Phase:", string(st.Phase))
-	writeField(&b, "Start:", formatTime(st.StartedAt.Time))
-	if st.FinishedAt != nil {
-		writeField(&b, "Finished:", formatTime(st.FinishedAt.Time))
-		writeField(&b, "Duration:", st.FinishedAt.Sub(st.StartedAt.Time).Round(time.Second).String())
-	}
-	if st.Message != "" {
-		writeField(&b, "Message:", st.Message)
-	}
-	return b.String()
-}
-
-// formatTime prints t in UTC, so the output does not depend on the
-// machine's time zone.
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
-// appResources is the resources table: status.resources, with the hook and
-// message of the last sync's result for each, then the resources only that
-// result has (hooks, pruned resources).
-func appResources(app *v1alpha1.Application) string {
-	type key struct{ group, kind, namespace, name string }
-	var rows [][]string
-	index := map[key]int{}
-	for _, r := range app.Status.Resources {
-		health := ""
-		if r.Health != nil {
-			health = string(r.Health.Status)
-		}
-		index[key{r.Group, r.Kind, r.Namespace, r.Name}] = len(rows)
-		rows = append(rows, []string{r.Group, r.Kind, r.Namespace, r.Name, string(r.Status), health, strconv.FormatInt(r.SyncWave, 10), "", ""})
-	}
-	if st := app.Status.OperationState; st != nil && st.SyncResult != nil {
-		for _, r := range st.SyncResult.Resources {
-			if i, ok := index[key{r.Group, r.Kind, r.Namespace, r.Name}]; ok {
-				rows[i][7], rows[i][8] = string(r.HookType), r.Message
-				continue
-			}
-			status := string(r.Status)
-			if r.HookType != "" && r.HookPhase != "" {
-				status = string(r.HookPhase)
-			}
-			rows = append(rows, []string{r.Group, r.Kind, r.Namespace, r.Name, status, "", "", string(r.HookType), r.Message})
-		}
-	}
-	if len(rows) == 0 {
-		return ""
-	}
-	return table([]string{"GROUP", "KIND", "NAMESPACE", "NAME", "STATUS", "HEALTH", "WAVE", "HOOK", "MESSAGE"}, rows)
-}
-
-// writeField writes one "Key:  value" line; the further lines of a
-// multi-line value are indented under the first.
-func writeField(b *strings.Builder, key, value string) {
-	for i, l := range strings.Split(value, "\n") {
-		if i > 0 {
-			key = ""
-		}
-		b.WriteString(strings.TrimRight(fmt.Sprintf(appFieldFormat, key, l), " \n"))
-		b.WriteByte('\n')
-	}
-}
-
-// oneLine turns the tabs and newlines of a table cell into spaces.
-var oneLine = strings.NewReplacer("\t", " ", "\n", " ")
-
-// table aligns header and rows in columns. The further lines of a
-// multi-line last cell go under its first line; tabs and newlines elsewhere
-// become spaces. Lines carry no trailing blanks.
-func table(header []string, rows [][]string) string {
-	var buf bytes.Buffer
-	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	indent := strings.Repeat("\t", len(header)-1)
-	for _, row := range append([][]string{header}, rows...) {
-		last := len(row) - 1
-		cells := make([]string, len(row))
-		for i, c := range row[:last] {
-			cells[i] = oneLine.Replace(c)
-		}
-		lines := strings.Split(strings.ReplaceAll(row[last], "\t", " "), "\n")
-		cells[last] = lines[0]
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
-		for _, l := range lines[1:] {
-			fmt.Fprintln(tw, indent+l)
-		}
-	}
-	_ = tw.Flush() // writes to a bytes.Buffer: cannot fail
-	var out strings.Builder
-	for l := range strings.Lines(buf.String()) {
-		out.WriteString(strings.TrimRight(l, " \n"))
-		out.WriteByte('\n')
-	}
-	return out.String()
 }

@@ -165,49 +165,6 @@ func TestGetApp(t *testing.T) {
 	}
 }
 
-func TestAppGetSyncLines(t *testing.T) {
-	const sha = "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d"
-	single := func(target string, st v1alpha1.SyncStatus) *v1alpha1.Application {
-		a := &v1alpha1.Application{}
-		a.Spec.Source = &v1alpha1.ApplicationSource{RepoURL: "https://example.com/r.git", TargetRevision: target}
-		a.Status.Sync = st
-		return a
-	}
-	off := false
-	tests := []struct {
-		name       string
-		app        *v1alpha1.Application
-		wantStatus string
-	}{
-		{name: "never compared", app: single("main", v1alpha1.SyncStatus{}), wantStatus: "Unknown"},
-		{name: "synced to a branch", app: single("main", v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeSynced, Revision: sha}), wantStatus: "Synced to main (1a2b3c4)"},
-		{name: "out of sync from the default target", app: single("", v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeOutOfSync, Revision: sha}), wantStatus: "OutOfSync from HEAD (1a2b3c4)"},
-		{name: "target is the revision", app: single("v1.2.0", v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeSynced, Revision: "v1.2.0"}), wantStatus: "Synced to v1.2.0"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := syncStatus(tc.app); got != tc.wantStatus {
-				t.Errorf("syncStatus = %q, want %q", got, tc.wantStatus)
-			}
-		})
-	}
-	policies := []struct {
-		policy *v1alpha1.SyncPolicy
-		want   string
-	}{
-		{nil, "Manual"},
-		{&v1alpha1.SyncPolicy{SyncOptions: []string{"CreateNamespace=true"}}, "Manual"},
-		{&v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true, Enabled: &off}}, "Manual"},
-		{&v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}, "Automated"},
-		{&v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true, SelfHeal: true, AllowEmpty: true}}, "Automated (Prune, SelfHeal, AllowEmpty)"},
-	}
-	for _, tc := range policies {
-		if got := syncPolicy(tc.policy); got != tc.want {
-			t.Errorf("syncPolicy(%+v) = %q, want %q", tc.policy, got, tc.want)
-		}
-	}
-}
-
 func TestAppGetUsageErrors(t *testing.T) {
 	tests := []struct {
 		args    []string

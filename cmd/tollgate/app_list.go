@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
@@ -129,47 +127,31 @@ deleted.`,
 			if err != nil {
 				return err
 			}
-			return waitForApp(cmd.Context(), c, o, time.Second, cmd.OutOrStdout())
+			return waitForApp(cmd.Context(), c, o, appops.DefaultWaitOptions().Interval, cmd.OutOrStdout())
 		},
 	}
 	o.addFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.sync, "sync", false, "wait until Synced")
 	cmd.Flags().BoolVar(&o.health, "health", false, "wait until Healthy")
-	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", appops.DefaultWaitOptions().Timeout, "how long to wait")
 	return cmd
 }
 
-// waitForApp polls every interval until the Application is where o asks.
+// waitForApp waits, reading every interval, until the Application is where
+// o asks (appops.Wait); neither --sync nor --health waits for both.
 func waitForApp(ctx context.Context, c client.Client, o appWaitOptions, interval time.Duration, out io.Writer) error {
-	wantSync, wantHealth := o.sync || !o.health, o.health || !o.sync
 	key := o.key()
-	var last *v1alpha1.Application
-	var gone error
-	err := wait.PollUntilContextTimeout(ctx, interval, o.timeout, true, func(ctx context.Context) (bool, error) {
-		var app v1alpha1.Application
-		if err := c.Get(ctx, key, &app); err != nil {
-			if apierrors.IsNotFound(err) {
-				gone = usageError(fmt.Errorf("application %s not found in namespace %s", key.Name, key.Namespace))
-				return false, gone
-			}
-			return false, nil // transient: keep polling
-		}
-		last = &app
-		st := app.Status.OperationState
-		running := app.Operation != nil || (st != nil && !st.Phase.Completed())
-		return !running && (!wantSync || app.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced) &&
-			(!wantHealth || app.Status.Health.Status == "Healthy"), nil
+	app, err := appops.Wait(ctx, c, key, appops.WaitOptions{
+		Sync: o.sync || !o.health, Health: o.health || !o.sync, Interval: interval, Timeout: o.timeout,
 	})
-	if gone != nil {
-		return gone
-	}
 	if err != nil {
-		if last != nil && (errors.Is(err, context.DeadlineExceeded) || wait.Interrupted(err)) {
+		var te *appops.TimeoutError
+		if errors.As(err, &te) && te.Last != nil {
 			return &exitError{code: exitDenied, err: fmt.Errorf("application %s: still %s and %s after %s", key.Name,
-				orDash(string(last.Status.Sync.Status)), orDash(string(last.Status.Health.Status)), o.timeout)}
+				orDash(string(te.Last.Status.Sync.Status)), orDash(string(te.Last.Status.Health.Status)), o.timeout)}
 		}
-		return err
+		return asUsage(err)
 	}
-	fmt.Fprintf(out, "application %s: %s and %s\n", key.Name, last.Status.Sync.Status, last.Status.Health.Status)
+	fmt.Fprintf(out, "application %s: %s and %s\n", key.Name, app.Status.Sync.Status, app.Status.Health.Status)
 	return nil
 }

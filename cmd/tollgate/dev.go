@@ -17,9 +17,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/devstack"
+	"github.com/tollgate-dev/tollgate/devstack/kubelet"
 	"github.com/tollgate-dev/tollgate/internal/controlplane"
-	"github.com/tollgate-dev/tollgate/internal/devstack"
-	"github.com/tollgate-dev/tollgate/internal/devstack/kubelet"
 	"github.com/tollgate-dev/tollgate/ui"
 	"github.com/tollgate-dev/tollgate/webhook"
 	"github.com/tollgate-dev/tollgate/webhook/audit"

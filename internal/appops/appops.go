@@ -1,17 +1,19 @@
-// Package appops holds the writes a person makes to an Application, as
-// `tollgate app` makes them and as the web UI will: request a sync, a
-// rollback or a refresh. Each is the API call Argo CD's API server makes
-// for the same action (a merge patch of operation, or of the refresh
-// annotation, guarded by the resourceVersion where a lost race would
-// matter), made with the caller's client, so Kubernetes RBAC decides
-// whether the person may.
+// Package appops holds the writes made to an Application: those a person
+// makes, as `tollgate app` makes them and as the web UI does (request a
+// sync, a rollback or a refresh), and the one every write goes through,
+// the controllers' too (Patch: a JSON merge patch computed by
+// client.MergeFrom from the Application as read and as changed). Each
+// request is the API call Argo CD's API server makes for the same action
+// (a merge patch of operation, or of the refresh annotation, guarded by
+// the resourceVersion where a lost race would matter), made with the
+// caller's client, so Kubernetes RBAC decides whether the person may.
 package appops
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -49,23 +51,6 @@ func Get(ctx context.Context, c client.Reader, key types.NamespacedName) (*v1alp
 	return &app, nil
 }
 
-// MergePatch applies patch (a JSON merge patch, guarded by the
-// Application's resourceVersion) to app; verb names the action in errors.
-func MergePatch(ctx context.Context, c client.Client, app *v1alpha1.Application, patch map[string]any, verb string) error {
-	patch["metadata"] = map[string]any{"resourceVersion": app.ResourceVersion}
-	data, err := json.Marshal(patch)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", verb, err)
-	}
-	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, data)); err != nil {
-		if apierrors.IsConflict(err) {
-			return fmt.Errorf("%s %s: the application changed meanwhile, try again: %w", verb, app.Name, err)
-		}
-		return fmt.Errorf("%s %s: %w", verb, app.Name, err)
-	}
-	return nil
-}
-
 // SyncOptions are the choices of a sync request.
 type SyncOptions struct {
 	// Prune deletes what the revision no longer renders.
@@ -84,24 +69,21 @@ func Sync(ctx context.Context, c client.Client, key types.NamespacedName, o Sync
 	if app.Operation != nil {
 		return refused("application %s already has an operation in progress", key.Name)
 	}
-	sync := map[string]any{}
-	if o.Prune {
-		sync["prune"] = true
-	}
+	sync := &v1alpha1.SyncOperation{Prune: o.Prune}
 	if o.Revision != "" {
 		if app.Spec.HasMultipleSources() {
-			revs := make([]string, len(app.Spec.Sources))
+			sync.Revisions = make([]string, len(app.Spec.Sources))
 			for i, s := range app.Spec.Sources {
-				revs[i] = s.TargetRevision
+				sync.Revisions[i] = s.TargetRevision
 			}
-			revs[0] = o.Revision
-			sync["revisions"] = revs
+			sync.Revisions[0] = o.Revision
 		} else {
-			sync["revision"] = o.Revision
+			sync.Revision = o.Revision
 		}
 	}
-	patch := map[string]any{"operation": map[string]any{"sync": sync, "initiatedBy": map[string]any{"username": user}}}
-	return MergePatch(ctx, c, app, patch, "request sync of")
+	return Edit(ctx, c, app, "request sync of", func(a *v1alpha1.Application) {
+		a.Operation = &v1alpha1.Operation{Sync: sync, InitiatedBy: v1alpha1.OperationInitiator{Username: user}}
+	})
 }
 
 // ErrAutomatedRollback is why a rollback is refused while automated sync
@@ -126,14 +108,16 @@ func Rollback(ctx context.Context, c client.Client, key types.NamespacedName, id
 	if err != nil {
 		return nil, err
 	}
-	sync := map[string]any{"prune": prune}
+	sync := &v1alpha1.SyncOperation{Prune: prune}
 	if len(h.Sources) > 0 {
-		sync["sources"], sync["revisions"] = h.Sources, h.Revisions
+		sync.Sources, sync.Revisions = slices.Clone(h.Sources), slices.Clone(h.Revisions)
 	} else {
-		sync["source"], sync["revision"] = h.Source, h.Revision
+		src := h.Source
+		sync.Source, sync.Revision = &src, h.Revision
 	}
-	patch := map[string]any{"operation": map[string]any{"sync": sync, "initiatedBy": map[string]any{"username": user}}}
-	return h, MergePatch(ctx, c, app, patch, "request rollback of")
+	return h, Edit(ctx, c, app, "request rollback of", func(a *v1alpha1.Application) {
+		a.Operation = &v1alpha1.Operation{Sync: sync, InitiatedBy: v1alpha1.OperationInitiator{Username: user}}
+	})
 }
 
 // HistoryEntry finds the deployment id of history; "" is the one before
@@ -158,11 +142,14 @@ func HistoryEntry(history []v1alpha1.RevisionHistory, id string) (*v1alpha1.Revi
 }
 
 // RequestRefresh sets the refresh annotation of the Application key to typ
-// (normal or hard) without waiting for the controller.
+// (normal or hard) without waiting for the controller. It writes without
+// reading the Application first, and without a lock: the patch names that
+// annotation only.
 func RequestRefresh(ctx context.Context, c client.Client, key types.NamespacedName, typ string) error {
-	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.AnnotationKeyRefresh, typ)
-	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	base := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	app := base.DeepCopy()
+	app.Annotations = map[string]string{v1alpha1.AnnotationKeyRefresh: typ}
+	if err := Patch(ctx, c, base, app, PatchOptions{}); err != nil {
 		if apierrors.IsNotFound(err) {
 			return refused("application %s not found in namespace %s", key.Name, key.Namespace)
 		}

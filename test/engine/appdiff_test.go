@@ -4,7 +4,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
@@ -209,4 +212,63 @@ func image(obj map[string]any) string {
 	}
 	s, _ := cs[0].(map[string]any)["image"].(string)
 	return s
+}
+
+// discoveryCounter counts the discovery requests (GET /api and /apis)
+// made through a REST config.
+type discoveryCounter struct {
+	rt http.RoundTripper
+	n  atomic.Int32
+}
+
+func (c *discoveryCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodGet && (req.URL.Path == "/api" || req.URL.Path == "/apis") {
+		c.n.Add(1)
+	}
+	return c.rt.RoundTrip(req)
+}
+
+// TestDifferReadsDiscoveryOnce: a Differ (the web UI keeps one per
+// person) reads the destination's discovery for its first diff only; the
+// one-shot application.Diff (one CLI command) reads it every time.
+func TestDifferReadsDiscoveryOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, baseFiles())
+	f.application(nil, nil)
+	counter := &discoveryCounter{}
+	deps := diffDependencies(t, diffRepoService(t))
+	deps.Config = rest.CopyConfig(env.Config)
+	deps.Config.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.rt = rt; return counter })
+	opts := application.DefaultOptions()
+	opts.Namespace = argoNS
+
+	d, err := application.NewDiffer(deps, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := d.Diff(t.Context(), f.app()); err != nil {
+		t.Fatal(err)
+	}
+	first := counter.n.Load()
+	if first == 0 {
+		t.Fatal("the first diff read no discovery; the check would prove nothing")
+	}
+	for i := range 2 {
+		if _, err := d.Diff(t.Context(), f.app()); err != nil {
+			t.Fatalf("diff %d: %v", i+2, err)
+		}
+	}
+	if got := counter.n.Load(); got != first {
+		t.Errorf("a further diff with the same Differ read discovery %d more times, want none", got-first)
+	}
+	counter.n.Store(0)
+	for range 2 {
+		if _, err := application.Diff(t.Context(), deps, opts, f.app()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := counter.n.Load(); got < 2 {
+		t.Errorf("two one-shot diffs read discovery %d times, want at least once each", got)
+	}
 }

@@ -1,5 +1,5 @@
 // Package kubelet_test runs the simulated kubelet of `tollgate dev`
-// (internal/devstack/kubelet) against a real API server (test/envtest).
+// (devstack/kubelet) against a real API server (test/envtest).
 // There is no controller manager here, so the tests create Pods directly
 // instead of Deployments and Jobs. Each test starts its own kubelet, on a
 // Node named after the test's namespace, and stops it when it ends.
@@ -26,7 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tollgate-dev/tollgate/internal/devstack/kubelet"
+	"github.com/tollgate-dev/tollgate/devstack/kubelet"
 	"github.com/tollgate-dev/tollgate/test/envtest"
 	"github.com/tollgate-dev/tollgate/test/testutil"
 )

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/internal/devstack/gitrepo"
+	"github.com/tollgate-dev/tollgate/devstack/gitrepo"
 	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 

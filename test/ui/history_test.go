@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/internal/devstack/gitrepo"
+	"github.com/tollgate-dev/tollgate/devstack/gitrepo"
 )
 
 // TestForgedHistory: the Application CRD has no status subresource, so

@@ -91,6 +91,47 @@ type ObjectDiff struct {
 	Error string
 }
 
+// Differ compares Applications with their destinations for one process
+// (the web UI for one person, or one CLI command): the destination
+// clusters' clients it builds (REST mapper, discovery, authority) are kept
+// across comparisons, so only the first diff of a cluster pays for its
+// discovery. Close it when done. It is safe for concurrent use.
+type Differ struct {
+	r      *Reconciler
+	client client.Client
+}
+
+// NewDiffer returns a Differ working with deps and opts.
+func NewDiffer(deps DiffDependencies, opts Options) (*Differ, error) {
+	if deps.Client == nil {
+		return nil, errors.New("diff: client is nil")
+	}
+	if deps.Evaluator == nil {
+		return nil, errors.New("diff: evaluator is nil")
+	}
+	r, err := New(Dependencies{
+		Client: deps.Client, APIReader: deps.Client, Config: deps.Config, Scheme: deps.Scheme,
+		Evaluator: deps.Evaluator, Manifests: deps.Manifests,
+	}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Differ{r: r, client: deps.Client}, nil
+}
+
+// Close stops what the Differ's clusters started.
+func (d *Differ) Close() { d.r.clusters.stop() }
+
+// Diff compares app once with a Differ of its own (Differ.Diff).
+func Diff(ctx context.Context, deps DiffDependencies, opts Options, app *v1alpha1.Application) (*AppDiff, error) {
+	d, err := NewDiffer(deps, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Diff(ctx, app)
+}
+
 // Diff compares the desired state of app with its destination as the
 // engine's comparison does, and changes nothing: the same sources at their
 // target revisions (an operation in progress is not looked at), fetched
@@ -111,23 +152,10 @@ type ObjectDiff struct {
 // cluster's credentials show nobody what the project would not let the
 // Application write. The other rules (the policy gate) do not apply: a
 // diff is shown even when a sync would be refused for, say, a latest tag.
-func Diff(ctx context.Context, deps DiffDependencies, opts Options, app *v1alpha1.Application) (*AppDiff, error) {
-	if deps.Client == nil {
-		return nil, errors.New("diff: client is nil")
-	}
-	if deps.Evaluator == nil {
-		return nil, errors.New("diff: evaluator is nil")
-	}
-	r, err := New(Dependencies{
-		Client: deps.Client, APIReader: deps.Client, Config: deps.Config, Scheme: deps.Scheme,
-		Evaluator: deps.Evaluator, Manifests: deps.Manifests,
-	}, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer r.clusters.stop()
+func (d *Differ) Diff(ctx context.Context, app *v1alpha1.Application) (*AppDiff, error) {
+	r := d.r
 	var cm corev1.ConfigMap
-	switch err := deps.Client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: ArgoCDConfigMap}, &cm); {
+	switch err := d.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: ArgoCDConfigMap}, &cm); {
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		return nil, fmt.Errorf("diff: read %s: %w", ArgoCDConfigMap, err)

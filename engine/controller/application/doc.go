@@ -1,7 +1,9 @@
-// Package engine is tollgate's GitOps sync engine: a controller-runtime
-// reconciler for Argo CD Applications (argoproj.io/v1alpha1) that puts the
-// policy evaluator between Git and the cluster. The step packages do the
-// work; this package chains them and owns the Application's status.
+// Package application is the Application controller of tollgate's GitOps
+// engine: a controller-runtime reconciler for Argo CD Applications
+// (argoproj.io/v1alpha1) that puts the policy evaluator between Git and the
+// cluster. The step packages do the work; this package chains them and owns
+// the Application's status. Differ compares an Application with its
+// destination the same way, for tollgate app diff and the web UI.
 //
 // # Data path
 //

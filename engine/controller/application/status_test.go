@@ -1,14 +1,15 @@
 package application
 
 import (
-	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 )
@@ -75,97 +76,107 @@ func TestConditionMessageTruncated(t *testing.T) {
 	}
 }
 
-// TestMergePatch checks that the field-by-field patch is the same merge
-// patch a whole-document diff gives, and that applying it turns the old
-// document into the new one.
-func TestMergePatch(t *testing.T) {
-	base := `{"metadata":{"name":"a","resourceVersion":"1","managedFields":[{"manager":"m"}],"annotations":{"x":"1","y":"2"}},` +
-		`"spec":{"project":"p","destination":{"namespace":"n"}},` +
-		`"status":{"reconciledAt":"2024-01-01T00:00:00Z","resources":[{"kind":"ConfigMap","name":"c"}],"health":{"status":"Healthy","message":"ok"},"sync":{"status":"Synced"}}}`
+// TestWriteApplication: a status write sends what the pass changed only,
+// so a refresh request or a spec edit made meanwhile stays; the write that
+// clears the operation that ran keeps a new request made meanwhile; and a
+// fence another replica took meanwhile drops the write.
+func TestWriteApplication(t *testing.T) {
+	at := metav1.NewTime(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+	ran := &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "v1"}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}}
+	next := &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "v2"}, InitiatedBy: v1alpha1.OperationInitiator{Username: "bob"}}
 	tests := []struct {
-		name, after string
-		empty       bool
+		name      string
+		stored    func(*v1alpha1.Application)
+		meanwhile func(*v1alpha1.Application)
+		ranOp     *v1alpha1.Operation
+		fence     string
+		want      func(*v1alpha1.Application)
+		wantErr   error
 	}{
-		{name: "equal", after: base, empty: true},
-		{name: "timestamp", after: strings.Replace(base, "2024-01-01", "2024-01-02", 1)},
-		{name: "removed nested field", after: strings.Replace(base, `,"message":"ok"`, "", 1)},
-		{name: "removed top-level field", after: strings.Replace(base, `,"sync":{"status":"Synced"}`, "", 1)},
-		{name: "annotation removed", after: strings.Replace(base, `,"y":"2"`, "", 1)},
-		{name: "list changed", after: strings.Replace(base, `"name":"c"}]`, `"name":"c"},{"kind":"Service","name":"s"}]`, 1)},
-		{name: "value became object", after: strings.Replace(base, `"project":"p"`, `"project":{"name":"p"}`, 1)},
-		{name: "new top-level field", after: strings.Replace(base, `{"metadata"`, `{"operation":{"sync":{}},"metadata"`, 1)},
-		{name: "escaped key added", after: strings.Replace(base, `"x":"1"`, `"x":"1","a\u003cb\"c":"2"`, 1)},
-		{name: "string with brackets and quotes", after: strings.Replace(base, `"message":"ok"`, `"message":"}]{[\"\\"`, 1)},
-		{name: "numbers and literals", after: strings.Replace(base, `"sync":{"status":"Synced"}`, `"sync":{"n":-1.5e3,"t":true,"f":false}`, 1)},
-		{name: "spaces", after: "{ \"status\" : { \"reconciledAt\" : \"x\" } ,\n\"spec\":{}}"},
+		{
+			name: "status only: others' changes stay",
+			meanwhile: func(a *v1alpha1.Application) {
+				a.Annotations = map[string]string{v1alpha1.AnnotationKeyRefresh: "hard"}
+				a.Spec.Project = "other"
+			},
+			want: func(a *v1alpha1.Application) {
+				a.Annotations = map[string]string{v1alpha1.AnnotationKeyRefresh: "hard"}
+				a.Spec.Project = "other"
+			},
+		},
+		{
+			name:   "operation that ran is cleared",
+			stored: func(a *v1alpha1.Application) { a.Operation = ran.DeepCopy() },
+			ranOp:  ran,
+		},
+		{
+			name:      "a request made meanwhile stays",
+			stored:    func(a *v1alpha1.Application) { a.Operation = ran.DeepCopy() },
+			meanwhile: func(a *v1alpha1.Application) { a.Operation = next.DeepCopy() },
+			ranOp:     ran,
+			want:      func(a *v1alpha1.Application) { a.Operation = next.DeepCopy() },
+		},
+		{
+			name:      "fence taken by another replica",
+			stored:    func(a *v1alpha1.Application) { a.Annotations = map[string]string{AnnotationOperationReplica: "r1"} },
+			meanwhile: func(a *v1alpha1.Application) { a.Annotations[AnnotationOperationReplica] = "r2" },
+			fence:     "r1",
+			wantErr:   errFenceLost,
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := mergePatch([]byte(base), []byte(tc.after), applicationPatchDepth)
-			if err != nil {
-				t.Fatal(err)
+			stored := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "web"}, Spec: v1alpha1.ApplicationSpec{Project: "default"}}
+			stored.Status.Resources = []v1alpha1.ResourceStatus{{Kind: "ConfigMap", Name: "c", Status: v1alpha1.SyncStatusCodeOutOfSync}}
+			if tc.stored != nil {
+				tc.stored(stored)
 			}
-			if tc.empty {
-				if got != nil {
-					t.Fatalf("patch %s, want none", got)
+			c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(stored).Build()
+			get := func() *v1alpha1.Application {
+				var app v1alpha1.Application
+				if err := c.Get(t.Context(), client.ObjectKeyFromObject(stored), &app); err != nil {
+					t.Fatal(err)
+				}
+				return &app
+			}
+			app := get()
+			orig := app.DeepCopy()
+			if tc.meanwhile != nil {
+				other := get()
+				tc.meanwhile(other)
+				if err := c.Update(t.Context(), other); err != nil {
+					t.Fatal(err)
+				}
+			}
+			app.Status.Resources[0].Status = v1alpha1.SyncStatusCodeSynced
+			app.Status.ReconciledAt = &at
+			if tc.fence != "" {
+				delete(app.Annotations, AnnotationOperationReplica)
+			}
+			err := writeApplication(t.Context(), c, orig, app, tc.ranOp, tc.fence)
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("error %v, want %v", err, tc.wantErr)
 				}
 				return
 			}
-			want, err := jsonpatch.CreateMergePatch([]byte(base), []byte(tc.after))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !jsonpatch.Equal(got, want) {
-				t.Errorf("patch\n got %s\nwant %s", got, want)
+			got := get()
+			want := stored.DeepCopy()
+			want.ResourceVersion = got.ResourceVersion
+			want.Operation = nil
+			want.Status = app.Status
+			if tc.want != nil {
+				tc.want(want)
 			}
-			applied, err := jsonpatch.MergePatch([]byte(base), got)
-			if err != nil {
-				t.Fatal(err)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("stored application (-want +got):\n%s", diff)
 			}
-			if !jsonpatch.Equal(applied, []byte(tc.after)) {
-				t.Errorf("applied patch gives %s, want %s", applied, tc.after)
+			if app.ResourceVersion != got.ResourceVersion {
+				t.Errorf("resourceVersion %s after the write, stored %s", app.ResourceVersion, got.ResourceVersion)
 			}
 		})
-	}
-}
-
-// TestMembers checks members against decoding into a map of raw values.
-func TestMembers(t *testing.T) {
-	for _, doc := range []string{
-		`{}`, ` { } `, `{"a":1}`, `{"a":{"b":[1,{"c":"}"}]},"d":"x\"y","e":null,"f":true,"g":-2.5e-3}`,
-		`{"a\u003c\"b":"\\","c":[]}`, "{ \"a\" :\t[ 1 , 2 ] ,\n\"b\" : { } }", `{"a":1,"a":2}`,
-	} {
-		var want map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(doc), &want); err != nil {
-			t.Fatal(err)
-		}
-		got, ok := members([]byte(doc))
-		if !ok {
-			t.Errorf("members(%s) is not an object", doc)
-			continue
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("members(%s) (-want +got):\n%s", doc, diff)
-		}
-	}
-	for _, doc := range []string{`[]`, `"{}"`, `null`, `1`} {
-		if _, ok := members([]byte(doc)); ok {
-			t.Errorf("members(%s) is an object", doc)
-		}
-	}
-}
-
-func TestWithResourceVersion(t *testing.T) {
-	for patch, want := range map[string]string{
-		`{"status":{"a":1}}`:                 `{"metadata":{"resourceVersion":"7"},"status":{"a":1}}`,
-		`{"metadata":{"labels":{"l":null}}}`: `{"metadata":{"labels":{"l":null},"resourceVersion":"7"}}`,
-	} {
-		got, err := withResourceVersion([]byte(patch), "7")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !jsonpatch.Equal(got, []byte(want)) {
-			t.Errorf("withResourceVersion(%s) = %s, want %s", patch, got, want)
-		}
 	}
 }

@@ -2,7 +2,6 @@ package notification
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,9 +9,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +28,7 @@ import (
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/argocd"
 	"github.com/tollgate-dev/tollgate/engine/notify"
+	"github.com/tollgate-dev/tollgate/internal/appops"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -40,7 +43,7 @@ type Sharder interface {
 	Owns(key string) bool
 }
 
-// Metrics count the notifications' outcomes; *engine.Metrics implements
+// Metrics count the notifications' outcomes; *metrics.Metrics implements
 // it.
 type Metrics interface {
 	Notification(service string, err error)
@@ -185,15 +188,7 @@ func (n *Notifier) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 	if next := state.String(); next != old {
 		// Recorded before it is sent, so that it goes out once: the
 		// dispatcher retries a failing receiver itself.
-		value := any(next)
-		if next == "" {
-			value = nil
-		}
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{notify.AnnotationNotified: value}}})
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		if err := n.client.Patch(ctx, &app, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		if err := n.record(ctx, &app, next); err != nil {
 			return reconcile.Result{}, fmt.Errorf("record notifications: %w", err)
 		}
 	}
@@ -201,6 +196,33 @@ func (n *Notifier) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		return reconcile.Result{}, errors.New("notification queue full: notifications dropped")
 	}
 	return reconcile.Result{}, nil
+}
+
+// record sets app's notified annotation to state (removes it when state
+// is ""). The write is guarded by the resourceVersion: without it, a merge
+// patch that removes an Application's last annotation removes them all,
+// and would drop one added meanwhile (a refresh request, the fence of a
+// running operation). A lost race is retried on the Application as it is
+// now, with the state already decided: evaluating the triggers again could
+// miss one that was true only for a moment.
+func (n *Notifier) record(ctx context.Context, app *v1alpha1.Application, state string) error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		base := app.DeepCopy()
+		if state == "" {
+			delete(app.Annotations, notify.AnnotationNotified)
+		} else {
+			metav1.SetMetaDataAnnotation(&app.ObjectMeta, notify.AnnotationNotified, state)
+		}
+		err := appops.Patch(ctx, n.client, base, app, appops.PatchOptions{Lock: true, MetadataOnly: true})
+		if apierrors.IsConflict(err) {
+			var now v1alpha1.Application
+			if gerr := n.client.Get(ctx, client.ObjectKeyFromObject(app), &now); gerr != nil {
+				return gerr
+			}
+			*app = now
+		}
+		return err
+	})
 }
 
 // statusRefreshed reports whether the Application's status reflects its

@@ -2,7 +2,6 @@ package devstack
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -23,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/appops"
 )
 
 // How long the tour waits for each expectation. The controller of the dev
@@ -306,21 +306,7 @@ func (s *Stack) tourSelfHeal(ctx context.Context, con *Console, _ []string) erro
 
 // requestSync sets operation.sync, as `tollgate app sync` does.
 func (s *Stack) requestSync(ctx context.Context, name string) error {
-	app, err := s.app(ctx, name)
-	if err != nil {
-		return err
-	}
-	patch, err := json.Marshal(map[string]any{
-		"metadata":  map[string]any{"resourceVersion": app.ResourceVersion},
-		"operation": map[string]any{"sync": map[string]any{}, "initiatedBy": map[string]any{"username": AdminUser}},
-	})
-	if err != nil {
-		return err
-	}
-	if err := s.Client.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("request sync of %s: %w", name, err)
-	}
-	return nil
+	return appops.Sync(ctx, s.Client, types.NamespacedName{Namespace: ArgoCDNamespace, Name: name}, appops.SyncOptions{}, AdminUser)
 }
 
 // syncIfManual requests a sync of an Application without automated sync

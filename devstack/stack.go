@@ -35,9 +35,9 @@ import (
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/devstack/gitrepo"
+	"github.com/tollgate-dev/tollgate/devstack/kubelet"
 	"github.com/tollgate-dev/tollgate/internal/controlplane"
-	"github.com/tollgate-dev/tollgate/internal/devstack/gitrepo"
-	"github.com/tollgate-dev/tollgate/internal/devstack/kubelet"
 )
 
 // The identities of the stack's programs. The controller and the webhook
