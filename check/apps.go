@@ -34,11 +34,11 @@ type appPlan struct {
 // planApplication works out which sources of the Application document obj
 // come from the repository under test (repoURL, as reposerver.NormalizeURL
 // gives it; "" matches nothing) and how to render each from the checkout at
-// root, with the resolver the engine renders with: render.ApplicationSources
-// lists the sources as Argo CD reads them, render.ApplicationOptions turns
-// each into render options, and a `ref` source of the repository under test
-// provides its checkout, root, to "$ref/path" value files. Each source's
-// Argo CD override files (.argocd-source*.yaml) are merged in first. An
+// root, with the repo-server's resolver: render.ApplicationSources lists
+// the sources as Argo CD reads them, render.SourceOptions merges each
+// one's Argo CD override files (.argocd-source*.yaml) and turns it into
+// render options, and a `ref` source of the repository under test
+// provides its checkout, root, to "$ref/path" value files. An
 // Application outside controlNS, the namespace Argo CD runs in, is the
 // instance "<namespace>_<name>" (v1alpha1.Application.InstanceName) for
 // its build variables and override file, as in the controller.
@@ -94,11 +94,8 @@ func planApplication(obj map[string]any, repoURL, controlNS string, root repoRoo
 			plan.Skipped = append(plan.Skipped, s.Field+": "+skip)
 			continue
 		}
-		instance := app.InstanceName(controlNS)
-		if s, err = render.MergeSourceOverrides(root.given, s, instance); err != nil {
-			return appPlan{}, err
-		}
-		opts, err := render.ApplicationOptions(render.AppInfo{Name: instance, Namespace: app.Spec.Destination.Namespace, Project: cmp.Or(app.Spec.Project, "default")}, s, root.revision, refs)
+		info := render.AppInfo{Name: app.InstanceName(controlNS), Namespace: app.Spec.Destination.Namespace, Project: cmp.Or(app.Spec.Project, "default")}
+		_, opts, err := render.SourceOptions(info, s, root.given, cmp.Or(src.Path, "."), root.revision, refs)
 		if err != nil {
 			return appPlan{}, err
 		}

@@ -13,6 +13,9 @@ type ConfigOverrides struct {
 	// FallbackTollgateNamespace is the tollgateNamespace when the file
 	// names none.
 	FallbackTollgateNamespace string
+	// TrackingMethod replaces the file's trackingMethod (a command's
+	// --tracking-method); the caller checks it is Valid.
+	TrackingMethod TrackingMethod
 }
 
 // Apply returns c with o over it: what the command says first, then what
@@ -26,6 +29,9 @@ func (o ConfigOverrides) Apply(c Config) Config {
 	}
 	if c.TollgateNamespace == "" {
 		c.TollgateNamespace = o.FallbackTollgateNamespace
+	}
+	if o.TrackingMethod != "" {
+		c.TrackingMethod = o.TrackingMethod
 	}
 	return c
 }

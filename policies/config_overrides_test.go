@@ -19,6 +19,7 @@ func TestLoadConfigWith(t *testing.T) {
 		return p
 	}
 	named := write("named.yaml", "argocdNamespace: gitops\ntollgateNamespace: guard\n")
+	tracked := write("tracked.yaml", "trackingMethod: label\n")
 	unnamed := write("unnamed.yaml", "rules:\n  no-latest-tag: warn\n")
 	warn := RuleSeverities{"no-latest-tag": SeverityWarn}
 	tests := []struct {
@@ -49,6 +50,17 @@ func TestLoadConfigWith(t *testing.T) {
 			path: named,
 			o:    ConfigOverrides{ArgoCDNamespace: "cd"},
 			want: Config{ArgoCDNamespace: "cd", TollgateNamespace: "guard", source: named},
+		},
+		{
+			name: "tracking method replaces the file's",
+			path: tracked,
+			o:    ConfigOverrides{TrackingMethod: TrackingAnnotationAndLabel},
+			want: Config{TrackingMethod: TrackingAnnotationAndLabel, source: tracked},
+		},
+		{
+			name: "file's tracking method without an override",
+			path: tracked,
+			want: Config{TrackingMethod: TrackingLabel, source: tracked},
 		},
 		{
 			name: "file names neither: fallbacks apply",

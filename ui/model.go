@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/controller/application"
 	"github.com/tollgate-dev/tollgate/internal/appops"
+	"github.com/tollgate-dev/tollgate/internal/apptext"
 	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
@@ -120,10 +120,10 @@ func newOpView(st *v1alpha1.OperationState) *opView {
 	}
 	v := &opView{
 		Phase: string(st.Phase), Message: st.Message, InitiatedBy: appops.Initiator(st.Operation.InitiatedBy),
-		Started: formatTime(st.StartedAt.Time),
+		Started: apptext.Time(st.StartedAt.Time),
 	}
 	if st.FinishedAt != nil {
-		v.Finished = formatTime(st.FinishedAt.Time)
+		v.Finished = apptext.Time(st.FinishedAt.Time)
 	}
 	switch r, s := st.SyncResult, st.Operation.Sync; {
 	case r != nil && len(r.Revisions) > 0:
@@ -139,13 +139,6 @@ func newOpView(st *v1alpha1.OperationState) *opView {
 		v.Resources = st.SyncResult.Resources
 	}
 	return v
-}
-
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339)
 }
 
 // historyRow is one deployment of the history, newest first.
@@ -172,7 +165,7 @@ func history(app *v1alpha1.Application, commits map[int64][]application.HistoryC
 			names = append(names, sourceText(s))
 		}
 		row := historyRow{
-			ID: h.ID, Revision: strings.Join(revs, ", "), DeployedAt: formatTime(h.DeployedAt.Time), DeployedBy: appops.Initiator(h.InitiatedBy),
+			ID: h.ID, Revision: strings.Join(revs, ", "), DeployedAt: apptext.Time(h.DeployedAt.Time), DeployedBy: appops.Initiator(h.InitiatedBy),
 			Source: strings.Join(names, "; "), Current: i == len(app.Status.History)-1,
 		}
 		for _, c := range commits[h.ID] {

@@ -24,6 +24,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/engine/controller/application"
 	"github.com/tollgate-dev/tollgate/internal/appops"
+	"github.com/tollgate-dev/tollgate/internal/apptext"
 )
 
 // pageNames are the templates in templates/, each defining "main" for the
@@ -40,7 +41,7 @@ func parseTemplates() (pageSet, error) {
 		"path":  url.PathEscape,
 		"short": appops.ShortRevision,
 		"title": func(msg string) string { t, _, _ := strings.Cut(msg, "\n"); return t },
-		"date":  func(t time.Time) string { return formatTime(t) },
+		"date":  apptext.Time,
 	}
 	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
 	if err != nil {

@@ -15,18 +15,16 @@ import (
 // $POD_NAMESPACE, trackingMethod overridden by tracking when set; and
 // compiles the evaluator once. Errors are usage errors.
 func loadEnginePolicies(ctx context.Context, configFile, namespace, tracking string) (policies.Config, *policies.Evaluator, error) {
+	if tm := policies.TrackingMethod(tracking); tm != "" && !tm.Valid() {
+		return policies.Config{}, nil, usageError(fmt.Errorf("invalid --tracking-method %q: want annotation, label or annotation+label", tracking))
+	}
 	cfg, err := policies.LoadConfigWith(configFile, policies.ConfigOverrides{
 		FallbackArgoCDNamespace:   namespace,
 		FallbackTollgateNamespace: os.Getenv("POD_NAMESPACE"),
+		TrackingMethod:            policies.TrackingMethod(tracking),
 	})
 	if err != nil {
 		return cfg, nil, usageError(err)
-	}
-	if tracking != "" {
-		cfg.TrackingMethod = policies.TrackingMethod(tracking)
-		if !cfg.TrackingMethod.Valid() {
-			return cfg, nil, usageError(fmt.Errorf("invalid --tracking-method %q: want annotation, label or annotation+label", tracking))
-		}
 	}
 	popts := policies.DefaultOptions()
 	popts.Config = cfg

@@ -192,9 +192,9 @@ func operation(app *v1alpha1.Application) string {
 	}
 	writeField(&b, "Initiated By:", appops.Initiator(st.Operation.InitiatedBy))
 	writeField(&b, "Phase:", string(st.Phase))
-	writeField(&b, "Start:", formatTime(st.StartedAt.Time))
+	writeField(&b, "Start:", Time(st.StartedAt.Time))
 	if st.FinishedAt != nil {
-		writeField(&b, "Finished:", formatTime(st.FinishedAt.Time))
+		writeField(&b, "Finished:", Time(st.FinishedAt.Time))
 		writeField(&b, "Duration:", st.FinishedAt.Sub(st.StartedAt.Time).Round(time.Second).String())
 	}
 	if st.Message != "" {
@@ -203,9 +203,8 @@ func operation(app *v1alpha1.Application) string {
 	return b.String()
 }
 
-// formatTime prints t in UTC, so the output does not depend on the
-// machine's time zone.
-func formatTime(t time.Time) string {
+// Time formats t for people, in UTC (RFC 3339); "" for the zero time.
+func Time(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}

@@ -81,6 +81,24 @@ type AppInfo struct {
 	APIVersions []string
 }
 
+// SourceOptions resolves one source of app for rendering as Argo CD's
+// repo-server does: the override files of dir (the source's directory in
+// the checkout at root: its path, or the chart's directory) merged in
+// (MergeSourceOverrides, for the instance app.Name), then ApplicationOptions.
+// It returns the merged source with the options. The repo-server and
+// tollgate test resolve every source with it.
+func SourceOptions(app AppInfo, s AppSource, root, dir, revision string, refs map[string]string) (AppSource, Options, error) {
+	merge := s
+	merge.Source.Path = dir
+	merged, err := MergeSourceOverrides(root, merge, app.Name)
+	if err != nil {
+		return s, Options{}, err
+	}
+	merged.Source.Path = s.Source.Path
+	opts, err := ApplicationOptions(app, merged, revision, refs)
+	return merged, opts, err
+}
+
 // ApplicationOptions turns one source of the Application app, checked out
 // at revision ("" when unknown), into render options: the one mapping the
 // CLI, the engine and the repo-server share. Argo CD's build variables

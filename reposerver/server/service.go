@@ -193,13 +193,8 @@ func (s *Service) Generate(ctx context.Context, req *reposerver.Request) (*repos
 		}
 		// Override files are read from the source's directory: a chart
 		// source's is the chart's, whatever its path says.
-		merge := as
-		merge.Source.Path = f.dir()
-		if merge, err = render.MergeSourceOverrides(f.checkout.Dir, merge, req.AppName); err != nil {
-			return nil, err
-		}
-		merge.Source.Path, as = as.Source.Path, merge
-		opts, err := render.ApplicationOptions(render.AppInfo{Name: req.AppName, Namespace: req.Namespace, Project: req.Project, KubeVersion: req.KubeVersion, APIVersions: req.APIVersions}, as, f.checkout.Revision, refs)
+		info := render.AppInfo{Name: req.AppName, Namespace: req.Namespace, Project: req.Project, KubeVersion: req.KubeVersion, APIVersions: req.APIVersions}
+		as, opts, err := render.SourceOptions(info, as, f.checkout.Dir, f.dir(), f.checkout.Revision, refs)
 		if err != nil {
 			return nil, err
 		}
