@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/controller/application"
+	"github.com/tollgate-dev/tollgate/engine/desired"
 	"github.com/tollgate-dev/tollgate/test/gitserver"
 )
 
@@ -25,10 +25,10 @@ func addGPGKeys(t *testing.T, keys ...*gitserver.SigningKey) {
 	change := func(ctx context.Context, add bool) error {
 		return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 			var cm corev1.ConfigMap
-			err := env.Client.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: application.GPGKeysConfigMap}, &cm)
+			err := env.Client.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: desired.GPGKeysConfigMap}, &cm)
 			switch {
 			case apierrors.IsNotFound(err) && add:
-				cm = corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: argoNS, Name: application.GPGKeysConfigMap}, Data: map[string]string{}}
+				cm = corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: argoNS, Name: desired.GPGKeysConfigMap}, Data: map[string]string{}}
 				for _, k := range keys {
 					cm.Data[k.KeyID] = k.Public
 				}

@@ -209,7 +209,7 @@ func (r *Reconciler) managed(server string) func(group, kind string) bool {
 // the memo of the last one when nothing changed since (fresh is false), or
 // a new one after the policy gate allowed the desired state. A nil
 // comparison without error means the gate denied it; p records why.
-func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state *desired) (cmp *comparison, fresh bool, err error) {
+func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state *desiredState) (cmp *comparison, fresh bool, err error) {
 	app, cl := p.app, tg.cluster
 	log := ctrl.LoggerFrom(ctx)
 	switch m := r.recall(p.key, state.identity); {
@@ -229,27 +229,27 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 		}
 		log.V(1).Info("Comparing in full", "reason", reason)
 	}
-	if err := state.build(ctx); err != nil {
+	if err := state.Build(ctx); err != nil {
 		return nil, false, err
 	}
-	if len(state.hookWarnings) > 0 {
-		p.conds.set(v1alpha1.ApplicationConditionUnknownHookWarning, strings.Join(state.hookWarnings, "; "))
+	if len(state.HookWarnings) > 0 {
+		p.conds.set(v1alpha1.ApplicationConditionUnknownHookWarning, strings.Join(state.HookWarnings, "; "))
 	} else {
 		p.conds.clear(v1alpha1.ApplicationConditionUnknownHookWarning)
 	}
-	if len(state.excluded) > 0 {
+	if len(state.Excluded) > 0 {
 		p.conds.set(v1alpha1.ApplicationConditionExcludedResourceWarning,
-			"excluded by resource.exclusions/inclusions of argocd-cm, neither applied nor compared: "+strings.Join(state.excluded, ", "))
+			"excluded by resource.exclusions/inclusions of argocd-cm, neither applied nor compared: "+strings.Join(state.Excluded, ", "))
 	} else {
 		p.conds.clear(v1alpha1.ApplicationConditionExcludedResourceWarning)
 	}
 	// The objects are judged with the Application as fetched.
-	v, err := r.gate(ctx, tg.door, gated(app, tg.op, state.objects))
+	v, err := r.gate(ctx, tg.door, gated(app, tg.op, state.Objects))
 	if err != nil {
 		return nil, false, err
 	}
 	if !v.Allowed() {
-		r.deny(p, v, state.revisions)
+		r.deny(p, v, state.Revisions)
 		return nil, false, nil
 	}
 	p.conds.clear(v1alpha1.ApplicationConditionPolicyViolation)
@@ -265,12 +265,12 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 
 // compareAndRemember compares in full and remembers the comparison for idle
 // resyncs, with the fingerprint of the live objects taken just before it.
-func (r *Reconciler) compareAndRemember(ctx context.Context, p *pass, tg *target, state *desired) (*comparison, error) {
+func (r *Reconciler) compareAndRemember(ctx context.Context, p *pass, tg *target, state *desiredState) (*comparison, error) {
 	cl := tg.cluster
-	refs := fingerprintRefs(state.nonHooks(), p.app.Status.Resources)
+	refs := fingerprintRefs(state.NonHooks(), p.app.Status.Resources)
 	fp, fpErr := fingerprint(ctx, cl, refs)
 	r.watchLive(ctx, cl, refs)
-	cmp, err := r.compare(ctx, tg.door, cl, p.app, state.objects, p.instance)
+	cmp, err := r.compare(ctx, tg.door, cl, p.app, state.Objects, p.instance)
 	if err != nil {
 		r.forget(p.key)
 		return nil, err
@@ -279,7 +279,7 @@ func (r *Reconciler) compareAndRemember(ctx context.Context, p *pass, tg *target
 	covered := covers(refs, cmp.refs)
 	cmp.refs = nil // checked; the memo keeps refs
 	if fpErr == nil && state.identity != "" && covered {
-		r.remember(p.key, &memo{identity: state.identity, renderKey: state.renderKey, fingerprint: fp, at: r.opts.Now(), cmp: cmp, refs: refs})
+		r.remember(p.key, &memo{identity: state.identity, renderKey: state.RenderKey, fingerprint: fp, at: r.opts.Now(), cmp: cmp, refs: refs})
 	} else {
 		r.forget(p.key)
 	}
@@ -324,7 +324,7 @@ func covers(a, b []apply.Ref) bool {
 }
 
 // recordComparison writes a comparison into the status.
-func (r *Reconciler) recordComparison(p *pass, cmp *comparison, state *desired, srcs []v1alpha1.ApplicationSource) {
+func (r *Reconciler) recordComparison(p *pass, cmp *comparison, state *desiredState, srcs []v1alpha1.ApplicationSource) {
 	st := &p.app.Status
 	st.Resources = cmp.resources
 	st.Health.Status, st.Health.Message = cmp.health.Status, cmp.health.Message
@@ -336,10 +336,10 @@ func (r *Reconciler) recordComparison(p *pass, cmp *comparison, state *desired, 
 		},
 	}
 	if p.app.Spec.HasMultipleSources() {
-		sync.Revisions = state.revisions
+		sync.Revisions = state.Revisions
 		sync.ComparedTo.Sources = srcs
 	} else {
-		sync.Revision = state.revisions[0]
+		sync.Revision = state.Revisions[0]
 		sync.ComparedTo.Source = srcs[0]
 	}
 	st.Sync = sync

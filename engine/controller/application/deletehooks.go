@@ -68,13 +68,13 @@ func (r *Reconciler) runDeleteHooks(ctx context.Context, app *v1alpha1.Applicati
 	}
 	state, err := r.desiredState(ctx, p, tg)
 	if err == nil {
-		err = state.build(ctx)
+		err = state.Build(ctx)
 	}
 	if err != nil {
 		return fmt.Errorf("render the hooks: %w", err)
 	}
 	var hooks []*unstructured.Unstructured
-	for _, o := range state.objects {
+	for _, o := range state.Objects {
 		if plan.HasPhase(o, phase) {
 			hooks = append(hooks, o)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/engine/apply/plan"
 	"github.com/tollgate-dev/tollgate/engine/authority"
+	"github.com/tollgate-dev/tollgate/engine/desired"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/reposerver"
 )
@@ -190,30 +191,22 @@ func (d *Differ) Diff(ctx context.Context, app *v1alpha1.Application) (*AppDiff,
 	// nothing is written, so nobody is impersonated.
 	door := cl.auth.For(app, project, authority.Impersonation{})
 	// The project's sourceRepos say where chart dependencies may come
-	// from, as in a comparison; nothing else of it applies to the render
-	// (a diff is not gated: no signature check). Without a project, none.
-	var scope *v1alpha1.AppProject
-	if project != nil {
-		scope = &v1alpha1.AppProject{ObjectMeta: project.ObjectMeta, Spec: v1alpha1.AppProjectSpec{SourceRepos: project.Spec.SourceRepos}}
-	}
-	// Branch and tag names are resolved afresh, as for a refresh.
-	req, err := r.manifestRequest(ctx, &target{cluster: cl, app: app, sources: sources, secrets: secrets, project: scope}, 0)
+	// from, as in a comparison; a diff is not gated, so no signature is
+	// checked. Branch and tag names are resolved afresh, as for a refresh.
+	req, err := r.manifestRequest(ctx, &target{cluster: cl, app: app, sources: sources, secrets: secrets, project: project}, 0, false)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := r.generate(ctx, req)
+	resp, err := r.builder.Generate(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	instance := app.InstanceName(r.opts.Namespace)
-	state := &desired{revisions: resp.Revisions, unbuilt: &unbuiltObjects{
-		rendered: resp.Objects, namespace: app.Spec.Destination.Namespace, instance: instance, tracking: r.opts.TrackingMethod, mapper: cl.mapper,
-		managed: r.managed(cl.server),
-	}}
-	if err := state.build(ctx); err != nil {
+	state := r.builder.State(req, resp, desired.Destination{Namespace: app.Spec.Destination.Namespace, Mapper: cl.mapper, Managed: r.managed(cl.server)})
+	if err := state.Build(ctx); err != nil {
 		return nil, err
 	}
-	objs := state.nonHooks()
+	objs := state.NonHooks()
 	diffs, err := door.DiffDetailed(ctx, objs, r.ignoreDifferences(app))
 	switch {
 	case authority.IsRefused(err):
@@ -225,7 +218,7 @@ func (d *Differ) Diff(ctx context.Context, app *v1alpha1.Application) (*AppDiff,
 	if err != nil {
 		return nil, err
 	}
-	out := &AppDiff{Revisions: state.revisions, Warnings: state.hookWarnings, Objects: make([]ObjectDiff, 0, len(diffs)+len(prune))}
+	out := &AppDiff{Revisions: state.Revisions, Warnings: state.HookWarnings, Objects: make([]ObjectDiff, 0, len(diffs)+len(prune))}
 	for _, d := range diffs {
 		out.Objects = append(out.Objects, ObjectDiff{
 			Ref: d.Ref, Live: d.NormalizedLive, Target: d.PredictedLive,

@@ -9,12 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/engine/authority"
+	"github.com/tollgate-dev/tollgate/engine/desired"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -73,54 +73,12 @@ func TestVerdictMessage(t *testing.T) {
 	}
 }
 
-func TestDesiredObjects(t *testing.T) {
-	mapper := meta.NewDefaultRESTMapper(nil)
-	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
-	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, meta.RESTScopeRoot)
-	objs := []map[string]any{
-		{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}},
-		{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "b", "namespace": "other"}},
-		{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "n", "namespace": "junk"}},
-		// A custom resource whose CRD comes in the same render.
-		{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": map[string]any{"name": "widgets.example.com"},
-			"spec": map[string]any{"group": "example.com", "scope": "Cluster", "names": map[string]any{"kind": "Widget"}}},
-		{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w", "namespace": "junk"}},
-	}
-	got, err := desiredObjects(objs, "dest", "app", "", mapper)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, o := range got {
-		ids = append(ids, o.GetAnnotations()[v1alpha1.AnnotationKeyTrackingID])
-	}
-	want := []string{
-		"app:/ConfigMap:dest/a",
-		"app:/ConfigMap:other/b",
-		"app:/Namespace:/n",
-		"app:apiextensions.k8s.io/CustomResourceDefinition:/widgets.example.com",
-		"app:example.com/Widget:/w",
-	}
-	if diff := cmp.Diff(want, ids); diff != "" {
-		t.Errorf("tracking ids (-want +got):\n%s", diff)
-	}
-
-	_, err = desiredObjects([]map[string]any{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}}, "", "app", "", mapper)
-	if err == nil || !strings.Contains(err.Error(), "ConfigMap a: namespaced object without a namespace") {
-		t.Errorf("without a destination namespace: error = %v", err)
-	}
-	_, err = desiredObjects([]map[string]any{{"kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}}, "dest", "app", "", mapper)
-	if err == nil || !strings.Contains(err.Error(), "rendered object 1 (a): apiVersion and kind must be set") {
-		t.Errorf("without apiVersion: error = %v", err)
-	}
-}
-
 func TestFingerprintRefsAndCovers(t *testing.T) {
 	recorded := []v1alpha1.ResourceStatus{
 		{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "a"},
 		{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "ns", Name: "old", RequiresPruning: true},
 	}
-	desiredObjs, err := desiredObjects([]map[string]any{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a", "namespace": "ns"}}}, "ns", "app", "", meta.NewDefaultRESTMapper(nil))
+	desiredObjs, err := desired.Objects([]map[string]any{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a", "namespace": "ns"}}}, "ns", "app", "", meta.NewDefaultRESTMapper(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -217,9 +217,9 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 		return err
 	}
 	if app.Spec.HasMultipleSources() {
-		app.Status.SourceType, app.Status.SourceTypes = "", state.sourceTypes
+		app.Status.SourceType, app.Status.SourceTypes = "", state.SourceTypes
 	} else {
-		app.Status.SourceType, app.Status.SourceTypes = state.sourceTypes[0], nil
+		app.Status.SourceType, app.Status.SourceTypes = state.SourceTypes[0], nil
 	}
 	cmp, fresh, err := r.comparison(ctx, p, tg, state)
 	if err != nil {
@@ -231,20 +231,20 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 	}
 	p.conds.clear(v1alpha1.ApplicationConditionComparisonError)
 	r.recordComparison(p, cmp, state, tg.sources)
-	if state.unbuilt == nil {
-		deleteHookFinalizers(app, state.objects)
+	if state.Built() {
+		deleteHookFinalizers(app, state.Objects)
 	}
 	if cmp.status != v1alpha1.SyncStatusCodeSynced {
 		// A sync may be due: it needs the objects (a reused comparison
 		// did not build them).
-		if err := state.build(ctx); err != nil {
+		if err := state.Build(ctx); err != nil {
 			p.conds.set(v1alpha1.ApplicationConditionComparisonError, err.Error())
 			return err
 		}
 		if !fresh {
 			// The gate allowed these very objects when the comparison was
 			// made: same spec, project version, revisions and render.
-			tg.door.Admit(gated(app, tg.op, state.objects))
+			tg.door.Admit(gated(app, tg.op, state.Objects))
 		}
 	}
 

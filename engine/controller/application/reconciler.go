@@ -29,6 +29,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/engine/argocd"
 	"github.com/tollgate-dev/tollgate/engine/authority"
+	"github.com/tollgate-dev/tollgate/engine/desired"
 	"github.com/tollgate-dev/tollgate/engine/health"
 	"github.com/tollgate-dev/tollgate/engine/metrics"
 	"github.com/tollgate-dev/tollgate/reposerver"
@@ -88,9 +89,11 @@ type Reconciler struct {
 	scheme    *runtime.Scheme
 	evaluator Evaluator
 	manifests reposerver.Generator
-	recorder  EventRecorder
-	metrics   *metrics.Metrics
-	health    *health.Checker
+	// builder builds desired states (requests, answers, objects).
+	builder  *desired.Builder
+	recorder EventRecorder
+	metrics  *metrics.Metrics
+	health   *health.Checker
 	// settings are argocd-cm's (ApplyArgoCDConfigMap), health checks
 	// included; settingsGen counts their changes.
 	settings    atomic.Pointer[Settings]
@@ -154,6 +157,9 @@ func New(deps Dependencies, opts Options) (*Reconciler, error) {
 		if r.health, err = health.NewChecker(); err != nil {
 			return nil, err
 		}
+	}
+	r.builder = &desired.Builder{
+		Namespace: opts.Namespace, Reader: deps.APIReader, Manifests: deps.Manifests, Tracking: opts.TrackingMethod, Rendered: r.countRenders,
 	}
 	r.clusters = newClusters(deps.Config, r.newCluster)
 	return r, nil

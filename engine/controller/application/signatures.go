@@ -6,65 +6,11 @@ import (
 	"fmt"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/reposerver"
 )
-
-// GPGKeysConfigMap is Argo CD's ConfigMap of GnuPG public keys in the
-// control-plane namespace: key ID to ASCII-armored public key.
-const GPGKeysConfigMap = "argocd-gpg-keys-cm"
-
-// signatureCheck returns the signature check of a render request for
-// project: nil when the project sets no signatureKeys. The keys are read
-// live from argocd-gpg-keys-cm; without the ConfigMap there are none, and
-// every signed commit is refused as one whose key is unknown.
-//
-// An AppProject with spec.signatureKeys allows its Applications to sync
-// only revisions whose Git commits are signed with one of those keys, as
-// Argo CD does. The controller reads argocd-gpg-keys-cm (it has the
-// credentials) and sends the keys and the project's key IDs with the
-// render request (signatureCheck); the repo-server, which alone parses a
-// tenant's repository, verifies the commit of every Git source as it
-// fetches it and renders nothing unless all are signed with an allowed
-// key. The controller then refuses with Argo CD's messages (checkSignatures)
-// before anything is built, judged or applied: a ComparisonError condition,
-// and for a sync operation the phase Error with Argo CD's
-// "ComparisonError: …" message. Helm repository and OCI sources are not
-// verified (Argo CD verifies Git only); every Git source of a
-// multi-source Application is, ref sources included. Unlike Argo CD,
-// there is no switch (ARGOCD_GPG_ENABLED) that turns the check off.
-func (r *Reconciler) signatureCheck(ctx context.Context, project *v1alpha1.AppProject) (*reposerver.SignatureCheck, error) {
-	return readSignatureCheck(ctx, r.apiReader, r.opts.Namespace, project)
-}
-
-// readSignatureCheck is signatureCheck with the ConfigMap read from
-// namespace through reader.
-func readSignatureCheck(ctx context.Context, reader client.Reader, namespace string, project *v1alpha1.AppProject) (*reposerver.SignatureCheck, error) {
-	if project == nil || len(project.Spec.SignatureKeys) == 0 {
-		return nil, nil
-	}
-	check := &reposerver.SignatureCheck{Keys: map[string]string{}}
-	for _, k := range project.Spec.SignatureKeys {
-		check.Allowed = append(check.Allowed, k.KeyID)
-	}
-	var cm corev1.ConfigMap
-	err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: GPGKeysConfigMap}, &cm)
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return nil, fmt.Errorf("read configmap %s: %w", GPGKeysConfigMap, err)
-	default:
-		for id, key := range cm.Data {
-			check.Keys[id] = key
-		}
-	}
-	return check, nil
-}
 
 // unsignedError is a render refused because the commit of a Git source is
 // not signed with a key the AppProject allows. Its messages are Argo CD's
@@ -75,6 +21,21 @@ type unsignedError struct {
 
 func (e *unsignedError) Error() string { return strings.Join(e.messages, "; ") }
 
+// An AppProject with spec.signatureKeys allows its Applications to sync
+// only revisions whose Git commits are signed with one of those keys, as
+// Argo CD does. The controller reads argocd-gpg-keys-cm (it has the
+// credentials) and sends the keys and the project's key IDs with the
+// render request (desired.SignatureCheck); the repo-server, which alone parses a
+// tenant's repository, verifies the commit of every Git source as it
+// fetches it and renders nothing unless all are signed with an allowed
+// key. The controller then refuses with Argo CD's messages (checkSignatures)
+// before anything is built, judged or applied: a ComparisonError condition,
+// and for a sync operation the phase Error with Argo CD's
+// "ComparisonError: …" message. Helm repository and OCI sources are not
+// verified (Argo CD verifies Git only); every Git source of a
+// multi-source Application is, ref sources included. Unlike Argo CD,
+// there is no switch (ARGOCD_GPG_ENABLED) that turns the check off.
+//
 // checkSignatures returns an *unsignedError when req asked for a
 // signature check and resp shows a Git source not signed with an allowed
 // key, and an error when the repo-server did not answer the check.

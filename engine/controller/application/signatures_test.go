@@ -5,11 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/metrics"
@@ -114,53 +110,6 @@ func TestCheckSignatures(t *testing.T) {
 				}
 			case err != nil:
 				t.Fatalf("error = %v, want none", err)
-			}
-		})
-	}
-}
-
-func TestReadSignatureCheck(t *testing.T) {
-	s := runtime.NewScheme()
-	if err := corev1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	project := func(keys ...string) *v1alpha1.AppProject {
-		p := &v1alpha1.AppProject{}
-		for _, k := range keys {
-			p.Spec.SignatureKeys = append(p.Spec.SignatureKeys, v1alpha1.SignatureKey{KeyID: k})
-		}
-		return p
-	}
-	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: GPGKeysConfigMap, Namespace: "argocd"},
-		Data:       map[string]string{keyA: "armored A", keyB: "armored B"},
-	}
-	tests := []struct {
-		name    string
-		objects []client.Object
-		project *v1alpha1.AppProject
-		want    *reposerver.SignatureCheck
-	}{
-		{name: "no project", objects: []client.Object{cm}},
-		{name: "no signatureKeys", objects: []client.Object{cm}, project: project()},
-		{
-			name: "keys of argocd-gpg-keys-cm", objects: []client.Object{cm}, project: project(keyA),
-			want: &reposerver.SignatureCheck{Keys: map[string]string{keyA: "armored A", keyB: "armored B"}, Allowed: []string{keyA}},
-		},
-		{
-			name: "no argocd-gpg-keys-cm: no keys", project: project(keyA, "5DE3E0509C47EA3CF04A42D3"+keyA),
-			want: &reposerver.SignatureCheck{Keys: map[string]string{}, Allowed: []string{keyA, "5DE3E0509C47EA3CF04A42D3" + keyA}},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := fake.NewClientBuilder().WithScheme(s).WithObjects(tt.objects...).Build()
-			got, err := readSignatureCheck(t.Context(), c, "argocd", tt.project)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("check (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -30,7 +30,7 @@ import (
 // its operation's retry strategy allows to retry keeps the operation
 // Running and due again after the backoff (nil error); any other failure
 // is an error, for a retry of the reconcile with backoff.
-func (r *Reconciler) sync(ctx context.Context, p *pass, door *authority.Door, req *syncRequest, state *desired, cmp *comparison) error {
+func (r *Reconciler) sync(ctx context.Context, p *pass, door *authority.Door, req *syncRequest, state *desiredState, cmp *comparison) error {
 	app := p.app
 	log := ctrl.LoggerFrom(ctx)
 	started := metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second))
@@ -63,10 +63,10 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, door *authority.Door, re
 	st.FinishedAt = &finished
 	st.SyncResult = &v1alpha1.SyncOperationResult{Resources: results}
 	if app.Spec.HasMultipleSources() {
-		st.SyncResult.Revisions = state.revisions
+		st.SyncResult.Revisions = state.Revisions
 		st.SyncResult.Sources = app.Sources()
 	} else {
-		st.SyncResult.Revision = state.revisions[0]
+		st.SyncResult.Revision = state.Revisions[0]
 		if srcs := app.Sources(); len(srcs) > 0 {
 			st.SyncResult.Source = srcs[0]
 		}
@@ -126,9 +126,9 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, door *authority.Door, re
 		r.appendHistory(app, req, state, started, finished)
 	}
 	p.conds.clear(v1alpha1.ApplicationConditionSyncError)
-	p.events = append(p.events, pendingEvent{corev1.EventTypeNormal, "SyncSucceeded", st.Message + " at " + strings.Join(shortSHAs(state.revisions), ",")})
+	p.events = append(p.events, pendingEvent{corev1.EventTypeNormal, "SyncSucceeded", st.Message + " at " + strings.Join(shortSHAs(state.Revisions), ",")})
 	r.metrics.Syncs.WithLabelValues(metrics.SyncResultSucceeded).Inc()
-	log.Info("Synced", "revisions", state.revisions, "resources", len(results))
+	log.Info("Synced", "revisions", state.Revisions, "resources", len(results))
 	return nil
 }
 
@@ -222,7 +222,7 @@ func (r *Reconciler) operationContext(ctx context.Context, key types.NamespacedN
 // runSync applies the plan and prunes, through the Application's door to
 // the cluster: nothing is written unless its project permits every object
 // the sync touches. Failures of objects are in the results and the error.
-func (r *Reconciler) runSync(ctx context.Context, p *pass, door *authority.Door, req *syncRequest, state *desired, cmp *comparison) ([]v1alpha1.ResourceResult, error) {
+func (r *Reconciler) runSync(ctx context.Context, p *pass, door *authority.Door, req *syncRequest, state *desiredState, cmp *comparison) ([]v1alpha1.ResourceResult, error) {
 	opts, err := plan.ParseSyncOptions(req.syncOptions...)
 	if err != nil {
 		return nil, err
@@ -232,7 +232,7 @@ func (r *Reconciler) runSync(ctx context.Context, p *pass, door *authority.Door,
 		return nil, fmt.Errorf("shared resource found (FailOnSharedResource=true): %s", strings.ReplaceAll(cmp.sharedMessage(), "\n", "; "))
 	}
 	var objs []*unstructured.Unstructured
-	for _, o := range state.objects {
+	for _, o := range state.Objects {
 		switch {
 		case cmp.isShared(o):
 		case req.noHooks && plan.IsHook(o):
@@ -318,7 +318,7 @@ func gated(app *v1alpha1.Application, op *v1alpha1.Operation, objs []*unstructur
 // renders, when pruning is on, the sync is complete (not partial) and the
 // desired state is not empty without allowEmpty. Otherwise the objects
 // awaiting pruning are returned as PruneSkipped.
-func (r *Reconciler) pruning(p *pass, req *syncRequest, state *desired, cmp *comparison, s *authority.Sync) ([]v1alpha1.ResourceResult, error) {
+func (r *Reconciler) pruning(p *pass, req *syncRequest, state *desiredState, cmp *comparison, s *authority.Sync) ([]v1alpha1.ResourceResult, error) {
 	allowEmpty := false
 	if sp := p.app.Spec.SyncPolicy; sp != nil && sp.Automated != nil {
 		allowEmpty = sp.Automated.AllowEmpty
@@ -334,7 +334,7 @@ func (r *Reconciler) pruning(p *pass, req *syncRequest, state *desired, cmp *com
 		return nil, nil
 	case !req.prune:
 		reason = "pruning is disabled for this sync"
-	case len(state.nonHooks()) == 0 && !allowEmpty:
+	case len(state.NonHooks()) == 0 && !allowEmpty:
 		reason = "the desired state is empty and allowEmpty is false: nothing is pruned"
 	}
 	if reason != "" {
@@ -353,7 +353,7 @@ func (r *Reconciler) pruning(p *pass, req *syncRequest, state *desired, cmp *com
 	}
 	// Every desired object counts as wanted, including those shared with
 	// another Application: they are not ours to delete.
-	s.Prune = &authority.Prune{Owned: owned, Desired: state.objects, Options: apply.PruneOptions{
+	s.Prune = &authority.Prune{Owned: owned, Desired: state.Objects, Options: apply.PruneOptions{
 		App: p.instance, PropagationPolicy: opts.PrunePropagationPolicy, AppSyncOptions: req.syncOptions,
 		Confirmed: p.app.IsDeletionConfirmed(p.app.Status.OperationState.StartedAt.Time),
 	}}
@@ -417,7 +417,7 @@ func shortSHAs(revs []string) []string {
 
 // appendHistory records a successful sync, keeping at most
 // spec.revisionHistoryLimit entries (default 10).
-func (r *Reconciler) appendHistory(app *v1alpha1.Application, req *syncRequest, state *desired, started, finished metav1.Time) {
+func (r *Reconciler) appendHistory(app *v1alpha1.Application, req *syncRequest, state *desiredState, started, finished metav1.Time) {
 	var id int64
 	for _, h := range app.Status.History {
 		id = max(id, h.ID+1)
@@ -426,9 +426,9 @@ func (r *Reconciler) appendHistory(app *v1alpha1.Application, req *syncRequest, 
 		ID: id, DeployedAt: finished, DeployStartedAt: &started, InitiatedBy: req.op.InitiatedBy,
 	}
 	if app.Spec.HasMultipleSources() {
-		h.Revisions, h.Sources = state.revisions, app.Sources()
+		h.Revisions, h.Sources = state.Revisions, app.Sources()
 	} else {
-		h.Revision = state.revisions[0]
+		h.Revision = state.Revisions[0]
 		if srcs := app.Sources(); len(srcs) > 0 {
 			h.Source = srcs[0]
 		}

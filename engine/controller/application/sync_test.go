@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/desired"
 )
 
 func TestSyncDue(t *testing.T) {
@@ -114,9 +115,9 @@ func TestSyncDue(t *testing.T) {
 			app := &v1alpha1.Application{Operation: tc.op}
 			app.Spec.SyncPolicy = &v1alpha1.SyncPolicy{Automated: tc.auto}
 			app.Status.OperationState = tc.opState
-			state := &desired{revisions: []string{tc.rev}}
+			state := &desiredState{State: &desired.State{Revisions: []string{tc.rev}}}
 			if !tc.empty {
-				state.objects = append(state.objects, obj)
+				state.Objects = append(state.Objects, obj)
 			}
 			r := &Reconciler{opts: Options{Now: func() time.Time { return now }}}
 			got, wait := r.syncDue(app, tc.op, tc.cmp, state)
@@ -156,7 +157,7 @@ func TestAppendHistory(t *testing.T) {
 				app.Status.History = append(app.Status.History, v1alpha1.RevisionHistory{ID: int64(i)})
 			}
 			req := &syncRequest{op: v1alpha1.Operation{InitiatedBy: v1alpha1.OperationInitiator{Username: "bob"}}}
-			(&Reconciler{}).appendHistory(app, req, &desired{revisions: []string{"abc"}}, at, at)
+			(&Reconciler{}).appendHistory(app, req, &desiredState{State: &desired.State{Revisions: []string{"abc"}}}, at, at)
 			var ids []int64
 			for _, h := range app.Status.History {
 				ids = append(ids, h.ID)

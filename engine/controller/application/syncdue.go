@@ -30,7 +30,7 @@ type syncRequest struct {
 // empty desired state without allowEmpty. Objects tracked by another
 // Application do not count as differences: they are never applied. A
 // self-heal that is due later, after its backoff, returns the wait.
-func (r *Reconciler) syncDue(app *v1alpha1.Application, op *v1alpha1.Operation, cmp *comparison, state *desired) (*syncRequest, time.Duration) {
+func (r *Reconciler) syncDue(app *v1alpha1.Application, op *v1alpha1.Operation, cmp *comparison, state *desiredState) (*syncRequest, time.Duration) {
 	syncOptions := appSyncOptions(app)
 	if op != nil {
 		s := op.Sync
@@ -51,19 +51,19 @@ func (r *Reconciler) syncDue(app *v1alpha1.Application, op *v1alpha1.Operation, 
 	if !cmp.drift && (len(cmp.owned) == 0 || !auto.Prune) {
 		return nil, 0
 	}
-	if len(state.nonHooks()) == 0 && !auto.AllowEmpty {
+	if len(state.NonHooks()) == 0 && !auto.AllowEmpty {
 		return nil, 0
 	}
 	st := app.Status.OperationState
 	if st != nil && st.Operation.InitiatedBy.Automated && st.Phase.Completed() && !st.Phase.Successful() &&
-		st.SyncResult != nil && sameRevisions(syncedRevisions(st.SyncResult), state.revisions) {
+		st.SyncResult != nil && sameRevisions(syncedRevisions(st.SyncResult), state.Revisions) {
 		// This revision already failed, selfHeal or not (Argo CD's
 		// alreadyAttemptedSync): a new commit or a manual sync is needed;
 		// the SyncError condition of the failure stays.
 		return nil, 0
 	}
 	var healed int64
-	if sameRevisions(lastSynced(app), state.revisions) {
+	if sameRevisions(lastSynced(app), state.Revisions) {
 		if !auto.SelfHeal {
 			return nil, 0 // drift at the synced revision only shows as OutOfSync
 		}
@@ -84,10 +84,10 @@ func (r *Reconciler) syncDue(app *v1alpha1.Application, op *v1alpha1.Operation, 
 		// selective sync: no hooks, no history entry).
 		op2.Sync.Resources = outOfSyncResources(cmp)
 	}
-	if len(state.revisions) == 1 {
-		op2.Sync.Revision = state.revisions[0]
+	if len(state.Revisions) == 1 {
+		op2.Sync.Revision = state.Revisions[0]
 	} else {
-		op2.Sync.Revisions = state.revisions
+		op2.Sync.Revisions = state.Revisions
 	}
 	return &syncRequest{op: op2, prune: auto.Prune, syncOptions: syncOptions, resources: op2.Sync.Resources}, 0
 }
