@@ -98,7 +98,7 @@ func (s Signature) SignedBy(keys []string) bool {
 // fingerprint, in upper case; "" when k is neither.
 func KeyID(k string) string {
 	k = strings.ToUpper(strings.TrimSpace(k))
-	if !isHex(k) {
+	if strings.Trim(k, "0123456789ABCDEF") != "" {
 		return ""
 	}
 	switch len(k) {
@@ -246,17 +246,6 @@ func RedactURL(raw string) string {
 // repository) that could not be reached, in process and across the wire
 // (Error.Unwrap), so a caller tests it with errors.Is on either side.
 var ErrRepoUnreachable = errors.New("repository unreachable")
-
-// isHex reports whether s holds hex digits only.
-func isHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i] | 0x20
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
 
 // HasAuth reports whether c carries credentials.
 func (c Credentials) HasAuth() bool {

@@ -7,11 +7,11 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/argocd"
 	"github.com/tollgate-dev/tollgate/engine/controller/application"
 )
 
@@ -123,13 +123,5 @@ func (s *Server) historyCommits(ctx context.Context, app *v1alpha1.Application) 
 // appProject reads app's AppProject with the UI's own identity, nil when
 // it does not exist.
 func (s *Server) appProject(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
-	var p v1alpha1.AppProject
-	err := s.own.Get(ctx, client.ObjectKey{Namespace: s.opts.Namespace, Name: app.ProjectName()}, &p)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("get appproject %s: %w", app.ProjectName(), err)
-	}
-	return &p, nil
+	return argocd.Project(ctx, s.opts.Namespace, app.ProjectName(), []client.Reader{s.own})
 }

@@ -125,3 +125,27 @@ func WatchNamed(ctx context.Context, cfg *rest.Config, resource, namespace, name
 	}
 	return nil
 }
+
+// Project reads the AppProject name of the control-plane namespace, nil
+// when it does not exist. readers are asked in turn while they answer
+// NotFound: a cache first, then the API server, so that an AppProject
+// applied together with its Application and not yet in the cache is not
+// called missing. Extra options (client.UnsafeDisableDeepCopy) go to every
+// read.
+func Project(ctx context.Context, namespace, name string, readers []client.Reader, opts ...client.GetOption) (*v1alpha1.AppProject, error) {
+	var p v1alpha1.AppProject
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	var err error = apierrors.NewNotFound(v1alpha1.GroupVersion.WithResource("appprojects").GroupResource(), name)
+	for _, r := range readers {
+		if err = r.Get(ctx, key, &p, opts...); !apierrors.IsNotFound(err) {
+			break
+		}
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("get appproject %s: %w", name, err)
+	}
+	return &p, nil
+}

@@ -2,10 +2,13 @@ package argocd
 
 import (
 	"context"
+	"errors"
 	"testing"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
@@ -63,5 +66,43 @@ func TestCredentials(t *testing.T) {
 	}
 	if r.gets != 1 {
 		t.Errorf("missing known hosts read %d times, want once", r.gets)
+	}
+}
+
+// failing answers every read with err.
+type failing struct {
+	client.Reader
+	err error
+}
+
+func (f failing) Get(context.Context, client.ObjectKey, client.Object, ...client.GetOption) error {
+	return f.err
+}
+
+// TestProject: readers are asked in turn while they answer NotFound (a
+// cache, then the API server); none has it: nil; another error ends the
+// lookup, naming the project.
+func TestProject(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	team := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: "team", Namespace: "argocd"}}
+	empty := fake.NewClientBuilder().WithScheme(s).Build()
+	live := fake.NewClientBuilder().WithScheme(s).WithObjects(team).Build()
+
+	p, err := Project(t.Context(), "argocd", "team", []client.Reader{empty, live})
+	if err != nil || p == nil || p.Name != "team" {
+		t.Fatalf("Project from the second reader = %v, %v; want team", p, err)
+	}
+	if p, err = Project(t.Context(), "argocd", "other", []client.Reader{empty, live}); err != nil || p != nil {
+		t.Errorf("missing project = %v, %v; want nil, nil", p, err)
+	}
+	if p, err = Project(t.Context(), "elsewhere", "team", []client.Reader{live}); err != nil || p != nil {
+		t.Errorf("project of another namespace = %v, %v; want nil, nil", p, err)
+	}
+	down := failing{err: errors.New("connection refused")}
+	if _, err = Project(t.Context(), "argocd", "team", []client.Reader{down, live}); err == nil || err.Error() != "get appproject team: connection refused" {
+		t.Errorf("a failing cache: error = %v, want it named and the lookup ended", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/argocd"
 	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/reposerver"
 )
@@ -458,19 +459,7 @@ func (r *Reconciler) door(cl *cluster, app *v1alpha1.Application, project *v1alp
 // together with its Application may reach the cache after it, and a sync
 // refused as project-not-found is not retried for that revision.
 func (r *Reconciler) project(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
-	var p v1alpha1.AppProject
-	key := client.ObjectKey{Namespace: r.opts.Namespace, Name: app.ProjectName()}
-	err := r.client.Get(ctx, key, &p, client.UnsafeDisableDeepCopy)
-	if apierrors.IsNotFound(err) {
-		err = r.apiReader.Get(ctx, key, &p)
-	}
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("get appproject %s: %w", app.ProjectName(), err)
-	}
-	return &p, nil
+	return argocd.Project(ctx, r.opts.Namespace, app.ProjectName(), []client.Reader{r.client, r.apiReader}, client.UnsafeDisableDeepCopy)
 }
 
 // finish writes the status and records the events of the pass.

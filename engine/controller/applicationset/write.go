@@ -23,6 +23,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/argocd"
 	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/reposerver"
@@ -151,19 +152,7 @@ func quoteParams(params map[string]any) string {
 // project returns the AppProject name of the control namespace, nil when
 // it does not exist (read past the cache when the cache lacks it).
 func (r *Reconciler) project(ctx context.Context, name string) (*v1alpha1.AppProject, error) {
-	var p v1alpha1.AppProject
-	key := client.ObjectKey{Namespace: r.opts.Namespace, Name: name}
-	err := r.deps.Client.Get(ctx, key, &p)
-	if apierrors.IsNotFound(err) {
-		err = r.deps.APIReader.Get(ctx, key, &p)
-	}
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("get appproject %s: %w", name, err)
-	}
-	return &p, nil
+	return argocd.Project(ctx, r.opts.Namespace, name, []client.Reader{r.deps.Client, r.deps.APIReader})
 }
 
 // invalidDestination says why dest names none of clusters (the Argo CD

@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -171,14 +170,14 @@ func (n *Notifier) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		return reconcile.Result{}, err
 	}
 	var projMap map[string]any
-	var proj v1alpha1.AppProject
-	switch err := n.client.Get(ctx, types.NamespacedName{Namespace: n.namespace, Name: app.ProjectName()}, &proj); {
-	case err == nil:
-		if projMap, err = policies.ObjectMap(&proj, v1alpha1.GroupVersion.String(), v1alpha1.AppProjectKind); err != nil {
+	proj, err := argocd.Project(ctx, n.namespace, app.ProjectName(), []client.Reader{n.client})
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if proj != nil {
+		if projMap, err = policies.ObjectMap(proj, v1alpha1.GroupVersion.String(), v1alpha1.AppProjectKind); err != nil {
 			return reconcile.Result{}, err
 		}
-	case client.IgnoreNotFound(err) != nil:
-		return reconcile.Result{}, err
 	}
 	old := app.Annotations[notify.AnnotationNotified]
 	due, state, errs := c.Evaluate(appMap, projMap, notify.ParseState(old), time.Now())
