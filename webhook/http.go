@@ -3,7 +3,9 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
+	"runtime/debug"
 
 	"github.com/go-logr/logr"
 	"k8s.io/utils/ptr"
@@ -63,7 +65,17 @@ type httpHandler struct {
 func (s *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var failure error
 	hook := &admission.Webhook{
-		Handler: admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+		Handler: admission.HandlerFunc(func(ctx context.Context, req admission.Request) (resp admission.Response) {
+			// A panic is a failure of the call too: recovered here, it
+			// gets the HTTP 500 (and the failurePolicy) an error gets,
+			// rather than a denying review.
+			defer func() {
+				if p := recover(); p != nil {
+					s.log.Error(fmt.Errorf("%v", p), "Panic deciding an admission request", "uid", req.UID, "stack", string(debug.Stack()))
+					failure = fmt.Errorf("panic deciding the request: %v", p)
+					resp = admission.Errored(http.StatusInternalServerError, failure)
+				}
+			}()
 			resp, err := s.decider.Decide(ctx, req)
 			if err != nil {
 				failure = err

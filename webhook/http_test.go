@@ -270,6 +270,16 @@ func TestNewHTTPHandler(t *testing.T) {
 			body: "tollgate: get AppProject argocd/team from cache: cache not synced\n",
 		},
 		{
+			name: "panic",
+			decider: func(context.Context, admission.Request) (admission.Response, error) {
+				var m map[string]int
+				m["boom"]++
+				return admission.Allowed(""), nil
+			},
+			code: http.StatusInternalServerError, ctype: "text/plain; charset=utf-8",
+			body: "tollgate: panic deciding the request: assignment to entry in nil map\n",
+		},
+		{
 			name: "error beside a response",
 			decider: func(context.Context, admission.Request) (admission.Response, error) {
 				return admission.Allowed(""), errors.New("boom")
