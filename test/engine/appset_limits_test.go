@@ -43,9 +43,7 @@ func TestApplicationSetTemplateLimits(t *testing.T) {
 		return f.appSetNamed(argoNS, f.name+"-"+name, strings.Replace(hostileSet, "TEMPLATE", template, 1))
 	}
 	loop := hostile("loop", `{{ range until 2000 }}{{ range until 2000 }}{{ range until 2000 }}{{ end }}{{ end }}{{ end }}`)
-	// One allocation past the limit, so that the memory limit stops it
-	// before the time limit even on a loaded machine.
-	hog := hostile("hog", `{{ $s := repeat 1000000 "x" }}{{ $s = repeat 600 $s }}`)
+	hog := hostile("hog", `{{ $s := repeat 1000000 "x" }}{{ range until 64 }}{{ $s = print $s $s }}{{ end }}`)
 	start := time.Now()
 	ok := f.appSetNamed(argoNS, f.name+"-ok", strings.Replace(listSet, "%[5]s",
 		listElements(map[string]string{"name": "ok", "project": f.name, "repo": f.repoURL, "namespace": f.ns}), 1))
