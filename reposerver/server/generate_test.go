@@ -226,6 +226,10 @@ func TestGenerateLimits(t *testing.T) {
 			Limits{Timeout: 2 * time.Second, MemoryBytes: 1 << 30, OutputBytes: 1 << 20, Objects: 10}, LimitError{Limit: "time", Value: "2s", Work: workGeneration}, 20 * time.Second},
 		{"allocates", list, `{{ $s := repeat 1000000 "x" }}{{ range until 4000 }}{{ $s = print $s $s }}{{ end }}x`,
 			Limits{Timeout: time.Minute, MemoryBytes: 256 << 20, OutputBytes: 1 << 20, Objects: 10}, LimitError{Limit: "memory", Value: "256 MiB", Work: workGeneration}, time.Minute},
+		// One allocation past the limit, which RLIMIT_DATA alone lets
+		// through: the parent sees the child's resident memory.
+		{"allocates at once", list, `{{ $s := repeat 1000000 "x" }}{{ $s = repeat 1000 $s }}n{{ len $s }}`,
+			Limits{Timeout: time.Minute, MemoryBytes: 512 << 20, OutputBytes: 1 << 20, Objects: 10}, LimitError{Limit: "memory", Value: "512 MiB", Work: workGeneration}, time.Minute},
 		{"answers too much", list, `{{ repeat 200000 "x" }}`,
 			Limits{Timeout: time.Minute, MemoryBytes: 1 << 30, OutputBytes: 64 << 10, Objects: 10}, LimitError{Limit: "output", Value: "0 MiB", Work: workGeneration}, time.Minute},
 		{"generates too many", "  - list: {elements: [{name: a}, {name: b}, {name: c}]}", `{{ .name }}`,

@@ -34,10 +34,12 @@ type Limits struct {
 	// serving the child (a Git checkout a generator asks for) does not
 	// count.
 	Timeout time.Duration
-	// MemoryBytes caps the child's heap where the platform allows it
+	// MemoryBytes caps the child's memory where the platform allows it
 	// (Linux: RLIMIT_DATA, which counts the memory the Go runtime maps for
 	// its heap but not the address space it only reserves; RLIMIT_AS would
-	// stop the runtime itself). The garbage collector aims at half of it.
+	// stop the runtime itself; and the parent kills a child whose resident
+	// memory passes it, which catches what RLIMIT_DATA lets through). The
+	// garbage collector aims at half of it.
 	MemoryBytes int64
 	// OutputBytes caps what the child sends back.
 	OutputBytes int64
@@ -143,6 +145,10 @@ type child struct {
 	timedOut atomic.Bool
 	left     time.Duration
 	since    time.Time
+	// overMemory is set when the parent killed the child for its
+	// resident memory; exited stops that watch.
+	overMemory atomic.Bool
+	exited     chan struct{}
 }
 
 // start starts a child and sends it req.
@@ -151,7 +157,7 @@ func (r *Runner) start(ctx context.Context, req request, work string) (*child, e
 	cmd := exec.CommandContext(ctx, r.Path, r.Args...)
 	// Never nil: a nil Env would hand the child the parent's environment.
 	cmd.Env = append([]string{}, r.Env...)
-	c := &child{cmd: cmd, stderr: &headBuffer{max: maxStderr}, limits: r.Limits, work: work, left: r.Limits.Timeout}
+	c := &child{cmd: cmd, stderr: &headBuffer{max: maxStderr}, limits: r.Limits, work: work, left: r.Limits.Timeout, exited: make(chan struct{})}
 	cmd.Stderr = c.stderr
 	cmd.WaitDelay = 5 * time.Second
 	stdin, err := cmd.StdinPipe()
@@ -172,6 +178,10 @@ func (r *Runner) start(ctx context.Context, req request, work string) (*child, e
 		c.timedOut.Store(true)
 		c.kill()
 	})
+	go watchMemory(cmd.Process.Pid, r.Limits.MemoryBytes, func() {
+		c.overMemory.Store(true)
+		c.kill()
+	}, c.exited)
 	if err := c.enc.Encode(req); err != nil {
 		return nil, c.wait(ctx, fmt.Errorf("send request: %w", err))
 	}
@@ -205,6 +215,7 @@ func (c *child) wait(ctx context.Context, ioErr error) error {
 	}
 	_ = c.stdin.Close()
 	waitErr := c.cmd.Wait()
+	close(c.exited)
 	c.timer.Stop()
 	l := c.limits
 	switch {
@@ -214,7 +225,7 @@ func (c *child) wait(ctx context.Context, ioErr error) error {
 		return &LimitError{Limit: "time", Value: l.Timeout.String(), Work: c.work}
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case waitErr != nil && outOfMemory(c.stderr.String()):
+	case c.overMemory.Load(), waitErr != nil && outOfMemory(c.stderr.String()):
 		return &LimitError{Limit: "memory", Value: mib(l.MemoryBytes), Work: c.work}
 	case waitErr != nil:
 		return fmt.Errorf("child process failed: %v: %s", waitErr, firstLine(c.stderr.String()))
