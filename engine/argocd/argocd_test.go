@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
@@ -83,10 +83,7 @@ func (f failing) Get(context.Context, client.ObjectKey, client.Object, ...client
 // cache, then the API server); none has it: nil; another error ends the
 // lookup, naming the project.
 func TestProject(t *testing.T) {
-	s := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
+	s := testutil.Scheme(t)
 	team := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: "team", Namespace: "argocd"}}
 	empty := fake.NewClientBuilder().WithScheme(s).Build()
 	live := fake.NewClientBuilder().WithScheme(s).WithObjects(team).Build()

@@ -9,13 +9,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 func TestObjects(t *testing.T) {
@@ -61,10 +61,7 @@ func TestObjects(t *testing.T) {
 }
 
 func TestSignatureCheck(t *testing.T) {
-	s := runtime.NewScheme()
-	if err := corev1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
+	s := testutil.Scheme(t)
 	project := func(keys ...string) *v1alpha1.AppProject {
 		p := &v1alpha1.AppProject{}
 		for _, k := range keys {

@@ -14,21 +14,12 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/metrics"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
-
-func testScheme(t *testing.T) *runtime.Scheme {
-	t.Helper()
-	s := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 func webhookApp(name, ns string, repos ...string) *v1alpha1.Application {
 	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
@@ -184,7 +175,7 @@ func TestPushHandler(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(
+			c := fake.NewClientBuilder().WithScheme(testutil.Scheme(t)).WithObjects(
 				webhookApp("web", "argocd", "https://github.com/org/config"),
 				webhookApp("ssh-form", "argocd", "git@github.com:org/config.git"),
 				webhookApp("multi", "argocd", "https://example.com/charts.git", "https://GITHUB.com/org/config.git/"),
@@ -240,7 +231,7 @@ func TestPushHandler(t *testing.T) {
 // a secret: an unauthenticated one would let anyone who reaches it make the
 // controller patch Applications and fetch their repositories.
 func TestHandlerNeedsSecret(t *testing.T) {
-	c := fake.NewClientBuilder().WithScheme(testScheme(t)).Build()
+	c := fake.NewClientBuilder().WithScheme(testutil.Scheme(t)).Build()
 	h, err := NewHandler(c, Options{}, nil, logr.Discard())
 	if !errors.Is(err, ErrNoSecret) || h != nil {
 		t.Fatalf("NewHandler without a secret = %v, %v; want nil, ErrNoSecret", h, err)

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // TestFinalizerGone: delete hooks run only while the API server's
@@ -22,9 +23,9 @@ func TestFinalizerGone(t *testing.T) {
 		fin  string
 		want bool
 	}{
-		{"removed since the cache was read", &Reconciler{apiReader: fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(current).Build()}, v1alpha1.PreDeleteFinalizerName, true},
-		{"still there", &Reconciler{apiReader: fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(current).Build()}, v1alpha1.ResourcesFinalizerName, false},
-		{"application gone", &Reconciler{apiReader: fake.NewClientBuilder().WithScheme(testScheme(t)).Build()}, v1alpha1.PreDeleteFinalizerName, true},
+		{"removed since the cache was read", &Reconciler{apiReader: fake.NewClientBuilder().WithScheme(testutil.Scheme(t)).WithObjects(current).Build()}, v1alpha1.PreDeleteFinalizerName, true},
+		{"still there", &Reconciler{apiReader: fake.NewClientBuilder().WithScheme(testutil.Scheme(t)).WithObjects(current).Build()}, v1alpha1.ResourcesFinalizerName, false},
+		{"application gone", &Reconciler{apiReader: fake.NewClientBuilder().WithScheme(testutil.Scheme(t)).Build()}, v1alpha1.PreDeleteFinalizerName, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // commitRecorder answers every commit request with a commit named after
@@ -39,7 +40,7 @@ func TestHistoryCommitsOnlyPermitted(t *testing.T) {
 			Data:       map[string][]byte{"url": []byte(url), "project": []byte(project), "username": []byte("git"), "password": []byte(password)},
 		}
 	}
-	scheme := testScheme(t)
+	scheme := testutil.Scheme(t)
 	if err := corev1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 func TestConditionEditsApply(t *testing.T) {
@@ -131,7 +132,7 @@ func TestWriteApplication(t *testing.T) {
 			if tc.stored != nil {
 				tc.stored(stored)
 			}
-			c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(stored).Build()
+			c := fake.NewClientBuilder().WithScheme(testutil.Scheme(t)).WithObjects(stored).Build()
 			get := func() *v1alpha1.Application {
 				var app v1alpha1.Application
 				if err := c.Get(t.Context(), client.ObjectKeyFromObject(stored), &app); err != nil {

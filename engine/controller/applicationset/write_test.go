@@ -5,13 +5,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // TestAppSetWriteAdoption: an existing Application of the generated name
@@ -69,7 +69,7 @@ func TestAppSetWriteAdoption(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(tc.live).Build()
+			c := fake.NewClientBuilder().WithScheme(testutil.Scheme(t)).WithObjects(tc.live).Build()
 			r := &Reconciler{deps: Dependencies{Client: c}}
 			s := set.DeepCopy()
 			if tc.policy != "" {
@@ -147,13 +147,4 @@ func TestParamsText(t *testing.T) {
 			}
 		})
 	}
-}
-
-func testScheme(t *testing.T) *runtime.Scheme {
-	t.Helper()
-	s := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
