@@ -523,7 +523,7 @@ func controllerManagerOptions(o controllerOptions, scheme *runtime.Scheme) ctrl.
 
 // addPushWebhook serves the Git push webhook on every replica (it only sets
 // an annotation; the leader reconciles). Without a secret there is none.
-func addPushWebhook(mgr manager.Manager, o controllerOptions, m *metrics.Metrics, log logr.Logger) error {
+func addPushWebhook(mgr manager.Manager, o controllerOptions, m push.Metrics, log logr.Logger) error {
 	srv, err := pushWebhookServer(mgr.GetClient(), o, m, log)
 	if err != nil || srv == nil {
 		return err
@@ -536,7 +536,7 @@ func addPushWebhook(mgr manager.Manager, o controllerOptions, m *metrics.Metrics
 
 // pushWebhookServer returns the server of the Git push webhook, or nil when
 // --webhook-addr is 0 or no secret is set (which it logs).
-func pushWebhookServer(c client.Client, o controllerOptions, m *metrics.Metrics, log logr.Logger) (*manager.Server, error) {
+func pushWebhookServer(c client.Client, o controllerOptions, m push.Metrics, log logr.Logger) (*manager.Server, error) {
 	if o.webhookAddr == "" || o.webhookAddr == "0" {
 		return nil, nil
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/tollgate-dev/tollgate/engine/notify"
 )
 
 // Sync results, the values of the result label of tollgate_engine_syncs_total.
@@ -106,16 +104,15 @@ func NewMetrics() *Metrics {
 	}
 }
 
-// Notification counts one notification's outcome.
-func (m *Metrics) Notification(service string, err error) {
-	result := "sent"
-	switch {
-	case errors.Is(err, notify.ErrQueueFull):
-		result = "dropped"
-	case err != nil:
-		result = "failed"
-	}
+// Notification counts one notification's outcome: sent, failed or
+// dropped.
+func (m *Metrics) Notification(service, result string) {
 	m.notifications.WithLabelValues(service, result).Inc()
+}
+
+// Webhook counts one Git push webhook request by result.
+func (m *Metrics) Webhook(result string) {
+	m.Webhooks.WithLabelValues(result).Inc()
 }
 
 // SetShard records the shard's members and the Applications owned.

@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/metrics"
 	"github.com/tollgate-dev/tollgate/internal/appops"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/reposerver"
@@ -31,6 +30,12 @@ const Path = "/api/webhook"
 // DefaultMaxBytes bounds a webhook body. GitHub caps payloads at 25 MiB;
 // pushes of ordinary size are far below 1 MiB.
 const DefaultMaxBytes int64 = 4 << 20
+
+// Metrics count the requests by result (refreshed, ignored,
+// unauthorized, invalid, error); *metrics.Metrics implements it.
+type Metrics interface {
+	Webhook(result string)
+}
 
 // Options configure a Handler.
 type Options struct {
@@ -113,7 +118,7 @@ type Handler struct {
 	appSetNS  []string
 	secret    []byte
 	maxBytes  int64
-	metrics   *metrics.Metrics
+	metrics   Metrics
 	log       logr.Logger
 }
 
@@ -121,7 +126,7 @@ type Handler struct {
 // Applications in opts.Namespace (and ApplicationSets in
 // opts.ApplicationSetNamespaces). Without opts.Secret it returns
 // ErrNoSecret: serve no push endpoint then. m may be nil.
-func NewHandler(c client.Client, opts Options, m *metrics.Metrics, log logr.Logger) (*Handler, error) {
+func NewHandler(c client.Client, opts Options, m Metrics, log logr.Logger) (*Handler, error) {
 	if opts.Secret == "" {
 		return nil, ErrNoSecret
 	}
@@ -130,9 +135,6 @@ func NewHandler(c client.Client, opts Options, m *metrics.Metrics, log logr.Logg
 	}
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
-	}
-	if m == nil {
-		m = metrics.NewMetrics()
 	}
 	return &Handler{
 		client: c, namespace: opts.Namespace, appSetNS: opts.ApplicationSetNamespaces, secret: []byte(opts.Secret),
@@ -302,7 +304,9 @@ func usesRepository(app *v1alpha1.Application, urls []string) bool {
 }
 
 func (h *Handler) answer(w http.ResponseWriter, code int, result string, resp webhookResponse) {
-	h.metrics.Webhooks.WithLabelValues(result).Inc()
+	if h.metrics != nil {
+		h.metrics.Webhook(result)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(resp)

@@ -42,10 +42,11 @@ type Sharder interface {
 	Owns(key string) bool
 }
 
-// Metrics count the notifications' outcomes; *metrics.Metrics implements
-// it.
+// Metrics count the notifications' outcomes by service and result (sent;
+// failed after every retry; dropped with the queue full);
+// *metrics.Metrics implements it.
 type Metrics interface {
-	Notification(service string, err error)
+	Notification(service, result string)
 }
 
 // Notifier sends Argo CD's notifications for the Applications of the
@@ -79,7 +80,14 @@ func New(c client.Client, namespace string, shard Sharder, metrics Metrics, opts
 	result := opts.Result
 	opts.Result = func(d notify.Due, err error) {
 		if n.metrics != nil {
-			n.metrics.Notification(d.Destination.Service, err)
+			result := "sent"
+			switch {
+			case errors.Is(err, notify.ErrQueueFull):
+				result = "dropped"
+			case err != nil:
+				result = "failed"
+			}
+			n.metrics.Notification(d.Destination.Service, result)
 		}
 		if result != nil {
 			result(d, err)
