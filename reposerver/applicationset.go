@@ -305,3 +305,13 @@ type AppSetResponse struct {
 type AppSetGenerator interface {
 	GenerateApplications(ctx context.Context, req *AppSetRequest) (*AppSetResponse, error)
 }
+
+// SecretValue is the value of key in an Argo CD Secret (repository,
+// repo-creds, cluster): Data, falling back to StringData for a Secret that
+// has not been through the API server (a manifest in Git).
+func SecretValue(s *corev1.Secret, key string) string {
+	if v, ok := s.Data[key]; ok {
+		return string(v)
+	}
+	return s.StringData[key]
+}

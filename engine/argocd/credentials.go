@@ -42,14 +42,14 @@ func MatchCredentials(repoURL, project string, secrets []corev1.Secret, knownHos
 	longest := -1
 	for i := range secrets {
 		s := &secrets[i]
-		if strings.EqualFold(SecretValue(s, "type"), "helm") {
+		if strings.EqualFold(reposerver.SecretValue(s, "type"), "helm") {
 			continue
 		}
-		scope := SecretValue(s, "project")
+		scope := reposerver.SecretValue(s, "project")
 		if scope != "" && scope != project {
 			continue
 		}
-		u := reposerver.NormalizeURL(SecretValue(s, "url"))
+		u := reposerver.NormalizeURL(reposerver.SecretValue(s, "url"))
 		if u == "" || want == "" {
 			continue
 		}
@@ -92,7 +92,7 @@ func MatchCredentials(repoURL, project string, secrets []corev1.Secret, knownHos
 
 // scoped reports whether a repository Secret names a project.
 func scoped(s *corev1.Secret) bool {
-	return SecretValue(s, "project") != ""
+	return reposerver.SecretValue(s, "project") != ""
 }
 
 // sameHost reports whether two normalized URLs have the same scheme, user
@@ -116,29 +116,20 @@ func authority(normalized string) string {
 func credentialsFromSecret(s *corev1.Secret) reposerver.Credentials {
 	insecure := SecretFlag(s, "insecure") || SecretFlag(s, "insecureIgnoreHostKey")
 	c := reposerver.Credentials{
-		Username:    SecretValue(s, "username"),
-		Password:    SecretValue(s, "password"),
-		BearerToken: SecretValue(s, "bearerToken"),
+		Username:    reposerver.SecretValue(s, "username"),
+		Password:    reposerver.SecretValue(s, "password"),
+		BearerToken: reposerver.SecretValue(s, "bearerToken"),
 		Insecure:    insecure,
 	}
-	if k := SecretValue(s, "sshPrivateKey"); k != "" {
+	if k := reposerver.SecretValue(s, "sshPrivateKey"); k != "" {
 		c.SSHPrivateKey = []byte(k)
 	}
 	return c
 }
 
-// SecretValue is the value of key in a repository Secret: Data, falling
-// back to StringData for a Secret that has not been through the API server.
-func SecretValue(s *corev1.Secret, key string) string {
-	if v, ok := s.Data[key]; ok {
-		return string(v)
-	}
-	return s.StringData[key]
-}
-
 // SecretFlag reports whether key of a repository Secret holds a true
 // boolean ("true", "1"...).
 func SecretFlag(s *corev1.Secret, key string) bool {
-	b, err := strconv.ParseBool(strings.TrimSpace(SecretValue(s, key)))
+	b, err := strconv.ParseBool(strings.TrimSpace(reposerver.SecretValue(s, key)))
 	return err == nil && b
 }

@@ -146,7 +146,7 @@ func helmRepositories(secrets []corev1.Secret, project string) []reposerver.Helm
 	var out []reposerver.HelmRepository
 	for i := range secrets {
 		s := &secrets[i]
-		value := func(k string) string { return argocd.SecretValue(s, k) }
+		value := func(k string) string { return reposerver.SecretValue(s, k) }
 		kind := s.Labels[argocd.SecretTypeLabel]
 		if !strings.EqualFold(value("type"), "helm") || kind != argocd.SecretTypeRepository && kind != argocd.SecretTypeRepoCreds {
 			continue

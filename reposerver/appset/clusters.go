@@ -43,7 +43,7 @@ func (g *generator) clusters(ctx context.Context, field string, raw any) ([]map[
 		if s.Labels[reposerver.SecretTypeLabel] != reposerver.SecretTypeCluster {
 			continue
 		}
-		if secretValue(s, "server") == reposerver.InClusterServer {
+		if reposerver.SecretValue(&s, "server") == reposerver.InClusterServer {
 			hasInCluster = true
 		}
 		if sel.Matches(labels.Set(s.Labels)) {
@@ -56,12 +56,12 @@ func (g *generator) clusters(ctx context.Context, field string, raw any) ([]map[
 		})
 	}
 	slices.SortFunc(matched, func(a, b corev1.Secret) int {
-		return cmp.Compare(secretValue(a, "name"), secretValue(b, "name"))
+		return cmp.Compare(reposerver.SecretValue(&a, "name"), reposerver.SecretValue(&b, "name"))
 	})
 	for _, s := range matched {
-		name := secretValue(s, "name")
+		name := reposerver.SecretValue(&s, "name")
 		params := map[string]any{
-			"name": name, "nameNormalized": SanitizeName(name), "server": secretValue(s, "server"), "project": secretValue(s, "project"),
+			"name": name, "nameNormalized": SanitizeName(name), "server": reposerver.SecretValue(&s, "server"), "project": reposerver.SecretValue(&s, "project"),
 		}
 		annotations := reposerver.ClusterAnnotations(s.Annotations)
 		if g.r.goTemplate {
@@ -89,15 +89,6 @@ func (g *generator) clusters(ctx context.Context, field string, raw any) ([]map[
 		return []map[string]any{{"clusters": all}}, nil
 	}
 	return out, nil
-}
-
-// secretValue reads a key of a Secret's data, or of its stringData as a
-// manifest in Git may carry it.
-func secretValue(s corev1.Secret, key string) string {
-	if v, ok := s.Data[key]; ok {
-		return string(v)
-	}
-	return s.StringData[key]
 }
 
 // stringMap copies the non-empty entries of m. It stays a
