@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/argocd"
 	"github.com/tollgate-dev/tollgate/engine/controller/application"
 )
 
@@ -38,18 +38,14 @@ AppProject does not exist, or when a window cannot be read.`,
 			if err != nil {
 				return err
 			}
-			project := app.Spec.Project
-			if project == "" {
-				project = "default"
+			proj, err := argocd.Project(cmd.Context(), o.namespace, app.ProjectName(), []client.Reader{c})
+			if err != nil {
+				return err
 			}
-			var proj v1alpha1.AppProject
-			if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: o.namespace, Name: project}, &proj); err != nil {
-				if apierrors.IsNotFound(err) {
-					return usageError(fmt.Errorf("appproject %s of application %s not found in namespace %s", project, o.name, o.namespace))
-				}
-				return fmt.Errorf("get appproject %s: %w", project, err)
+			if proj == nil {
+				return usageError(fmt.Errorf("appproject %s of application %s not found in namespace %s", app.ProjectName(), o.name, o.namespace))
 			}
-			return writeWindows(cmd.OutOrStdout(), &proj, app, time.Now())
+			return writeWindows(cmd.OutOrStdout(), proj, app, time.Now())
 		},
 	}
 	o.addFlags(cmd.Flags())
