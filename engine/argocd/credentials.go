@@ -133,3 +133,29 @@ func SecretFlag(s *corev1.Secret, key string) bool {
 	b, err := strconv.ParseBool(strings.TrimSpace(reposerver.SecretValue(s, key)))
 	return err == nil && b
 }
+
+// HelmRepositories are the Argo CD repository and repo-creds Secrets of
+// type helm that an Application of project may use: those without a
+// project key and those of project. They give chart sources and chart
+// dependencies their credentials (reposerver.MatchHelmRepository).
+func HelmRepositories(secrets []corev1.Secret, project string) []reposerver.HelmRepository {
+	var out []reposerver.HelmRepository
+	for i := range secrets {
+		s := &secrets[i]
+		value := func(k string) string { return reposerver.SecretValue(s, k) }
+		kind := s.Labels[SecretTypeLabel]
+		if !strings.EqualFold(value("type"), "helm") || kind != SecretTypeRepository && kind != SecretTypeRepoCreds {
+			continue
+		}
+		if p := value("project"); p != "" && p != project {
+			continue
+		}
+		out = append(out, reposerver.HelmRepository{
+			URL: value("url"), Username: value("username"), Password: value("password"),
+			TLSClientCertData: value("tlsClientCertData"), TLSClientCertKey: value("tlsClientCertKey"),
+			Insecure: SecretFlag(s, "insecure"), EnableOCI: SecretFlag(s, "enableOCI"),
+			Template: kind == SecretTypeRepoCreds, Project: value("project"),
+		})
+	}
+	return out
+}

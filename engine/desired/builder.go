@@ -3,7 +3,6 @@ package desired
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -96,7 +95,7 @@ func (b *Builder) Request(ctx context.Context, t Target) (*reposerver.Request, e
 	if t.Project != nil {
 		req.SourceRepos = t.Project.Spec.SourceRepos
 	}
-	repos, err := reposerver.PermittedRepositories(ctx, helmRepositories(t.Secrets, app.ProjectName()), req.SourceRepos)
+	repos, err := reposerver.PermittedRepositories(ctx, argocd.HelmRepositories(t.Secrets, app.ProjectName()), req.SourceRepos)
 	if err != nil {
 		return nil, err
 	}
@@ -136,32 +135,6 @@ func (b *Builder) State(req *reposerver.Request, resp *reposerver.Response, dest
 		s.unbuilt.load = b.loader(req, resp)
 	}
 	return s
-}
-
-// helmRepositories are the Argo CD repository and repo-creds Secrets of
-// type helm that an Application of project may use: those without a
-// project key and those of project. They give chart sources and chart
-// dependencies their credentials (reposerver.MatchHelmRepository).
-func helmRepositories(secrets []corev1.Secret, project string) []reposerver.HelmRepository {
-	var out []reposerver.HelmRepository
-	for i := range secrets {
-		s := &secrets[i]
-		value := func(k string) string { return reposerver.SecretValue(s, k) }
-		kind := s.Labels[argocd.SecretTypeLabel]
-		if !strings.EqualFold(value("type"), "helm") || kind != argocd.SecretTypeRepository && kind != argocd.SecretTypeRepoCreds {
-			continue
-		}
-		if p := value("project"); p != "" && p != project {
-			continue
-		}
-		out = append(out, reposerver.HelmRepository{
-			URL: value("url"), Username: value("username"), Password: value("password"),
-			TLSClientCertData: value("tlsClientCertData"), TLSClientCertKey: value("tlsClientCertKey"),
-			Insecure: argocd.SecretFlag(s, "insecure"), EnableOCI: argocd.SecretFlag(s, "enableOCI"),
-			Template: kind == argocd.SecretTypeRepoCreds, Project: value("project"),
-		})
-	}
-	return out
 }
 
 // SignatureCheck returns the signature check of a render request for
