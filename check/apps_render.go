@@ -10,6 +10,7 @@ import (
 	"github.com/tollgate-dev/tollgate/policies/report"
 	"github.com/tollgate-dev/tollgate/reposerver"
 	"github.com/tollgate-dev/tollgate/reposerver/render"
+	"github.com/tollgate-dev/tollgate/reposerver/server"
 )
 
 // maxAppDepth bounds how deep Applications rendered by Applications (app of
@@ -44,16 +45,10 @@ func (c claims) claimsEntry(root repoRoot, e entry) bool {
 	return (e.root == root.given || e.root == root.real) && c.docs[docKey(e.doc)]
 }
 
-// appJob is one source of one Application to render.
+// appJob is one Application to render.
 type appJob struct {
-	app    entry
-	name   string
-	source appSource
-}
-
-// key identifies the Application document of the job.
-func (j appJob) key() string {
-	return j.app.file + "\x00" + docKey(j.app.doc)
+	app  entry
+	name string
 }
 
 // failure is the error result of the job's Application.
@@ -74,27 +69,29 @@ func location(file string, line int) string {
 	return file
 }
 
-// renderApplications renders, from the checkout at root, the sources of
-// the Applications among found whose repository is repoURL (normalized;
-// "" renders nothing), and then of the Applications those render, level by
-// level, Argo CD running in controlNS. Each Application is rendered once. It returns the rendered
-// documents with their Application, what the renders claimed, notes about
-// sources that were not rendered, and one error result per Application
-// that could not be rendered: one that cannot be decoded, that the engine
-// would refuse (planApplication), or one of whose sources fails to render.
+// renderApplications renders the sources of the Applications among found
+// with svc, the repo-server service over the checkout of the repository
+// under test (newAppService), and then of the Applications those render,
+// level by level, Argo CD running in controlNS and caps standing in for
+// the cluster's capabilities. Each Application is rendered once. It
+// returns the rendered documents with their Application, what the renders
+// claimed from root, notes about sources that were not rendered (when
+// notes is set: a repository is under test), and one error result per
+// Application that could not be rendered: one that cannot be decoded,
+// that the engine would refuse, or one of whose sources fails to render.
 // Such an Application renders nothing, as Argo CD then generates no
-// manifests for it; the others are unaffected. Renders of one level run
-// concurrently. The error returned is ctx's.
-func renderApplications(ctx context.Context, root repoRoot, repoURL, controlNS string, found []entry, build buildFunc, lim render.Limits) ([]entry, claims, []Note, []report.Result, error) {
+// manifests for it; the others are unaffected. Applications of one level
+// render concurrently. The error returned is ctx's.
+func renderApplications(ctx context.Context, svc *server.Service, root repoRoot, controlNS string, caps render.Capabilities, notes bool, found []entry) ([]entry, claims, []Note, []report.Result, error) {
 	c := claims{docs: map[string]bool{}, dirs: map[string]bool{}}
 	var out []entry
-	var notes []Note
+	var skipNotes []Note
 	var failures []report.Result
 	seen := map[string]bool{}
 	pending := applications(found)
 	for depth := 0; len(pending) > 0; depth++ {
 		if depth == maxAppDepth {
-			notes = append(notes, Note{File: pending[0].file, Line: pending[0].doc.Line,
+			skipNotes = append(skipNotes, Note{File: pending[0].file, Line: pending[0].doc.Line,
 				Message: fmt.Sprintf("Applications rendered by Applications more than %d levels deep are not rendered", maxAppDepth)})
 			break
 		}
@@ -103,105 +100,98 @@ func renderApplications(ctx context.Context, root repoRoot, repoURL, controlNS s
 			name, _ := nestedString(a.doc.Object, "metadata", "name")
 			ns, _ := nestedString(a.doc.Object, "metadata", "namespace")
 			key := docKey(a.doc) + "\x00" + ns + "/" + name
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			job := appJob{app: a, name: name}
-			plan, err := planApplication(a.doc.Object, repoURL, controlNS, root)
-			if err != nil {
-				failures = append(failures, job.failure(err))
-				continue
-			}
-			if repoURL != "" {
-				for _, msg := range plan.Skipped {
-					notes = append(notes, Note{File: a.file, Line: a.doc.Line, Message: fmt.Sprintf("Application %q %s", name, msg)})
-				}
-			}
-			for _, s := range plan.Sources {
-				job.source = s
-				jobs = append(jobs, job)
+			if !seen[key] {
+				seen[key] = true
+				jobs = append(jobs, appJob{app: a, name: name})
 			}
 		}
-		results := make([]render.Result, len(jobs))
+		results := make([]appRender, len(jobs))
 		errs := make([]error, len(jobs))
 		err := forEach(ctx, len(jobs), func(ctx context.Context, i int) error {
-			results[i], errs[i] = renderSource(ctx, root.given, jobs[i].source, build, lim)
-			if errs[i] != nil && ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return nil
+			results[i], errs[i] = renderApplication(ctx, svc, jobs[i].app.doc.Object, controlNS, caps)
+			return ctx.Err()
 		})
 		if err != nil {
 			return nil, c, nil, nil, err
 		}
+		pending = nil
+		for i, j := range jobs {
+			res, err := results[i], errs[i]
+			if notes {
+				for _, msg := range res.Skipped {
+					skipNotes = append(skipNotes, Note{File: j.app.file, Line: j.app.doc.Line, Message: fmt.Sprintf("Application %q %s", j.name, msg)})
+				}
+			}
+			if err == nil {
+				err = firstError(res.Sources)
+			}
+			if err != nil {
+				failures = append(failures, j.failure(err))
+				continue
+			}
+			for _, src := range res.Sources {
+				if src.Result.Kind == render.KindDirectory {
+					for _, d := range src.Result.Documents {
+						c.docs[docKey(d)] = true
+					}
+				} else {
+					c.dirs[cleanRel(src.Dir)] = true
+				}
+				for _, d := range src.Result.Documents {
+					e := entry{doc: withoutSyntax(d), root: root.given, file: d.File, app: j.app.doc.Object, appName: j.name}
+					out = append(out, e)
+					if isKind(d.Object, "argoproj.io", "Application") {
+						pending = append(pending, e)
+					}
+				}
+				for _, n := range src.Result.Notes {
+					skipNotes = append(skipNotes, Note{File: n.File, Line: n.Line, Message: n.Message})
+				}
+			}
+		}
 		// An Application with a source that failed renders nothing; the
 		// failed source's directory is claimed, so that its walked copy
 		// does not report the same failure again.
-		failed := map[string]bool{}
-		for i, j := range jobs {
-			if errs[i] != nil && !failed[j.key()] {
-				failed[j.key()] = true
-				failures = append(failures, j.failure(errs[i]))
-				c.dirs[cleanRel(j.source.Path)] = true
-			}
-		}
-		pending = nil
-		for i, res := range results {
-			j := jobs[i]
-			if failed[j.key()] {
-				continue
-			}
-			if res.Kind == render.KindDirectory {
-				for _, d := range res.Documents {
-					c.docs[docKey(d)] = true
+		for _, res := range results {
+			for _, src := range res.Sources {
+				if src.Err != nil {
+					c.dirs[cleanRel(src.Dir)] = true
+					break
 				}
-			} else {
-				c.dirs[cleanRel(j.source.Path)] = true
-			}
-			for _, d := range res.Documents {
-				e := entry{doc: withoutSyntax(d), root: root.given, file: d.File, app: j.app.doc.Object, appName: j.name}
-				out = append(out, e)
-				if isKind(d.Object, "argoproj.io", "Application") {
-					pending = append(pending, e)
-				}
-			}
-			for _, n := range res.Notes {
-				notes = append(notes, Note{File: n.File, Line: n.Line, Message: n.Message})
 			}
 		}
 	}
-	return out, c, notes, failures, nil
+	return out, c, skipNotes, failures, nil
 }
 
-// renderSource renders one planned source of an Application from the
-// checkout at root. A failed render names the source's field:
-// "spec.sources[1]: render helm charts/web: ...".
-func renderSource(ctx context.Context, root string, s appSource, build buildFunc, lim render.Limits) (render.Result, error) {
-	res, err := build(ctx, root, s.Path, s.Options, lim)
-	if err != nil {
-		return render.Result{}, fmt.Errorf("%s: %w", s.Field, err)
+// firstError is the error of the first source that failed to render, nil
+// when none did.
+func firstError(srcs []server.SourceRender) error {
+	for _, s := range srcs {
+		if s.Err != nil {
+			return s.Err
+		}
 	}
-	return res, nil
+	return nil
 }
 
 // RenderApplication renders the Application document app (an object as
 // decoded from YAML or JSON) the way Run renders each Application it
 // finds: the sources whose repository is repoURL (any spelling
-// reposerver.NormalizeURL takes to the same URL) are rendered from the checkout
-// at repoRoot, in source order, with renderer (nil renders in process), and
-// the other sources are left out, as Run leaves them out with a note. Argo
-// CD is taken to run in policies.DefaultArgoCDNamespace. It returns the
-// rendered objects.
+// reposerver.NormalizeURL takes to the same URL) are rendered from the
+// checkout at repoRoot, in source order, with renderer (nil renders in
+// process), and the other sources are left out, as Run leaves them out
+// with a note. Argo CD is taken to run in policies.DefaultArgoCDNamespace.
+// It returns the rendered objects.
 //
 // The errors are Run's without the Application's file, line and name: an
 // Application the engine refuses is a *render.UnsupportedError naming the
 // field, a field of the wrong type is named, and a failed render names the
 // source's field ("spec.sources[1]: render helm charts/web: ...").
 //
-// Run renders through the same steps (planApplication, renderSource); this
-// entry point lets a test hold the objects of one Application against the
-// engine's.
+// Run renders through the same steps (renderApplication, the repo-server
+// service); this entry point lets a test hold the objects of one
+// Application against the engine's.
 func RenderApplication(ctx context.Context, app map[string]any, repoRoot, repoURL string, renderer Renderer) ([]map[string]any, error) {
 	u := reposerver.NormalizeURL(repoURL)
 	if u == "" {
@@ -211,18 +201,20 @@ func RenderApplication(ctx context.Context, app map[string]any, repoRoot, repoUR
 	if err != nil {
 		return nil, err
 	}
-	plan, err := planApplication(app, u, policies.DefaultArgoCDNamespace, root)
+	svc, err := newAppService(checkout{root: root, repoURL: u}, localRenderer{renderer}, render.DefaultLimits())
 	if err != nil {
 		return nil, err
 	}
-	build, lim := Options{Renderer: renderer}.builder(), render.DefaultLimits()
+	res, err := renderApplication(ctx, svc, app, policies.DefaultArgoCDNamespace, render.Capabilities{})
+	if err == nil {
+		err = firstError(res.Sources)
+	}
+	if err != nil {
+		return nil, err
+	}
 	var objs []map[string]any
-	for _, s := range plan.Sources {
-		res, err := renderSource(ctx, root.given, s, build, lim)
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range res.Documents {
+	for _, s := range res.Sources {
+		for _, d := range s.Result.Documents {
 			objs = append(objs, d.Object)
 		}
 	}

@@ -1,13 +1,17 @@
 package check
 
 import (
+	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver/appset"
 	"github.com/tollgate-dev/tollgate/reposerver/render"
 )
 
@@ -24,6 +28,60 @@ func decodeApp(t *testing.T, src string) map[string]any {
 	return docs[0].Object
 }
 
+// appSource is one source the repo-server service was asked to render.
+type appSource struct {
+	Field, Path string
+	Options     render.Options
+}
+
+// appPlan is what renderApplication asked the service to render, and the
+// sources it skipped.
+type appPlan struct {
+	Sources []appSource
+	Skipped []string
+}
+
+// recorder is a renderer that records what it is asked to render, and
+// renders nothing.
+type recorder struct {
+	mu    sync.Mutex
+	calls []appSource
+}
+
+func (r *recorder) Build(_ context.Context, _, dir string, opts render.Options, _ render.Limits) (render.Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, appSource{Path: dir, Options: opts})
+	return render.Result{Kind: render.KindDirectory}, nil
+}
+
+func (r *recorder) Generate(context.Context, *v1alpha1.ApplicationSet, appset.Sources) ([]reposerver.Generated, error) {
+	return nil, errors.New("not for generation")
+}
+
+// plan renders the Application obj as tollgate test does, the checkout at
+// root being the repository repoURL, and returns what the repo-server
+// service was asked to render.
+func plan(t *testing.T, obj map[string]any, repoURL, controlNS, root string) (appPlan, error) {
+	t.Helper()
+	rec := &recorder{}
+	svc, err := newAppService(checkout{root: repoRoot{given: root}, repoURL: reposerver.NormalizeURL(repoURL)}, rec, render.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := renderApplication(t.Context(), svc, obj, controlNS, render.Capabilities{})
+	if err != nil {
+		return appPlan{}, err
+	}
+	p := appPlan{Skipped: res.Skipped}
+	for i, s := range res.Sources {
+		p.Sources = append(p.Sources, appSource{Field: s.Field, Path: rec.calls[i].Path, Options: rec.calls[i].Options})
+	}
+	return p, nil
+}
+
+// TestPlanApplication: what tollgate test asks the repo-server service to
+// render of an Application, and what it skips with a note.
 func TestPlanApplication(t *testing.T) {
 	const url = "https://github.com/acme/config"
 	root := t.TempDir()
@@ -324,7 +382,7 @@ func TestPlanApplication(t *testing.T) {
 			if tt.repoURL != "" {
 				repoURL = tt.repoURL
 			}
-			got, err := planApplication(decodeApp(t, head+tt.spec), reposerver.NormalizeURL(repoURL), "argocd", repoRoot{given: root})
+			got, err := plan(t, decodeApp(t, head+tt.spec), repoURL, "argocd", root)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
@@ -356,14 +414,14 @@ func TestPlanApplicationInstanceName(t *testing.T) {
 		{"gitops", "web"},
 		{"argocd", "gitops_web"},
 	} {
-		plan, err := planApplication(decodeApp(t, doc), reposerver.NormalizeURL(url), tt.controlNS, repoRoot{given: t.TempDir()})
+		p, err := plan(t, decodeApp(t, doc), url, tt.controlNS, t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(plan.Sources) != 1 || plan.Sources[0].Options.Helm == nil || len(plan.Sources[0].Options.Helm.Parameters) != 1 {
-			t.Fatalf("plan = %+v, want one Helm source with one parameter", plan)
+		if len(p.Sources) != 1 || p.Sources[0].Options.Helm == nil || len(p.Sources[0].Options.Helm.Parameters) != 1 {
+			t.Fatalf("plan = %+v, want one Helm source with one parameter", p)
 		}
-		if got := plan.Sources[0].Options.Helm.Parameters[0].Value; got != tt.want {
+		if got := p.Sources[0].Options.Helm.Parameters[0].Value; got != tt.want {
 			t.Errorf("Argo CD in %s: ARGOCD_APP_NAME = %q, want %q", tt.controlNS, got, tt.want)
 		}
 	}

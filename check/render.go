@@ -36,21 +36,36 @@ func generator(renderer Renderer) generateFunc {
 // buildFunc renders one application source, with render.Build's signature.
 type buildFunc func(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error)
 
-// builder is how a check renders: Kustomize overlays, Helm charts and
-// directories with Jsonnet with o.Renderer (render.Build when nil); a plain
-// directory of manifests, which is only decoded (under the decoder's own
-// limits), in process.
+// localRenderer renders with r, render.Build in process when r is nil; a
+// plain directory of manifests, which is only decoded (under the
+// decoder's own limits), always in process. It generates ApplicationSets
+// with r. It is the renderer of a check's repo-server service.
+type localRenderer struct{ r Renderer }
+
+// Build renders the source at dir of the checkout at root.
+func (l localRenderer) Build(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error) {
+	kind, err := render.DetectKind(root, dir, opts)
+	if err != nil {
+		return render.Result{}, err
+	}
+	if l.r == nil || (kind == render.KindDirectory && !render.HasJsonnet(root, dir, opts)) {
+		return render.Build(ctx, root, dir, opts, lim)
+	}
+	return l.r.Build(ctx, root, dir, opts, lim)
+}
+
+// Generate generates set's Applications (see generator).
+func (l localRenderer) Generate(ctx context.Context, set *v1alpha1.ApplicationSet, src appset.Sources) ([]reposerver.Generated, error) {
+	return generator(l.r)(ctx, set, src)
+}
+
+// builder is how a check renders the directories it walks: with
+// localRenderer, Helm charts seeing o.Capabilities in place of the
+// destination cluster's.
 func (o Options) builder() buildFunc {
 	return func(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error) {
 		opts.Capabilities = o.capabilities(opts.Capabilities)
-		kind, err := render.DetectKind(root, dir, opts)
-		if err != nil {
-			return render.Result{}, err
-		}
-		if o.Renderer == nil || (kind == render.KindDirectory && !render.HasJsonnet(root, dir, opts)) {
-			return render.Build(ctx, root, dir, opts, lim)
-		}
-		return o.Renderer.Build(ctx, root, dir, opts, lim)
+		return localRenderer{o.Renderer}.Build(ctx, root, dir, opts, lim)
 	}
 }
 

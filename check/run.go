@@ -192,7 +192,11 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 	generated, setFailures := expandApplicationSets(ctx, generator(o.Renderer), walked, newAppSetSources(root, repoURL, secrets), known)
 	g.failures = append(g.failures, setFailures...)
 	walked = append(walked, generated...)
-	appEntries, cl, appNotes, appFailures, err := renderApplications(ctx, root, repoURL, controlNS, walked, build, lim)
+	svc, err := newAppService(checkout{root: root, repoURL: repoURL}, localRenderer{o.Renderer}, lim)
+	if err != nil {
+		return g, err
+	}
+	appEntries, cl, appNotes, appFailures, err := renderApplications(ctx, svc, root, controlNS, o.Capabilities, repoURL != "", walked)
 	if err != nil {
 		return g, err
 	}

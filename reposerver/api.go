@@ -58,6 +58,18 @@ type Request struct {
 	SignatureCheck *SignatureCheck `json:"signatureCheck,omitempty"`
 }
 
+// NewRequest is the request for app's manifests, Argo CD running in
+// namespace controlNS: the Application's instance name
+// (v1alpha1.Application.InstanceName), destination namespace and project,
+// and whether messages name spec.sources. The caller adds the sources at
+// the revisions to render, and what else it knows.
+func NewRequest(app *v1alpha1.Application, controlNS string) *Request {
+	return &Request{
+		AppName: app.InstanceName(controlNS), Namespace: app.Spec.Destination.Namespace,
+		Project: app.ProjectName(), MultipleSources: app.Spec.HasMultipleSources(),
+	}
+}
+
 // SignatureCheck is what the commits of a Request's Git sources are
 // verified against: Argo CD's GnuPG keys and the AppProject's
 // signatureKeys. Helm repository and OCI sources are not verified, as in

@@ -75,11 +75,9 @@ type Target struct {
 // for the commits to be verified (SignatureCheck).
 func (b *Builder) Request(ctx context.Context, t Target) (*reposerver.Request, error) {
 	app := t.App
-	req := &reposerver.Request{
-		AppName: app.InstanceName(b.Namespace), Namespace: app.Spec.Destination.Namespace, Project: app.ProjectName(),
-		KubeVersion: t.KubeVersion, APIVersions: t.APIVersions,
-		MultipleSources: app.Spec.HasMultipleSources(), ListingMaxAge: t.ListingMaxAge, NoCache: t.NoCache,
-	}
+	req := reposerver.NewRequest(app, b.Namespace)
+	req.KubeVersion, req.APIVersions = t.KubeVersion, t.APIVersions
+	req.ListingMaxAge, req.NoCache = t.ListingMaxAge, t.NoCache
 	creds := &argocd.Credentials{Reader: b.Reader, Namespace: b.Namespace, Secrets: t.Secrets}
 	for _, s := range t.Sources {
 		if s.Chart != "" {
