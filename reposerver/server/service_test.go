@@ -229,3 +229,76 @@ func TestRenderKey(t *testing.T) {
 		t.Error("key unchanged when the chart moved to another commit")
 	}
 }
+
+// servedOnly serves one repository through a cache and no other, as
+// tollgate test's checkout does.
+type servedOnly struct {
+	Fetcher
+	url string
+}
+
+func (s servedOnly) Fetch(ctx context.Context, repoURL, revision string, creds reposerver.Credentials, opts ...source.FetchOption) (source.Checkout, error) {
+	if repoURL != s.url {
+		return source.Checkout{}, &NotServedError{RepoURL: repoURL}
+	}
+	return s.Fetcher.Fetch(ctx, repoURL, revision, creds, opts...)
+}
+
+// TestRender: Render leaves out what is not served, says why, and renders
+// the other sources past one that fails.
+func TestRender(t *testing.T) {
+	f := newFixture(t)
+	cache, err := source.NewCache(t.TempDir(), source.Options{AllowInsecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := New(servedOnly{Fetcher: cache, url: f.charts}, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	chart := src(f.charts, "web")
+	chart.Source.Helm = &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{"$values/prod.yaml"}}
+	values := src(f.values, "")
+	values.Source.Ref = "values"
+	helmRepo := reposerver.Source{Source: v1alpha1.ApplicationSource{RepoURL: "https://charts.example.com", Chart: "web", TargetRevision: "1.0.0"}}
+	req := &reposerver.Request{AppName: "shop", MultipleSources: true, Sources: []reposerver.Source{
+		chart, values, src(f.charts, "nope"), src(f.charts, "overlay"), helmRepo, {}, src(f.charts, "web"),
+	}}
+	got, err := svc.Render(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		Field, Dir, Kind, ValueFile string
+		RefOnly, NotServed, Failed  bool
+		Docs                        int
+	}
+	var outcomes []outcome
+	for _, r := range got {
+		outcomes = append(outcomes, outcome{Field: r.Field, Dir: r.Dir, Kind: r.Result.Kind, ValueFile: r.ValueFile,
+			RefOnly: r.RefOnly, NotServed: r.NotServed, Failed: r.Err != nil, Docs: len(r.Result.Documents)})
+	}
+	want := []outcome{
+		{Field: "spec.sources[0]", Dir: "web", ValueFile: "$values/prod.yaml"},
+		{Field: "spec.sources[1]", Dir: ".", RefOnly: true, NotServed: true},
+		{Field: "spec.sources[2]", Dir: "nope", Failed: true},
+		{Field: "spec.sources[3]", Dir: "overlay", Kind: render.KindKustomize, Docs: 1},
+		{Field: "spec.sources[4]", Dir: ".", NotServed: true},
+		{Field: "spec.sources[5]", Dir: ".", NotServed: true},
+		{Field: "spec.sources[6]", Dir: "web", Kind: render.KindHelm, Docs: 1},
+	}
+	if diff := cmp.Diff(want, outcomes); diff != "" {
+		t.Errorf("Render (-want +got):\n%s", diff)
+	}
+	if err := got[2].Err; err == nil || !strings.HasPrefix(err.Error(), "spec.sources[2]: ") {
+		t.Errorf("failed source's error = %v, want it to name spec.sources[2]", err)
+	}
+	if d := got[6].Result.Documents; len(d) == 1 && d[0].File != "web/templates/configmap.yaml" {
+		t.Errorf("rendered document's file = %q, want the template's", d[0].File)
+	}
+
+	// Generate serves no partial answer: a repository not served fails it.
+	if _, err := svc.Generate(t.Context(), req); err == nil {
+		t.Error("Generate with a source not served: no error")
+	}
+}
