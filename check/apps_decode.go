@@ -1,24 +1,28 @@
 package check
 
 import (
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 )
 
 // decodeApplication decodes what rendering reads of an Application
 // document (metadata.name and .namespace, and spec) into the typed
-// Application. Keys match exactly, as in the API server's decoder, and
-// unknown fields are ignored. A field of the wrong type is an error naming
-// it, such as "spec.sources[0].path: want a string, got a number".
+// Application as the API server decodes a custom resource: its JSON
+// encoding through sigs.k8s.io/json, keys matching exactly and unknown
+// fields ignored. A field of the wrong type is an error naming it, such as
+// "spec.sources[0].path: want a string, got a number".
 func decodeApplication(obj map[string]any) (v1alpha1.Application, error) {
 	in := map[string]any{"spec": obj["spec"]}
 	if meta, ok := obj["metadata"].(map[string]any); ok {
@@ -27,191 +31,125 @@ func decodeApplication(obj map[string]any) (v1alpha1.Application, error) {
 		in["metadata"] = obj["metadata"]
 	}
 	var app v1alpha1.Application
-	err := decodeValue(in, reflect.ValueOf(&app).Elem(), "")
+	data, err := json.Marshal(in)
+	if err != nil {
+		return app, fmt.Errorf("encode application: %w", err)
+	}
+	err = kjson.UnmarshalCaseSensitivePreserveInts(data, &app)
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		path, t := te.Field, te.Type
+		if p, ft, ok := locate(in, reflect.TypeFor[v1alpha1.Application](), strings.Split(te.Field, "."), te.Value); ok {
+			path, t = strings.TrimPrefix(p, "."), ft
+		}
+		err = fmt.Errorf("%s: want %s, got %s", path, wantType(t), gotType(te.Value))
+	}
 	return app, err
 }
 
-var (
-	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
-	intOrString     = reflect.TypeFor[intstr.IntOrString]()
-)
-
-// decodeValue stores v, a decoded YAML or JSON value (map[string]any,
-// []any, string, int64, float64, bool or nil), in out, following the json
-// tags of out's type; path names v in errors. A null leaves out as it is.
-// A type with its own UnmarshalJSON (runtime.RawExtension,
-// intstr.IntOrString, metav1.Time) decodes v's JSON encoding.
-func decodeValue(v any, out reflect.Value, path string) error {
-	if v == nil {
-		return nil
+// locate finds the value in v, of Go type t, that the decoder refused: the
+// first one at the path field whose JSON kind is value, both as a
+// json.UnmarshalTypeError gives them (field names struct fields only, an
+// embedded struct without a JSON name by its Go name; value is "string",
+// "number", "number 1.5" and so on). It returns the value's path with list
+// indexes and map keys, and its Go type.
+func locate(v any, t reflect.Type, field []string, value string) (string, reflect.Type, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	if out.Type() == intOrString {
-		switch v.(type) {
-		case string, int64, float64:
-		default:
-			return wrongType(path, "a number or a string", v)
-		}
-	}
-	if out.CanAddr() && out.Addr().Type().Implements(jsonUnmarshaler) {
-		data, err := json.Marshal(v)
-		if err == nil {
-			err = out.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(data)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		return nil
-	}
-	switch out.Kind() {
-	case reflect.Pointer:
-		p := reflect.New(out.Type().Elem())
-		if err := decodeValue(v, p.Elem(), path); err != nil {
-			return err
-		}
-		out.Set(p)
-	case reflect.Struct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return wrongType(path, "an object", v)
-		}
-		return decodeStruct(m, out, path)
-	case reflect.Slice:
-		list, ok := v.([]any)
-		if !ok {
-			if out.Type().Elem().Kind() == reflect.String {
-				return wrongType(path, "a list of strings", v)
-			}
-			return wrongType(path, "a list", v)
-		}
-		s := reflect.MakeSlice(out.Type(), len(list), len(list))
-		for i, it := range list {
-			if err := decodeValue(it, s.Index(i), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-		out.Set(s)
-	case reflect.Map:
-		m, ok := v.(map[string]any)
-		if !ok || out.Type().Key().Kind() != reflect.String {
-			return wrongType(path, "an object", v)
-		}
-		mv := reflect.MakeMapWithSize(out.Type(), len(m))
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			ev := reflect.New(out.Type().Elem()).Elem()
-			if err := decodeValue(m[k], ev, fieldPath(path, k)); err != nil {
-				return err
-			}
-			mv.SetMapIndex(reflect.ValueOf(k).Convert(out.Type().Key()), ev)
-		}
-		out.Set(mv)
-	case reflect.String:
-		s, ok := v.(string)
-		if !ok {
-			return wrongType(path, "a string", v)
-		}
-		out.SetString(s)
-	case reflect.Bool:
-		b, ok := v.(bool)
-		if !ok {
-			return wrongType(path, "a boolean", v)
-		}
-		out.SetBool(b)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, ok := integer(v)
-		if !ok || out.OverflowInt(n) {
-			return wrongType(path, "an integer", v)
-		}
-		out.SetInt(n)
-	case reflect.Float32, reflect.Float64:
-		switch n := v.(type) {
-		case int64:
-			out.SetFloat(float64(n))
-		case float64:
-			out.SetFloat(n)
-		default:
-			return wrongType(path, "a number", v)
-		}
-	case reflect.Interface:
-		out.Set(reflect.ValueOf(v))
-	default:
-		return fmt.Errorf("%s: cannot decode into %s", path, out.Type())
-	}
-	return nil
-}
-
-// decodeStruct decodes the keys of m into the fields of the struct out by
-// their json names; the fields of an embedded struct without a name (such
-// as `json:",inline"`) are read from m itself.
-func decodeStruct(m map[string]any, out reflect.Value, path string) error {
-	t := out.Type()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			continue
-		}
-		if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct {
-			if err := decodeStruct(m, out.Field(i), path); err != nil {
-				return err
-			}
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		if v, ok := m[name]; ok {
-			if err := decodeValue(v, out.Field(i), fieldPath(path, name)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// fieldPath appends the key name to path.
-func fieldPath(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
-}
-
-// integer returns v as an integer when it is a whole number.
-func integer(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return n, true
-	case float64:
-		if n == math.Trunc(n) && n >= math.MinInt64 && n < math.MaxInt64 {
-			return int64(n), true
-		}
-	}
-	return 0, false
-}
-
-// wrongType is the error of a value of the wrong type at path.
-func wrongType(path, want string, v any) error {
-	return fmt.Errorf("%s: want %s, got %s", path, want, typeName(v))
-}
-
-// typeName names the JSON type of a decoded value for messages.
-func typeName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case string:
-		return "a string"
-	case int, int64, float64:
-		return "a number"
+	switch v := v.(type) {
 	case []any:
-		return "a list"
+		if t.Kind() == reflect.Slice {
+			for i, e := range v {
+				if p, et, ok := locate(e, t.Elem(), field, value); ok {
+					return "[" + strconv.Itoa(i) + "]" + p, et, true
+				}
+			}
+			return "", nil, false
+		}
 	case map[string]any:
+		if t.Kind() == reflect.Map {
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				if p, et, ok := locate(v[k], t.Elem(), field, value); ok {
+					return "." + k + p, et, true
+				}
+			}
+			return "", nil, false
+		}
+		if t.Kind() == reflect.Struct && len(field) > 0 {
+			for i := range t.NumField() {
+				f := t.Field(i)
+				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				if cmp.Or(name, f.Name) != field[0] {
+					continue
+				}
+				if name == "" && f.Anonymous {
+					return locate(v, f.Type, field[1:], value)
+				}
+				p, ft, ok := locate(v[field[0]], f.Type, field[1:], value)
+				return "." + field[0] + p, ft, ok
+			}
+			return "", nil, false
+		}
+	}
+	if len(field) > 0 {
+		return "", nil, false
+	}
+	var kind string
+	switch v.(type) {
+	case string:
+		kind = "string"
+	case bool:
+		kind = "bool"
+	case int64, float64:
+		n, _ := json.Marshal(v)
+		if value == "number "+string(n) {
+			return "", t, true
+		}
+		kind = "number"
+	case []any:
+		kind = "array"
+	case map[string]any:
+		kind = "object"
+	}
+	return "", t, kind == value
+}
+
+// wantType says what JSON a field of Go type t takes.
+func wantType(t reflect.Type) string {
+	if t == reflect.TypeFor[intstr.IntOrString]() {
+		return "an integer or a string"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.String {
+			return "a list of strings"
+		}
+		return "a list"
+	case reflect.Struct, reflect.Map:
 		return "an object"
 	}
-	return fmt.Sprintf("%T", v)
+	return t.String()
+}
+
+// gotType names the JSON kind json.UnmarshalTypeError.Value describes.
+func gotType(value string) string {
+	kind, _, _ := strings.Cut(value, " ")
+	switch kind {
+	case "bool":
+		return "a boolean"
+	case "array":
+		return "a list"
+	case "object":
+		return "an object"
+	}
+	return "a " + kind
 }

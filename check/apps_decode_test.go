@@ -38,6 +38,7 @@ spec:
     directory: {jsonnet: null}
   syncPolicy: {retry: {limit: 5, backoff: {factor: 2}}}
   destination: {namespace: web}
+  revisionHistoryLimit: 3.0
 status: {sync: {status: 7}}
 `,
 			want: v1alpha1.Application{
@@ -53,8 +54,9 @@ status: {sync: {status: 7}}
 						Plugin:    &runtime.RawExtension{Raw: []byte(`{"name":"x"}`)},
 						Directory: &v1alpha1.ApplicationSourceDirectory{},
 					},
-					SyncPolicy:  &v1alpha1.SyncPolicy{Retry: &v1alpha1.RetryStrategy{Limit: 5, Backoff: &v1alpha1.Backoff{Factor: new(int64(2))}}},
-					Destination: v1alpha1.ApplicationDestination{Namespace: "web"},
+					SyncPolicy:           &v1alpha1.SyncPolicy{Retry: &v1alpha1.RetryStrategy{Limit: 5, Backoff: &v1alpha1.Backoff{Factor: new(int64(2))}}},
+					Destination:          v1alpha1.ApplicationDestination{Namespace: "web"},
+					RevisionHistoryLimit: new(int64(3)),
 				},
 			},
 		},
@@ -82,6 +84,37 @@ status: {sync: {status: 7}}
 			name:    "list element of the wrong type",
 			doc:     "spec: {sources: [{repoURL: a}, b]}\n",
 			wantErr: "spec.sources[1]: want an object, got a string",
+		},
+		{
+			name:    "field of a later list element",
+			doc:     "spec: {sources: [{repoURL: a, path: b}, {repoURL: c, path: 3}]}\n",
+			wantErr: "spec.sources[1].path: want a string, got a number",
+		},
+		{
+			name:    "list in a list",
+			doc:     "spec: {sources: [[a]]}\n",
+			wantErr: "spec.sources[0]: want an object, got a list",
+		},
+		{
+			name:    "list element of a list of strings",
+			doc:     "spec: {source: {helm: {valueFiles: [a.yaml, 3]}}}\n",
+			wantErr: "spec.source.helm.valueFiles[1]: want a string, got a number",
+		},
+		{
+			name:    "object for a string",
+			doc:     "spec: {source: {path: {a: b}}}\n",
+			wantErr: "spec.source.path: want a string, got an object",
+		},
+		{
+			name:    "map value",
+			doc:     "spec: {source: {kustomize: {commonLabels: {a: b, c: {d: e}}}}}\n",
+			wantErr: "spec.source.kustomize.commonLabels.c: want a string, got an object",
+		},
+		{
+			// Both counts are numbers: the element is told by the number.
+			name:    "fractional replica count",
+			doc:     "spec: {source: {kustomize: {replicas: [{name: a, count: 2}, {name: b, count: 1.5}]}}}\n",
+			wantErr: "spec.source.kustomize.replicas[1].count: want an integer or a string, got a number",
 		},
 	}
 	for _, tt := range tests {

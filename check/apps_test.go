@@ -373,7 +373,7 @@ func TestPlanApplication(t *testing.T) {
 		{
 			name:    "replica count neither a number nor a string",
 			spec:    "spec:\n  source:\n    repoURL: https://github.com/acme/config\n    kustomize: {replicas: [{name: web, count: [2]}]}\n",
-			wantErr: "spec.source.kustomize.replicas[0].count: want a number or a string, got a list",
+			wantErr: "spec.source.kustomize.replicas[0].count: want an integer or a string, got a list",
 		},
 	}
 	for _, tt := range tests {
