@@ -25,6 +25,10 @@ const (
 // healthStdin is the FILE argument that reads standard input.
 const healthStdin = "-"
 
+// healthBuiltinLibrary is --test's name for the library built into the
+// binary.
+const healthBuiltinLibrary = "builtin"
+
 type healthOptions struct {
 	Output string
 	Files  []string
@@ -62,7 +66,8 @@ directories (Argo CD's resource_customizations layout), then tollgate's own
 library (Argo Rollouts, cert-manager, external-secrets, sealed-secrets,
 Flux, KEDA, Crossplane, PodDisruptionBudget...). --test DIR runs a
 directory's health_test.yaml cases, so Argo CD's own scripts can be checked
-unchanged.
+unchanged; --test builtin runs those of the library built into this binary
+(a directory named builtin is ./builtin).
 
 Exit status: 0 whatever the health (the command reports), 2 on usage or
 input errors (an unreadable file, or an object whose fields have the wrong
@@ -70,7 +75,8 @@ type; the other objects are still reported).`,
 		Example: `  tollgate health deployment.yaml
   kubectl get all -n shop -o yaml | tollgate health -o json -
   kubectl get rollouts -A -o yaml | tollgate health --customizations ./resource_customizations -
-  tollgate health --test ./resource_customizations`,
+  tollgate health --test ./resource_customizations
+  tollgate health --test builtin`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if o.TestDir != "" {
 				return cobra.NoArgs(cmd, args)
@@ -87,7 +93,7 @@ type; the other objects are still reported).`,
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", healthFormatText, "output format: text or json")
 	cmd.Flags().StringArrayVar(&o.Customizations, "customizations", nil, "`DIR` of Lua health checks in Argo CD's resource_customizations layout (<group>/<kind>/health.lua), searched before the built-in ones (repeatable)")
-	cmd.Flags().StringVar(&o.TestDir, "test", "", "run the health_test.yaml cases of `DIR` (Argo CD's resource_customizations layout) and report each; exit 1 when one fails")
+	cmd.Flags().StringVar(&o.TestDir, "test", "", "run the health_test.yaml cases of `DIR` (Argo CD's resource_customizations layout; \"builtin\": the library built into this binary) and report each; exit 1 when one fails")
 	return cmd
 }
 
@@ -143,14 +149,18 @@ func runHealth(cmd *cobra.Command, o healthOptions) error {
 // runHealthTests runs the health_test.yaml cases of dir and prints one line
 // per case and a summary; a failed case exits 1.
 func runHealthTests(cmd *cobra.Command, dir string) error {
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return usageError(fmt.Errorf("--test: %w", err))
+	fsys := health.Builtin()
+	if dir != healthBuiltinLibrary {
+		fi, err := os.Stat(dir)
+		if err != nil {
+			return usageError(fmt.Errorf("--test: %w", err))
+		}
+		if !fi.IsDir() {
+			return usageError(fmt.Errorf("--test %s: not a directory", dir))
+		}
+		fsys = os.DirFS(dir)
 	}
-	if !fi.IsDir() {
-		return usageError(fmt.Errorf("--test %s: not a directory", dir))
-	}
-	results, err := health.TestScripts(os.DirFS(dir))
+	results, err := health.TestScripts(fsys)
 	if err != nil {
 		return usageError(err)
 	}

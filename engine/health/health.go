@@ -114,8 +114,11 @@ func checkFor(gvk schema.GroupVersionKind) func(*unstructured.Unstructured) (Res
 			return crdHealth
 		}
 	case "argoproj.io":
-		if gvk.Kind == "Application" {
+		switch gvk.Kind {
+		case "Application":
 			return applicationHealth
+		case "Workflow":
+			return workflowHealth
 		}
 	}
 	return nil

@@ -33,6 +33,32 @@ func applicationHealth(obj *unstructured.Unstructured) (Result, error) {
 	return Result{Status: s, Message: h.Message}, nil
 }
 
+// workflowHealth reports an Argo Workflows Workflow by its phase, as Argo
+// CD's built-in check does: Pending or Running (or no phase yet)
+// Progressing, Succeeded Healthy, Failed or Error Degraded, with the
+// Workflow's status.message.
+func workflowHealth(obj *unstructured.Unstructured) (Result, error) {
+	var wf struct {
+		Status struct {
+			Phase   string `json:"phase"`
+			Message string `json:"message"`
+		} `json:"status"`
+	}
+	if err := fromUnstructured(obj, &wf); err != nil {
+		return Result{}, err
+	}
+	st := Unknown
+	switch wf.Status.Phase {
+	case "", "Pending", "Running":
+		st = Progressing
+	case "Succeeded":
+		st = Healthy
+	case "Failed", "Error":
+		st = Degraded
+	}
+	return Result{Status: st, Message: wf.Status.Message}, nil
+}
+
 // kstatusHealth maps kstatus results to health statuses.
 var kstatusHealth = map[status.Status]Status{
 	status.CurrentStatus:     Healthy,

@@ -55,6 +55,10 @@ func TestAssess(t *testing.T) {
 		{file: "daemonset-unavailable-progressing.yaml", want: Result{Status: Progressing, Message: `Waiting for daemon set "agent" rollout to finish: 3 of 4 updated pods are available...`}},
 		{file: "daemonset-ondelete-healthy.yaml", want: Result{Status: Healthy, Message: "daemon set 1 out of 4 new pods have been updated"}},
 
+		{file: "workflow-failed-degraded.yaml", want: Result{Status: Degraded, Message: "child 'migrate-1' failed"}},
+		{file: "workflow-running-progressing.yaml", want: Result{Status: Progressing}},
+		{file: "workflow-succeeded-healthy.yaml", want: Result{Status: Healthy}},
+
 		{file: "replicaset-healthy.yaml", want: Result{Status: Healthy}},
 		{file: "replicaset-progressing.yaml", want: Result{Status: Progressing, Message: "Waiting for rollout to finish: 1 out of 2 new replicas are available..."}},
 		{file: "replicaset-degraded.yaml", want: Result{Status: Degraded, Message: `pods "web-5d9c-" is forbidden: exceeded quota: compute`}},

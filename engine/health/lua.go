@@ -91,6 +91,7 @@ func runLua(ctx context.Context, script string, obj map[string]any) (res Result,
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
 	}
+	openSafeOS(L)
 	for _, name := range []string{"dofile", "loadfile", "load", "loadstring", "require", "module", "print", "collectgarbage", "getfenv", "setfenv", "newproxy"} {
 		L.SetGlobal(name, lua.LNil)
 	}
@@ -121,6 +122,26 @@ func runLua(ctx context.Context, script string, obj map[string]any) (res Result,
 		res.Message = string(msg)
 	}
 	return res, nil
+}
+
+// safeOSFuncs are the functions of Lua's os library a health script gets,
+// as in Argo CD: reading the clock and formatting times; nothing that
+// reaches the process, the environment or files.
+var safeOSFuncs = []string{"clock", "date", "difftime", "time"}
+
+// openSafeOS sets the global os to a table of safeOSFuncs only.
+func openSafeOS(L *lua.LState) {
+	L.Push(L.NewFunction(lua.OpenOs))
+	L.Push(lua.LString(lua.OsLibName))
+	L.Call(1, 0)
+	full, _ := L.GetGlobal(lua.OsLibName).(*lua.LTable)
+	safe := L.NewTable()
+	for _, name := range safeOSFuncs {
+		if full != nil {
+			safe.RawSetString(name, full.RawGetString(name))
+		}
+	}
+	L.SetGlobal(lua.OsLibName, safe)
 }
 
 // boundedRep is string.rep refusing results larger than luaMaxRepBytes.

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,45 @@ func widget(status map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: obj}
 }
 
+// TestLuaSafeOS: a script gets Argo CD's safe subset of os, to read the
+// clock and format times.
+func TestLuaSafeOS(t *testing.T) {
+	script := `local now = os.time()
+local t = os.time({year = 2024, month = 1, day = 2, hour = 3})
+if type(os.clock()) ~= "number" or os.difftime(now, t) <= 0 then return {status = "Degraded", message = "clock"} end
+return {status = "Healthy", message = os.date("!%Y-%m-%d", 0)}`
+	c := checkerWith(t, map[string]string{"example.com/Widget": script})
+	res, err := c.Assess(widget(nil))
+	if err != nil || res.Status != Healthy || res.Message != "1970-01-01" {
+		t.Errorf("Assess = %+v, %v; want Healthy 1970-01-01", res, err)
+	}
+}
+
+// TestBuiltinLibraryEmbedded: every script and test case of the library's
+// directory is built into the binary, "_" wildcard directories included.
+func TestBuiltinLibraryEmbedded(t *testing.T) {
+	var onDisk []string
+	err := filepath.WalkDir("luascripts", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			onDisk = append(onDisk, filepath.ToSlash(strings.TrimPrefix(p, "luascripts"+string(filepath.Separator))))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wildcard bool
+	for _, p := range onDisk {
+		wildcard = wildcard || strings.HasPrefix(p, "_")
+		if _, err := fs.Stat(Builtin(), p); err != nil {
+			t.Errorf("%s is not built into the binary: %v", p, err)
+		}
+	}
+	if !wildcard {
+		t.Error("no wildcard (_) directory in the library; the test checks nothing of them")
+	}
+}
+
 // TestLuaHostileScripts holds what a script cannot do: run for ever,
 // recurse without end, reach the OS, load code, build huge strings, or
 // return something else than a health.
@@ -44,7 +84,9 @@ func TestLuaHostileScripts(t *testing.T) {
 	}{
 		{"endless loop", "while true do end", "health script ran longer than 1s"},
 		{"endless recursion", "local function f(n) return f(n + 1) + 1 end return f(0)", "stack overflow"},
-		{"os.execute", `os.execute("touch /tmp/pwned") return {status = "Healthy"}`, "attempt to index a non-table object(nil) with key 'execute'"},
+		{"os.execute", `os.execute("touch /tmp/pwned") return {status = "Healthy"}`, "attempt to call a non-function object"},
+		{"os.getenv", `return {status = os.getenv("HOME")}`, "attempt to call a non-function object"},
+		{"os.remove", `os.remove("/tmp/x") return {status = "Healthy"}`, "attempt to call a non-function object"},
 		{"io", `io.open("/etc/passwd") return {status = "Healthy"}`, "attempt to index a non-table object(nil) with key 'open'"},
 		{"load", `load("return 1")() return {status = "Healthy"}`, "attempt to call a non-function object"},
 		{"require", `require("os") return {status = "Healthy"}`, "attempt to call a non-function object"},

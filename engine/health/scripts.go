@@ -19,9 +19,10 @@ import (
 
 // builtinFS holds tollgate's own Lua health checks, in Argo CD's
 // resource_customizations layout: <group>/<kind>/health.lua with its
-// health_test.yaml and testdata, "_" as a wildcard segment.
+// health_test.yaml and testdata, "_" as a wildcard segment. "all:" keeps
+// the wildcard directories, whose names start with "_", in the binary.
 //
-//go:embed luascripts
+//go:embed all:luascripts
 var builtinFS embed.FS
 
 // Builtin returns the built-in library of Lua health checks.
