@@ -229,4 +229,9 @@ type ApplicationSourceDirectory struct {
 	// Include is a glob of files to read.
 	// +optional
 	Include string `json:"include,omitempty"`
+	// DisableExtensionFilter reads files of any extension (not only
+	// .yaml, .yml, .json and .jsonnet), so that Include and Exclude can
+	// pick files such as *.yaml.sealed; those are decoded as YAML.
+	// +optional
+	DisableExtensionFilter bool `json:"disableExtensionFilter,omitempty"`
 }

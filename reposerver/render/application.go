@@ -122,7 +122,7 @@ func ApplicationOptions(app AppInfo, s AppSource, revision string, refs map[stri
 		RepoURL: src.RepoURL, Path: src.Path, TargetRevision: src.TargetRevision,
 	}
 	if d := src.Directory; d != nil {
-		opts.Directory = &DirectoryOptions{Recurse: d.Recurse, Include: d.Include, Exclude: d.Exclude}
+		opts.Directory = &DirectoryOptions{Recurse: d.Recurse, Include: d.Include, Exclude: d.Exclude, DisableExtensionFilter: d.DisableExtensionFilter}
 		j, err := jsonnetOptions(s.Field+".directory.jsonnet", d, env)
 		if err != nil {
 			return opts, err

@@ -30,7 +30,8 @@ func IsJsonnetFile(name string) bool {
 }
 
 // directory reads the manifests of a plain directory source like Argo CD:
-// .yaml, .yml and .json files decoded and .jsonnet files evaluated,
+// .yaml, .yml and .json files decoded (every file but .jsonnet ones with
+// DisableExtensionFilter) and .jsonnet files evaluated,
 // subdirectories only with Recurse (symlinked directories are not
 // followed), filtered by the Exclude and then the Include pattern matched
 // against the path relative to the application directory; a file holding
@@ -62,7 +63,7 @@ func (s source) directory(ctx context.Context) ([]Document, []Note, error) {
 			return nil
 		}
 		name := d.Name()
-		if !IsManifestFile(name) && !IsJsonnetFile(name) {
+		if !o.DisableExtensionFilter && !IsManifestFile(name) && !IsJsonnetFile(name) {
 			return nil
 		}
 		rel, err := filepath.Rel(s.dir, p)

@@ -14,6 +14,7 @@ func TestBuildDirectory(t *testing.T) {
 	d := docRef{File: "app/sub/deep/d-secret.yml", Line: 1, Kind: "Secret", Name: "d"}
 	e := docRef{File: "app/excluded/e.yaml", Line: 1, Kind: "ConfigMap", Name: "e"}
 	l := docRef{File: "app/legacy.jsonnet", Kind: "ConfigMap", Name: "legacy"}
+	sealed := docRef{File: "app/sub/s.yaml.sealed", Line: 1, Kind: "SealedSecret", Name: "s"}
 	values := Note{File: "app/values.yaml", Line: 1, Message: "skipped: not a Kubernetes object (no apiVersion or kind)"}
 	tests := []struct {
 		name      string
@@ -27,6 +28,10 @@ func TestBuildDirectory(t *testing.T) {
 		{name: "include alternation, star crosses slashes", opts: &DirectoryOptions{Recurse: true, Include: "{*.yml,sub/*.yaml}"}, want: []docRef{c, d}},
 		{name: "include comma-separated", opts: &DirectoryOptions{Recurse: true, Include: "a-*.yaml,*.json"}, want: []docRef{a, b}},
 		{name: "exclude wins over include", opts: &DirectoryOptions{Recurse: true, Include: "*.yaml", Exclude: "{excluded/*,values.yaml}"}, want: []docRef{a, c}},
+		// Argo CD's disableExtensionFilter: include picks a custom
+		// extension, decoded as YAML; without it the file is never read.
+		{name: "custom extension without the filter", opts: &DirectoryOptions{Recurse: true, Include: "*.sealed", DisableExtensionFilter: true}, want: []docRef{sealed}},
+		{name: "custom extension with the filter", opts: &DirectoryOptions{Recurse: true, Include: "*.sealed"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -72,6 +72,9 @@ type DirectoryOptions struct {
 	Include, Exclude string
 	// Jsonnet are the options of the directory's .jsonnet files.
 	Jsonnet JsonnetOptions
+	// DisableExtensionFilter reads files of every extension, those that
+	// are neither .json nor .jsonnet as YAML, as Argo CD does.
+	DisableExtensionFilter bool
 }
 
 // KustomizeOptions mirror spec.source.kustomize. They are applied the way
