@@ -207,9 +207,10 @@ func (r *Reconciler) managed(server string) func(group, kind string) bool {
 
 // comparison returns the comparison of the desired state with the cluster:
 // the memo of the last one when nothing changed since (fresh is false), or
-// a new one after the policy gate allowed the desired state. A nil
-// comparison without error means the gate denied it; p records why.
-func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state *desiredState) (cmp *comparison, fresh bool, err error) {
+// a new one after the policy gate allowed the desired state, with the
+// outcomes of building the objects and of the gate. A nil comparison
+// without error means the gate denied it; the outcomes say why.
+func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state *desiredState) (cmp *comparison, fresh bool, outs []outcome, err error) {
 	app, cl := p.app, tg.cluster
 	log := ctrl.LoggerFrom(ctx)
 	switch m := r.recall(p.key, state.identity); {
@@ -221,7 +222,7 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 		fp, err := fingerprint(ctx, cl, m.refs)
 		if err == nil && fp == m.fingerprint {
 			r.metrics.Compares.WithLabelValues("reused").Inc()
-			return m.cmp, false, nil
+			return m.cmp, false, nil, nil
 		}
 		reason := "live objects changed"
 		if err != nil {
@@ -230,37 +231,31 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 		log.V(1).Info("Comparing in full", "reason", reason)
 	}
 	if err := state.Build(ctx); err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
+	built := outcome{step: stepBuilt, raised: map[string]string{}}
 	if len(state.HookWarnings) > 0 {
-		p.conds.set(v1alpha1.ApplicationConditionUnknownHookWarning, strings.Join(state.HookWarnings, "; "))
-	} else {
-		p.conds.clear(v1alpha1.ApplicationConditionUnknownHookWarning)
+		built.raised[v1alpha1.ApplicationConditionUnknownHookWarning] = strings.Join(state.HookWarnings, "; ")
 	}
 	if len(state.Excluded) > 0 {
-		p.conds.set(v1alpha1.ApplicationConditionExcludedResourceWarning,
-			"excluded by resource.exclusions/inclusions of argocd-cm, neither applied nor compared: "+strings.Join(state.Excluded, ", "))
-	} else {
-		p.conds.clear(v1alpha1.ApplicationConditionExcludedResourceWarning)
+		built.raised[v1alpha1.ApplicationConditionExcludedResourceWarning] =
+			"excluded by resource.exclusions/inclusions of argocd-cm, neither applied nor compared: " + strings.Join(state.Excluded, ", ")
 	}
+	outs = []outcome{built}
 	// The objects are judged with the Application as fetched.
 	v, err := r.gate(ctx, tg.door, gated(app, tg.op, state.Objects))
 	if err != nil {
-		return nil, false, err
+		return nil, false, outs, err
 	}
 	if !v.Allowed() {
-		r.deny(p, v, state.Revisions)
-		return nil, false, nil
+		return nil, false, append(outs, r.deny(p, v, state.Revisions)), nil
 	}
-	p.conds.clear(v1alpha1.ApplicationConditionPolicyViolation)
-	if msg, ok := conditionMessage(app, v1alpha1.ApplicationConditionSyncError); ok && strings.HasPrefix(msg, refusedByPolicy) {
-		p.conds.clear(v1alpha1.ApplicationConditionSyncError) // the refusal is over
-	}
+	outs = append(outs, outcome{step: stepGate}) // allowed: a refusal is over
 	cmp, err = r.compareAndRemember(ctx, p, tg, state)
 	if err != nil {
-		return nil, false, err
+		return nil, false, outs, err
 	}
-	return cmp, true, nil
+	return cmp, true, outs, nil
 }
 
 // compareAndRemember compares in full and remembers the comparison for idle
@@ -323,8 +318,9 @@ func covers(a, b []apply.Ref) bool {
 	return true
 }
 
-// recordComparison writes a comparison into the status.
-func (r *Reconciler) recordComparison(p *pass, cmp *comparison, state *desiredState, srcs []v1alpha1.ApplicationSource) {
+// recordComparison writes a comparison into the status, and returns its
+// outcome (stepCompared).
+func (r *Reconciler) recordComparison(p *pass, cmp *comparison, state *desiredState, srcs []v1alpha1.ApplicationSource) outcome {
 	st := &p.app.Status
 	st.Resources = cmp.resources
 	st.Health.Status, st.Health.Message = cmp.health.Status, cmp.health.Message
@@ -343,12 +339,11 @@ func (r *Reconciler) recordComparison(p *pass, cmp *comparison, state *desiredSt
 		sync.ComparedTo.Source = srcs[0]
 	}
 	st.Sync = sync
-	if len(cmp.shared) > 0 {
-		p.conds.set(v1alpha1.ApplicationConditionSharedResourceWarning, cmp.sharedMessage())
-	} else {
-		p.conds.clear(v1alpha1.ApplicationConditionSharedResourceWarning)
-	}
 	if st.Health.Status != p.orig.Status.Health.Status {
 		st.Health.LastTransitionTime = &p.now
 	}
+	if len(cmp.shared) > 0 {
+		return raise(stepCompared, v1alpha1.ApplicationConditionSharedResourceWarning, cmp.sharedMessage())
+	}
+	return outcome{step: stepCompared}
 }

@@ -54,17 +54,17 @@ func (r *Reconciler) runDeleteHooks(ctx context.Context, app *v1alpha1.Applicati
 	p := &pass{
 		app: app.DeepCopy(), orig: app, key: types.NamespacedName{Namespace: app.Namespace, Name: app.Name},
 		instance: app.InstanceName(r.opts.Namespace),
-		now:      metav1.NewTime(r.opts.Now().UTC()), conds: conditionEdits{},
+		now:      metav1.NewTime(r.opts.Now().UTC()),
 	}
-	tg, err := r.target(ctx, p)
+	tg, found, err := r.target(ctx, p)
 	if err != nil {
 		return err
 	}
 	if tg == nil {
-		return errors.New(conditionEditMessage(p.conds, v1alpha1.ApplicationConditionInvalidSpecError))
+		return errors.New(raisedMessage(found, v1alpha1.ApplicationConditionInvalidSpecError))
 	}
-	if allowed, err := r.judgeBeforeFetch(ctx, p, tg); err != nil || !allowed {
-		return errors.Join(err, refusal(p.conds))
+	if allowed, judged, err := r.judgeBeforeFetch(ctx, p, tg); err != nil || !allowed {
+		return errors.Join(err, refusal(judged))
 	}
 	state, err := r.desiredState(ctx, p, tg)
 	if err == nil {
@@ -115,17 +115,10 @@ func (r *Reconciler) runDeleteHooks(ctx context.Context, app *v1alpha1.Applicati
 	return nil
 }
 
-// conditionEditMessage returns the message edits set for typ, or typ.
-func conditionEditMessage(edits conditionEdits, typ string) string {
-	if m := edits[typ]; m != nil {
-		return *m
-	}
-	return typ
-}
-
-// refusal is the error of a spec judgeBeforeFetch refused.
-func refusal(edits conditionEdits) error {
-	return errors.New(refusedByPolicy + ":\n" + conditionEditMessage(edits, v1alpha1.ApplicationConditionPolicyViolation))
+// refusal is the error of a spec judgeBeforeFetch refused, with its
+// outcome.
+func refusal(denied outcome) error {
+	return errors.New(refusedByPolicy + ":\n" + raisedMessage([]outcome{denied}, v1alpha1.ApplicationConditionPolicyViolation))
 }
 
 // cleanupDeleteHooks deletes the delete hooks app left behind, as Argo CD's
@@ -154,9 +147,8 @@ func (r *Reconciler) cleanupDeleteHooks(ctx context.Context, cl *cluster, door *
 // retry with backoff.
 func (r *Reconciler) deletionFailed(ctx context.Context, app *v1alpha1.Application, msg string, cause error) error {
 	orig := app.DeepCopy()
-	edits := conditionEdits{}
-	edits.set(v1alpha1.ApplicationConditionDeletionError, msg)
-	app.Status.Conditions, _ = edits.apply(app.Status.Conditions, metav1.NewTime(r.opts.Now().UTC()))
+	stuck := raise(stepDeletion, v1alpha1.ApplicationConditionDeletionError, msg)
+	app.Status.Conditions, _ = applyOutcomes(app.Status.Conditions, []outcome{stuck}, metav1.NewTime(r.opts.Now().UTC()))
 	err := patchIfChanged(ctx, r.client, orig, app, false)
 	if r.recorder != nil {
 		r.recorder.Eventf(app, nil, corev1.EventTypeWarning, v1alpha1.ApplicationConditionDeletionError, "Delete", "Unable to delete application resources: %s", msg)

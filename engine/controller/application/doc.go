@@ -70,6 +70,20 @@
 // changed, never with Update: tollgate's types drop fields they do not know,
 // and a patch leaves those alone.
 //
+// # Conditions
+//
+// No step writes a condition. Each returns its outcome beside what it
+// produced (the target, the comparison, the sync's operation state): the
+// conditions it raises, and the step it is (conditions.go). The pass keeps
+// the outcomes in the order the steps ran, and sets the Application's
+// conditions from them in one place when it writes the status
+// (applyOutcomes): every outcome raises its conditions and clears the types
+// its step owns and did not raise, as one table (clears) says; a later
+// outcome overrides an earlier one. So ComparisonError is cleared by a
+// comparison only, InvalidSpecError by a valid spec, PolicyViolation by the
+// gate allowing the rendered objects, and SyncError by a successful sync,
+// or by the gate or the sync windows when it was their refusal.
+//
 // # Idle resyncs
 //
 // Every Application is reconciled again after --resync (±10% jitter), on a

@@ -57,29 +57,32 @@ func requestedApplication(app *v1alpha1.Application, op *v1alpha1.SyncOperation)
 //
 // A spec and project allowed before (same identity, without the render and
 // the revisions) are not judged again: the verdict depends on nothing else.
-func (r *Reconciler) judgeBeforeFetch(ctx context.Context, p *pass, tg *target) (bool, error) {
+//
+// The outcome is the denial's (stepGate); an allowed spec has none, as the
+// gate has yet to judge what it renders.
+func (r *Reconciler) judgeBeforeFetch(ctx context.Context, p *pass, tg *target) (bool, outcome, error) {
 	var id string
 	if tg.op == nil {
 		var err error
 		if id, err = identity(tg.app, tg.project, "", nil); err != nil {
-			return false, err
+			return false, outcome{}, err
 		}
 		if r.allowedBefore(p.key, id) {
-			return true, nil
+			return true, outcome{}, nil
 		}
 	}
 	v, err := r.judgeSpec(ctx, tg)
 	if err != nil {
-		return false, err
+		return false, outcome{}, err
 	}
 	if v.Allowed() || (tg.op == nil && !v.Denies(ruleSourceDenied)) {
 		if id != "" {
 			r.rememberAllowed(p.key, id)
 		}
-		return true, nil
+		return true, outcome{}, nil
 	}
 	ctrl.LoggerFrom(ctx).Info("Refused by policy before fetching", "operation", tg.op != nil, "denials", len(v.Denied))
-	r.deny(p, v, nil)
+	denied := r.deny(p, v, nil)
 	r.forget(p.key)
-	return false, nil
+	return false, denied, nil
 }

@@ -171,9 +171,9 @@ func TestJudgeOperation(t *testing.T) {
 				},
 				Operation: op,
 			}
-			p := &pass{app: app, key: key, now: now, conds: conditionEdits{}}
+			p := &pass{app: app, key: key, now: now}
 			tg := &target{app: requestedApplication(app, op.Sync), project: project, op: op}
-			allowed, err := r.judgeBeforeFetch(t.Context(), p, tg)
+			allowed, judged, err := r.judgeBeforeFetch(t.Context(), p, tg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,7 +189,7 @@ func TestJudgeOperation(t *testing.T) {
 				t.Errorf("operation state (-want +got):\n%s", diff)
 			}
 			conds := map[string]string{}
-			for _, c := range conditionsAfter(p) {
+			for _, c := range conditionsAfter(judged, p.now) {
 				conds[c.Type] = c.Message
 			}
 			if diff := cmp.Diff(tc.wantConds, conds); diff != "" {
@@ -205,9 +205,10 @@ func TestJudgeOperation(t *testing.T) {
 	}
 }
 
-// conditionsAfter returns the conditions the pass's edits give.
-func conditionsAfter(p *pass) []v1alpha1.ApplicationCondition {
-	conds, _ := p.conds.apply(nil, p.now)
+// conditionsAfter returns the conditions an outcome gives an Application
+// without any.
+func conditionsAfter(o outcome, now metav1.Time) []v1alpha1.ApplicationCondition {
+	conds, _ := applyOutcomes(nil, []outcome{o}, now)
 	return conds
 }
 
@@ -245,8 +246,8 @@ func TestJudgeSpecBeforeFetch(t *testing.T) {
 					Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: tc.ns},
 				},
 			}
-			p := &pass{app: app, key: key, now: metav1.Now(), conds: conditionEdits{}}
-			allowed, err := r.judgeBeforeFetch(t.Context(), p, &target{app: app, project: project})
+			p := &pass{app: app, key: key, now: metav1.Now()}
+			allowed, judged, err := r.judgeBeforeFetch(t.Context(), p, &target{app: app, project: project})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -254,7 +255,7 @@ func TestJudgeSpecBeforeFetch(t *testing.T) {
 				t.Errorf("allowed = %v, want %v", allowed, tc.wantAllowed)
 			}
 			conds := map[string]string{}
-			for _, c := range conditionsAfter(p) {
+			for _, c := range conditionsAfter(judged, p.now) {
 				if c.Type == v1alpha1.ApplicationConditionPolicyViolation {
 					conds[c.Type] = c.Message
 				}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,14 +23,15 @@ import (
 
 // pass is the state of one reconcile of one Application. The Application is
 // changed in memory and written once at the end (plus once when a sync
-// starts, so that watchers see it Running).
+// starts, so that watchers see it Running). Its conditions are not part of
+// it: the steps return their outcomes, and finish sets the conditions from
+// them (applyOutcomes).
 type pass struct {
 	app      *v1alpha1.Application
 	orig     *v1alpha1.Application
 	key      types.NamespacedName
 	instance string
 	now      metav1.Time
-	conds    conditionEdits
 	// ranOp is the requested operation that this pass ran (or refused); it
 	// is cleared from the Application when the status is written.
 	ranOp *v1alpha1.Operation
@@ -99,12 +99,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request, opera
 		app: app, orig: orig, key: req.NamespacedName, operation: operation,
 		instance: app.InstanceName(r.opts.Namespace),
 		now:      metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second)),
-		conds:    conditionEdits{},
 	}
 	// The pass has a deadline, so no Application holds a worker for
 	// longer; its findings are still written with ctx.
 	runCtx, cancel := context.WithTimeout(ctx, r.opts.ReconcileTimeout)
-	runErr := r.run(runCtx, p)
+	outs, runErr := r.run(runCtx, p)
 	cancel()
 	if runErr != nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 		runErr = fmt.Errorf("reconcile passed its deadline (%s): %w", r.opts.ReconcileTimeout, runErr)
@@ -117,7 +116,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request, opera
 	case errors.Is(runErr, errNotStarted):
 		return reconcile.Result{}, runErr
 	}
-	if err := r.finish(ctx, p); err != nil {
+	if err := r.finish(ctx, p, outs); err != nil {
 		if errors.Is(err, errFenceLost) {
 			return reconcile.Result{RequeueAfter: r.fenceRetry()}, runErr
 		}
@@ -195,43 +194,46 @@ func (r *Reconciler) fenceRetry() time.Duration {
 }
 
 // run is the data path: destination, sources, render, gate, compare, sync.
-// It records its findings on p; an error asks for a retry with backoff.
-func (r *Reconciler) run(ctx context.Context, p *pass) error {
+// It records its findings on p, and returns the outcomes of its steps in
+// the order they ran, for finish to set the conditions from; an error asks
+// for a retry with backoff.
+func (r *Reconciler) run(ctx context.Context, p *pass) ([]outcome, error) {
 	app := p.app
-	tg, err := r.target(ctx, p)
+	tg, outs, err := r.target(ctx, p)
 	if err != nil || tg == nil {
-		return err
+		return outs, err
 	}
-	if allowed, err := r.judgeBeforeFetch(ctx, p, tg); err != nil || !allowed {
-		return err
+	allowed, judged, err := r.judgeBeforeFetch(ctx, p, tg)
+	outs = append(outs, judged)
+	if err != nil || !allowed {
+		return outs, err
 	}
 	state, err := r.desiredState(ctx, p, tg)
-	if r.refuseUnsigned(ctx, p, tg, err) {
-		return nil // not signed with a key the project allows; nothing rendered
+	if unsigned := r.refuseUnsigned(ctx, p, tg, err); unsigned != nil {
+		return append(outs, unsigned...), nil // not signed with a key the project allows; nothing rendered
 	}
 	if err != nil {
-		p.conds.set(v1alpha1.ApplicationConditionComparisonError, err.Error())
+		outs = append(outs, failed(err))
 		if tg.op != nil && !errors.Is(err, reposerver.ErrRepoUnreachable) {
 			// The request cannot succeed by waiting: refuse it.
-			r.refuseOperation(p, tg.op, "comparison failed: "+err.Error())
+			outs = append(outs, r.refuseOperation(p, tg.op, "comparison failed: "+err.Error()))
 		}
-		return err
+		return outs, err
 	}
 	if app.Spec.HasMultipleSources() {
 		app.Status.SourceType, app.Status.SourceTypes = "", state.SourceTypes
 	} else {
 		app.Status.SourceType, app.Status.SourceTypes = state.SourceTypes[0], nil
 	}
-	cmp, fresh, err := r.comparison(ctx, p, tg, state)
+	cmp, fresh, found, err := r.comparison(ctx, p, tg, state)
+	outs = append(outs, found...)
 	if err != nil {
-		p.conds.set(v1alpha1.ApplicationConditionComparisonError, err.Error())
-		return err
+		return append(outs, failed(err)), err
 	}
 	if cmp == nil {
-		return nil // denied by policy
+		return outs, nil // denied by policy
 	}
-	p.conds.clear(v1alpha1.ApplicationConditionComparisonError)
-	r.recordComparison(p, cmp, state, tg.sources)
+	outs = append(outs, r.recordComparison(p, cmp, state, tg.sources))
 	if state.Built() {
 		deleteHookFinalizers(app, state.Objects)
 	}
@@ -239,8 +241,7 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 		// A sync may be due: it needs the objects (a reused comparison
 		// did not build them).
 		if err := state.Build(ctx); err != nil {
-			p.conds.set(v1alpha1.ApplicationConditionComparisonError, err.Error())
-			return err
+			return append(outs, failed(err)), err
 		}
 		if !fresh {
 			// The gate allowed these very objects when the comparison was
@@ -262,32 +263,36 @@ func (r *Reconciler) run(ctx context.Context, p *pass) error {
 		// up.
 		if stale, err := r.staleCache(ctx, p); err != nil || stale {
 			p.requeueAfter = staleCacheRetry
-			return err
+			return outs, err
 		}
 	}
-	if req != nil && !r.mayRunNow(p, tg, req) {
-		req = nil
+	if req != nil {
+		runs, windows := r.mayRunNow(p, tg, req)
+		outs = append(outs, windows)
+		if !runs {
+			req = nil
+		}
 	}
 	if req == nil {
 		ctrl.LoggerFrom(ctx).V(1).Info("Compared", "sync", cmp.status, "health", cmp.health.Status, "reused", !fresh)
-		return nil
+		return outs, nil
 	}
 	if !p.operation {
 		ctrl.LoggerFrom(ctx).V(1).Info("Sync due, for the operation processors", "sync", cmp.status)
 		p.handOff = true
-		return nil
+		return outs, nil
 	}
-	syncErr := r.sync(ctx, p, tg.door, req, state, cmp)
+	synced, syncErr := r.sync(ctx, p, tg.door, req, state, cmp)
+	outs = append(outs, synced)
 	if errors.Is(syncErr, errFenceLost) || errors.Is(syncErr, errNotStarted) {
-		return syncErr
+		return outs, syncErr
 	}
 	// The cluster changed: compare again so the status shows the result.
 	after, err := r.compareAndRemember(ctx, p, tg, state)
 	if err != nil {
-		return errors.Join(syncErr, err)
+		return outs, errors.Join(syncErr, err)
 	}
-	r.recordComparison(p, after, state, tg.sources)
-	return syncErr
+	return append(outs, r.recordComparison(p, after, state, tg.sources)), syncErr
 }
 
 // staleCacheRetry is how soon a pass whose cached Application lagged
@@ -306,21 +311,22 @@ func (r *Reconciler) staleCache(ctx context.Context, p *pass) (bool, error) {
 	return fresh.ResourceVersion != p.app.ResourceVersion, nil
 }
 
-// mayRunNow reports whether the sync req runs in this pass. A requested
+// mayRunNow reports whether the sync req runs in this pass, with the
+// outcome of the sync windows when it looked at them. A requested
 // operation asked to terminate (tollgate or argocd app terminate-op) ends
 // here, one waiting for its next retry waits, and the AppProject's sync
 // windows may hold any sync back.
-func (r *Reconciler) mayRunNow(p *pass, tg *target, req *syncRequest) bool {
+func (r *Reconciler) mayRunNow(p *pass, tg *target, req *syncRequest) (bool, outcome) {
 	st := p.app.Status.OperationState
 	if req.user && terminating(p.app) {
 		st.Phase, st.Message, st.FinishedAt = v1alpha1.OperationFailed, "Operation terminated", &p.now
 		p.ranOp = tg.op.DeepCopy()
-		return false
+		return false, outcome{}
 	}
 	if req.user {
 		if wait := retryWait(st, &req.op, r.opts.Now()); wait > 0 {
 			p.requeueAfter = wait
-			return false
+			return false, outcome{}
 		}
 	}
 	return r.windowsAllow(p, tg, req)
@@ -331,35 +337,32 @@ func (r *Reconciler) mayRunNow(p *pass, tg *target, req *syncRequest) bool {
 const blockedByWindow = "sync blocked by the AppProject's sync windows: "
 
 // windowsAllow reports whether the AppProject's sync windows let req run
-// now. A requested operation they block waits, Running with the reason, and
-// is looked at again every minute; a blocked automated sync shows the
-// reason in a SyncError condition, cleared once the windows allow syncs.
-func (r *Reconciler) windowsAllow(p *pass, tg *target, req *syncRequest) bool {
+// now, with their outcome (stepWindows). A requested operation they block
+// waits, Running with the reason, and is looked at again every minute; a
+// blocked automated sync shows the reason in a SyncError condition, cleared
+// once the windows allow syncs.
+func (r *Reconciler) windowsAllow(p *pass, tg *target, req *syncRequest) (bool, outcome) {
 	if req.dryRun {
-		return true
+		return true, outcome{}
 	}
 	app := p.app
 	manual := req.user && !req.op.InitiatedBy.Automated
 	v, err := syncWindowsAllow(tg.project, app, r.opts.Now(), manual)
 	if err == nil && v.allowed {
-		if msg, ok := conditionMessage(app, v1alpha1.ApplicationConditionSyncError); ok && strings.HasPrefix(msg, blockedByWindow) {
-			p.conds.clear(v1alpha1.ApplicationConditionSyncError)
-		}
-		return true
+		return true, outcome{step: stepWindows}
 	}
 	reason := v.reason
 	if err != nil {
 		reason = err.Error()
 	}
 	msg := blockedByWindow + reason
-	p.conds.set(v1alpha1.ApplicationConditionSyncError, msg)
 	p.requeueAfter = time.Minute
 	if req.user {
 		if st := app.Status.OperationState; st == nil || st.Message != msg || !equalOperations(&st.Operation, &req.op) {
 			app.Status.OperationState = &v1alpha1.OperationState{Operation: req.op, Phase: v1alpha1.OperationRunning, Message: msg, StartedAt: p.now}
 		}
 	}
-	return false
+	return false, raise(stepWindows, v1alpha1.ApplicationConditionSyncError, msg)
 }
 
 // target is what one reconcile works towards: where, from what, under which
@@ -385,43 +388,44 @@ type target struct {
 }
 
 // target consumes the refresh annotation, resolves the destination and the
-// sources, and reads the project. A nil target without error means the
-// spec is invalid; p records why.
-func (r *Reconciler) target(ctx context.Context, p *pass) (*target, error) {
+// sources, and reads the project, and returns the outcomes of these
+// checks. A nil target without error means the spec is invalid; the
+// outcomes say why.
+func (r *Reconciler) target(ctx context.Context, p *pass) (*target, []outcome, error) {
 	app := p.app
 	tg := &target{op: app.Operation}
 	if refresh := app.Annotations[v1alpha1.AnnotationKeyRefresh]; refresh != "" {
 		// Consume the request first, guarded by the resourceVersion, so a
 		// refresh requested while this reconcile runs is not lost.
 		if err := clearRefresh(ctx, r.client, app); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p.orig = app.DeepCopy()
 		r.forget(p.key)
 		tg.refresh, tg.hard = true, refresh == v1alpha1.RefreshTypeHard
 	}
+	var outs []outcome
 	if tg.op != nil && tg.op.Sync == nil {
-		r.refuseOperation(p, tg.op, "only sync operations are supported")
+		outs = append(outs, r.refuseOperation(p, tg.op, "only sync operations are supported"))
 		tg.op = nil
 	}
-	invalid := func(msg string) (*target, error) {
-		p.conds.set(v1alpha1.ApplicationConditionInvalidSpecError, msg)
+	invalid := func(msg string) (*target, []outcome, error) {
+		outs = append(outs, raise(stepSpec, v1alpha1.ApplicationConditionInvalidSpecError, msg))
 		if tg.op != nil {
-			r.refuseOperation(p, tg.op, msg)
+			outs = append(outs, r.refuseOperation(p, tg.op, msg))
 		}
-		return nil, nil
+		return nil, outs, nil
 	}
 	var err error
 	if tg.secrets, err = r.argoSecrets(ctx); err != nil {
-		return nil, err
+		return nil, outs, err
 	}
 	tg.cluster, err = r.clusters.resolve(ctx, app.Spec.Destination, tg.secrets)
 	if errors.Is(err, errInvalidDestination) {
 		return invalid(err.Error())
 	}
 	if err != nil {
-		p.conds.set(v1alpha1.ApplicationConditionComparisonError, err.Error())
-		return nil, err
+		return nil, append(outs, failed(err)), err
 	}
 	tg.app = app
 	if tg.op != nil {
@@ -431,15 +435,15 @@ func (r *Reconciler) target(ctx context.Context, p *pass) (*target, error) {
 	if len(tg.sources) == 0 {
 		return invalid("spec.source or spec.sources must be set")
 	}
-	p.conds.clear(v1alpha1.ApplicationConditionInvalidSpecError)
+	outs = append(outs, outcome{step: stepSpec}) // destination and sources valid
 	if tg.project, err = r.project(ctx, app); err != nil {
-		return nil, err
+		return nil, outs, err
 	}
 	if msg := projectScopedCluster(tg.project, app.Spec.Destination, tg.cluster.server, tg.secrets); msg != "" {
 		return invalid(msg)
 	}
 	tg.door = r.door(tg.cluster, tg.app, tg.project)
-	return tg, nil
+	return tg, outs, nil
 }
 
 // door returns the authority of cl bound to app and project, impersonating
@@ -462,11 +466,12 @@ func (r *Reconciler) project(ctx context.Context, app *v1alpha1.Application) (*v
 	return argocd.Project(ctx, r.opts.Namespace, app.ProjectName(), []client.Reader{r.client, r.apiReader}, client.UnsafeDisableDeepCopy)
 }
 
-// finish writes the status and records the events of the pass.
-func (r *Reconciler) finish(ctx context.Context, p *pass) error {
+// finish sets the conditions from the outcomes of the pass's steps, writes
+// the status and records the events of the pass.
+func (r *Reconciler) finish(ctx context.Context, p *pass, outs []outcome) error {
 	app := p.app
 	var changed []string
-	app.Status.Conditions, changed = p.conds.apply(app.Status.Conditions, p.now)
+	app.Status.Conditions, changed = applyOutcomes(app.Status.Conditions, outs, p.now)
 	app.Status.ReconciledAt = &p.now
 	fence := ""
 	if p.fenced {

@@ -90,25 +90,25 @@ func signatureMessage(revision string, sig reposerver.Signature, allowed []strin
 }
 
 // refuseUnsigned records a render refused for its signatures (err is an
-// *unsignedError) and reports whether it was one: a ComparisonError
-// condition, and a requested sync operation ends in the phase Error with
-// Argo CD's message ("ComparisonError: …", one per source, joined by
-// ";"). Nothing was rendered or applied; the pass ends without an error,
-// so the Application is compared again at its next resync (a new commit or
-// new keys), not retried with backoff.
-func (r *Reconciler) refuseUnsigned(ctx context.Context, p *pass, tg *target, err error) bool {
+// *unsignedError) and returns its outcomes, none when it was not one: a
+// ComparisonError condition, and a requested sync operation ends in the
+// phase Error with Argo CD's message ("ComparisonError: …", one per
+// source, joined by ";"). Nothing was rendered or applied; the pass ends
+// without an error, so the Application is compared again at its next
+// resync (a new commit or new keys), not retried with backoff.
+func (r *Reconciler) refuseUnsigned(ctx context.Context, p *pass, tg *target, err error) []outcome {
 	var ue *unsignedError
 	if !errors.As(err, &ue) {
-		return false
+		return nil
 	}
 	ctrl.LoggerFrom(ctx).Info("Refused: commit not signed with a key the project allows", "operation", tg.op != nil)
-	p.conds.set(v1alpha1.ApplicationConditionComparisonError, ue.Error())
+	outs := []outcome{failed(ue)}
 	if tg.op != nil {
 		formatted := make([]string, len(ue.messages))
 		for i, m := range ue.messages {
 			formatted[i] = v1alpha1.ApplicationConditionComparisonError + ": " + m
 		}
-		r.refuseOperation(p, tg.op, strings.Join(formatted, ";"))
+		outs = append(outs, r.refuseOperation(p, tg.op, strings.Join(formatted, ";")))
 	}
-	return true
+	return outs
 }

@@ -124,19 +124,28 @@ func TestRefuseUnsigned(t *testing.T) {
 	}}
 	r := &Reconciler{metrics: metrics.NewMetrics()}
 	op := &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: shaX}}
-	p := &pass{app: &v1alpha1.Application{Operation: op}, conds: conditionEdits{}, now: metav1.Now()}
-	if r.refuseUnsigned(t.Context(), p, &target{}, errors.New("other")) {
-		t.Fatal("another error was taken for a refusal")
+	p := &pass{app: &v1alpha1.Application{Operation: op}, now: metav1.Now()}
+	if outs := r.refuseUnsigned(t.Context(), p, &target{}, errors.New("other")); outs != nil {
+		t.Fatalf("another error was taken for a refusal: %v", outs)
 	}
-	if !r.refuseUnsigned(t.Context(), p, &target{op: op}, ue) {
+	outs := r.refuseUnsigned(t.Context(), p, &target{op: op}, ue)
+	if outs == nil {
 		t.Fatal("refusal not recorded")
 	}
-	wantCond := ue.messages[0] + "; " + ue.messages[1]
-	if got := p.conds[v1alpha1.ApplicationConditionComparisonError]; got == nil || *got != wantCond {
-		t.Errorf("ComparisonError = %v, want %q", got, wantCond)
+	wantMsg := "ComparisonError: " + ue.messages[0] + ";ComparisonError: " + ue.messages[1]
+	conds, _ := applyOutcomes(nil, outs, p.now)
+	got := map[string]string{}
+	for _, c := range conds {
+		got[c.Type] = c.Message
+	}
+	want := map[string]string{
+		v1alpha1.ApplicationConditionComparisonError: ue.messages[0] + "; " + ue.messages[1],
+		v1alpha1.ApplicationConditionSyncError:       wantMsg,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("conditions (-want +got):\n%s", diff)
 	}
 	st := p.app.Status.OperationState
-	wantMsg := "ComparisonError: " + ue.messages[0] + ";ComparisonError: " + ue.messages[1]
 	if st == nil || st.Phase != v1alpha1.OperationError || st.Message != wantMsg || p.ranOp == nil {
 		t.Errorf("operation state = %+v, want phase Error with %q", st, wantMsg)
 	}

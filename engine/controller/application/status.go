@@ -3,85 +3,15 @@ package application
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/internal/appops"
 )
-
-// maxConditionMessage bounds a condition message; long lists are cut.
-const maxConditionMessage = 8 << 10
-
-// conditionEdits are the condition changes one reconcile decided: a type
-// mapped to its message, or to nil to remove it. Types not mentioned are
-// left as they are.
-type conditionEdits map[string]*string
-
-func (e conditionEdits) set(typ, msg string) {
-	if len(msg) > maxConditionMessage {
-		msg = msg[:maxConditionMessage] + "\n... (truncated)"
-	}
-	e[typ] = &msg
-}
-
-func (e conditionEdits) clear(typ string) { e[typ] = nil }
-
-// apply merges the edits into conds. A condition whose message did not
-// change keeps its lastTransitionTime. The result is sorted by type. It
-// also returns the types that were added or whose message changed.
-func (e conditionEdits) apply(conds []v1alpha1.ApplicationCondition, now metav1.Time) ([]v1alpha1.ApplicationCondition, []string) {
-	var out []v1alpha1.ApplicationCondition
-	var changed []string
-	seen := map[string]bool{}
-	for _, c := range conds {
-		edit, ok := e[c.Type]
-		seen[c.Type] = true
-		switch {
-		case !ok:
-			out = append(out, c)
-		case edit == nil:
-		case *edit == c.Message:
-			out = append(out, c)
-		default:
-			out = append(out, v1alpha1.ApplicationCondition{Type: c.Type, Message: *edit, LastTransitionTime: &now})
-			changed = append(changed, c.Type)
-		}
-	}
-	for typ, edit := range e {
-		if seen[typ] || edit == nil {
-			continue
-		}
-		out = append(out, v1alpha1.ApplicationCondition{Type: typ, Message: *edit, LastTransitionTime: &now})
-		changed = append(changed, typ)
-	}
-	slices.SortStableFunc(out, func(a, b v1alpha1.ApplicationCondition) int {
-		switch {
-		case a.Type < b.Type:
-			return -1
-		case a.Type > b.Type:
-			return 1
-		}
-		return 0
-	})
-	slices.Sort(changed)
-	return out, changed
-}
-
-// conditionMessage returns the message of app's condition of type typ.
-func conditionMessage(app *v1alpha1.Application, typ string) (string, bool) {
-	for _, c := range app.Status.Conditions {
-		if c.Type == typ {
-			return c.Message, true
-		}
-	}
-	return "", false
-}
 
 // writeApplication sends the changes made to app since orig as one JSON
 // merge patch: only the fields that changed are sent, so fields tollgate's

@@ -26,11 +26,13 @@ import (
 )
 
 // sync runs one sync: plan, waves (with hooks and SyncFail hooks), prune,
-// and records the operation state, history, condition and event. A failure
-// its operation's retry strategy allows to retry keeps the operation
-// Running and due again after the backoff (nil error); any other failure
-// is an error, for a retry of the reconcile with backoff.
-func (r *Reconciler) sync(ctx context.Context, p *pass, door *authority.Door, req *syncRequest, state *desiredState, cmp *comparison) error {
+// and records the operation state, history and event; it returns its
+// outcome (stepSync), none when it did not end (not started, waiting for a
+// deletion confirmation). A failure its operation's retry strategy allows
+// to retry keeps the operation Running and due again after the backoff
+// (nil error); any other failure is an error, for a retry of the reconcile
+// with backoff.
+func (r *Reconciler) sync(ctx context.Context, p *pass, door *authority.Door, req *syncRequest, state *desiredState, cmp *comparison) (outcome, error) {
 	app := p.app
 	log := ctrl.LoggerFrom(ctx)
 	started := metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second))
@@ -47,7 +49,7 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, door *authority.Door, re
 		Operation: req.op, Phase: v1alpha1.OperationRunning, Message: "syncing", StartedAt: started, RetryCount: retries,
 	}
 	if err := r.recordRunning(ctx, p); err != nil {
-		return err
+		return outcome{}, err
 	}
 	opCtx, stop := r.operationContext(ctx, p.key, started.Time)
 	results, runErr := r.runSync(opCtx, p, door, req, state, cmp)
@@ -56,7 +58,7 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, door *authority.Door, re
 	if errors.Is(terminated, errFenceLost) {
 		// This replica's membership lapsed: it stopped applying, and the
 		// replica that owns the Application next resumes the operation.
-		return fmt.Errorf("%w: this replica's shard membership lapsed during the operation", errFenceLost)
+		return outcome{}, fmt.Errorf("%w: this replica's shard membership lapsed during the operation", errFenceLost)
 	}
 	finished := metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second))
 	st := app.Status.OperationState
@@ -78,10 +80,9 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, door *authority.Door, re
 		if msg := terminated.Error(); msg != apply.ErrTerminated.Error() {
 			st.Message += strings.TrimPrefix(msg, apply.ErrTerminated.Error())
 		}
-		p.conds.set(v1alpha1.ApplicationConditionSyncError, st.Message)
 		p.events = append(p.events, pendingEvent{corev1.EventTypeWarning, "OperationTerminated", st.Message})
 		r.metrics.Syncs.WithLabelValues(metrics.SyncResultFailed).Inc()
-		return nil
+		return raise(stepSync, v1alpha1.ApplicationConditionSyncError, st.Message), nil
 	}
 	if confirm := (*apply.ConfirmationError)(nil); errors.As(runErr, &confirm) && !req.dryRun {
 		// As Argo CD: the operation stays Running until the deletion is
@@ -89,7 +90,7 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, door *authority.Door, re
 		st.Phase, st.Message, st.FinishedAt = v1alpha1.OperationRunning, confirm.Error(), nil
 		p.ranOp = nil
 		app.Operation = req.op.DeepCopy()
-		return nil
+		return outcome{}, nil
 	}
 	if runErr != nil {
 		st.Phase, st.Message = v1alpha1.OperationFailed, "sync failed: "+runErr.Error()
@@ -102,18 +103,16 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, door *authority.Door, re
 			st.Message = fmt.Sprintf("%s. Retrying attempt #%d at %s.", st.Message, st.RetryCount, finished.Add(wait).Format(time.Kitchen))
 			p.ranOp, p.requeueAfter = nil, wait
 			app.Operation = req.op.DeepCopy()
-			p.conds.set(v1alpha1.ApplicationConditionSyncError, st.Message)
 			p.events = append(p.events, pendingEvent{corev1.EventTypeWarning, "SyncFailed", st.Message})
 			r.metrics.Syncs.WithLabelValues(metrics.SyncResultFailed).Inc()
-			return nil
+			return raise(stepSync, v1alpha1.ApplicationConditionSyncError, st.Message), nil
 		}
 		if retries > 0 {
 			st.Message += fmt.Sprintf(" (retried %d times).", retries)
 		}
-		p.conds.set(v1alpha1.ApplicationConditionSyncError, st.Message)
 		p.events = append(p.events, pendingEvent{corev1.EventTypeWarning, "SyncFailed", st.Message})
 		r.metrics.Syncs.WithLabelValues(metrics.SyncResultFailed).Inc()
-		return fmt.Errorf("sync: %w", runErr)
+		return raise(stepSync, v1alpha1.ApplicationConditionSyncError, st.Message), fmt.Errorf("sync: %w", runErr)
 	}
 	st.Phase = v1alpha1.OperationSucceeded
 	st.Message = fmt.Sprintf("successfully synced (%d resources)", countApplied(results))
@@ -125,11 +124,10 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, door *authority.Door, re
 		// (it cannot be rolled back to).
 		r.appendHistory(app, req, state, started, finished)
 	}
-	p.conds.clear(v1alpha1.ApplicationConditionSyncError)
 	p.events = append(p.events, pendingEvent{corev1.EventTypeNormal, "SyncSucceeded", st.Message + " at " + strings.Join(shortSHAs(state.Revisions), ",")})
 	r.metrics.Syncs.WithLabelValues(metrics.SyncResultSucceeded).Inc()
 	log.Info("Synced", "revisions", state.Revisions, "resources", len(results))
-	return nil
+	return outcome{step: stepSync}, nil
 }
 
 // recordRunning writes the Running operation state, so that watchers see
@@ -458,15 +456,17 @@ func policyViolationMessage(v authority.Verdict, revisions []string) string {
 // refusedByPolicy starts the SyncError message of a refusal by the gate.
 const refusedByPolicy = "sync refused by policy"
 
-// deny records a refusal by the policy gate: conditions PolicyViolation and
-// SyncError, a Failed operation state when a sync was requested or an
-// automated sync would have run at revisions (written once per refusal), and
-// nothing applied.
-func (r *Reconciler) deny(p *pass, v authority.Verdict, revisions []string) {
+// deny records a refusal by the policy gate: a Failed operation state when
+// a sync was requested or an automated sync would have run at revisions
+// (written once per refusal), and nothing applied. It returns the outcome
+// (stepGate): conditions PolicyViolation and SyncError.
+func (r *Reconciler) deny(p *pass, v authority.Verdict, revisions []string) outcome {
 	app := p.app
-	p.conds.set(v1alpha1.ApplicationConditionPolicyViolation, policyViolationMessage(v, revisions))
 	msg := refusedByPolicy + ", nothing was applied:\n" + v.Message()
-	p.conds.set(v1alpha1.ApplicationConditionSyncError, msg)
+	denied := outcome{step: stepGate, raised: map[string]string{
+		v1alpha1.ApplicationConditionPolicyViolation: policyViolationMessage(v, revisions),
+		v1alpha1.ApplicationConditionSyncError:       msg,
+	}}
 	op := app.Operation
 	if op == nil {
 		var auto *v1alpha1.SyncPolicyAutomated
@@ -474,7 +474,7 @@ func (r *Reconciler) deny(p *pass, v authority.Verdict, revisions []string) {
 			auto = app.Spec.SyncPolicy.Automated
 		}
 		if !auto.IsEnabled() || sameRevisions(lastSynced(app), revisions) {
-			return
+			return denied
 		}
 		op = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}}
 		if len(revisions) == 1 {
@@ -487,24 +487,26 @@ func (r *Reconciler) deny(p *pass, v authority.Verdict, revisions []string) {
 	}
 	if st := app.Status.OperationState; st != nil && st.Phase == v1alpha1.OperationFailed && st.Message == msg &&
 		equalOperations(&st.Operation, op) && p.ranOp == nil {
-		return // already recorded
+		return denied // already recorded
 	}
 	app.Status.OperationState = &v1alpha1.OperationState{
 		Operation: *op.DeepCopy(), Phase: v1alpha1.OperationFailed, Message: msg,
 		StartedAt: p.now, FinishedAt: &p.now,
 	}
 	r.metrics.Syncs.WithLabelValues(metrics.SyncResultDenied).Inc()
+	return denied
 }
 
-// refuseOperation ends a requested operation that cannot run.
-func (r *Reconciler) refuseOperation(p *pass, op *v1alpha1.Operation, msg string) {
+// refuseOperation ends a requested operation that cannot run, and returns
+// the outcome (stepRefused): a SyncError condition with msg.
+func (r *Reconciler) refuseOperation(p *pass, op *v1alpha1.Operation, msg string) outcome {
 	p.ranOp = op.DeepCopy()
 	p.app.Status.OperationState = &v1alpha1.OperationState{
 		Operation: *op.DeepCopy(), Phase: v1alpha1.OperationError, Message: msg,
 		StartedAt: p.now, FinishedAt: &p.now,
 	}
-	p.conds.set(v1alpha1.ApplicationConditionSyncError, msg)
 	r.metrics.Syncs.WithLabelValues(metrics.SyncResultFailed).Inc()
+	return raise(stepRefused, v1alpha1.ApplicationConditionSyncError, msg)
 }
 
 func equalOperations(a, b *v1alpha1.Operation) bool {
