@@ -132,6 +132,12 @@ func (it *item) fail(format string, args ...any) {
 // A failed wave returns its results and a *WaveError; other errors mean the
 // API server could not be reached or ctx ended.
 func (a *Applier) ApplyWave(ctx context.Context, wave plan.Wave, opts WaveOptions) (WaveResult, error) {
+	return a.applyWave(ctx, wave, opts, true)
+}
+
+// applyWave is ApplyWave; without waitAll it waits for the wave's hooks
+// only (the last wave of a sync, see Run).
+func (a *Applier) applyWave(ctx context.Context, wave plan.Wave, opts WaveOptions, waitAll bool) (WaveResult, error) {
 	wr := WaveResult{Phase: wave.Phase, Wave: wave.Wave}
 	if a.opts.Health == nil {
 		return wr, errors.New("apply wave: Options.Health is not set")
@@ -162,7 +168,7 @@ func (a *Applier) ApplyWave(ctx context.Context, wave plan.Wave, opts WaveOption
 		}
 	}
 	log.V(1).Info("Applied wave, waiting for health", "objects", len(items))
-	if err := a.wait(ctx, items); err != nil {
+	if err := a.wait(ctx, items, waitAll); err != nil {
 		for _, it := range reached(items) {
 			wr.Results = append(wr.Results, it.res)
 		}

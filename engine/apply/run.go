@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tollgate-dev/tollgate/engine/apply/plan"
 )
@@ -14,13 +15,23 @@ import (
 // to the error). PostDelete waves are left to the caller, which runs them
 // with ApplyWave when the Application is deleted. Pruning is separate (see
 // Prune), and runs after a successful Run.
+//
+// As in Argo CD (gitops-engine), health gates the next wave, not the end
+// of the sync: every wave but the last waits until its objects are healthy,
+// and the last waits for its hooks only, and for its other objects too when
+// it has hooks and the sync has several waves. A sync without waves and
+// hooks is a kubectl apply, done once its objects are applied, even if
+// they degrade or never become healthy (a LoadBalancer Service without a
+// load balancer).
 func (a *Applier) Run(ctx context.Context, waves []plan.Wave, opts WaveOptions) ([]WaveResult, error) {
 	if opts.SyncID == "" {
 		opts.SyncID = fmt.Sprint(a.opts.Now().Unix()) // one name suffix for every hook of the sync
 	}
 	var results []WaveResult
-	for _, w := range plan.Select(waves, plan.PhasePreSync, plan.PhaseSync, plan.PhasePostSync) {
-		res, err := a.ApplyWave(ctx, w, opts)
+	steps := plan.Select(waves, plan.PhasePreSync, plan.PhaseSync, plan.PhasePostSync)
+	for i, w := range steps {
+		waitAll := i < len(steps)-1 || (len(steps) > 1 && slices.ContainsFunc(w.Tasks, func(t plan.Task) bool { return t.Hook }))
+		res, err := a.applyWave(ctx, w, opts, waitAll)
 		results = append(results, res)
 		if err == nil {
 			continue

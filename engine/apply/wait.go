@@ -47,14 +47,15 @@ func judge(hook bool, status string) verdict {
 // Argo CD does, and the objects still pending are failed.
 var ErrTerminated = errors.New("operation terminated")
 
-// wait polls the applied items until each is done, one failed, or
-// Options.WaitTimeout passed. Outcomes are recorded on the items; it returns
-// an error only when the API server could not be reached or ctx ended.
-func (a *Applier) wait(ctx context.Context, items []*item) error {
+// wait polls the applied items (the hooks only, without all) until each
+// is done, one failed, or Options.WaitTimeout passed. Outcomes are
+// recorded on the items; it returns an error only when the API server
+// could not be reached or ctx ended.
+func (a *Applier) wait(ctx context.Context, items []*item, all bool) error {
 	log := logr.FromContextOrDiscard(ctx)
 	pending := make([]*item, 0, len(items))
 	for _, it := range items {
-		if it.res.Status == ResultSynced {
+		if it.res.Status == ResultSynced && (all || it.task.Hook) {
 			pending = append(pending, it)
 		}
 	}

@@ -251,6 +251,45 @@ func TestWaveTimesOut(t *testing.T) {
 	}
 }
 
+// TestLastWaveDoesNotWaitForHealth: as in Argo CD, a sync ends once the
+// last wave is applied; only earlier waves wait for health. A Deployment
+// that never becomes available does not hold the sync, whether it is the
+// only wave or the last of several, where a single wave applied alone
+// (ApplyWave) times out on it.
+func TestLastWaveDoesNotWaitForHealth(t *testing.T) {
+	quick, err := newApplier(time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, extra string }{
+		{name: "one wave"},
+		{name: "last of two waves", extra: "\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: first\n  annotations:\n    argocd.argoproj.io/sync-wave: \"-1\"\ndata: {k: v}\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := env.Namespace(t)
+			waves := build(t, "shop", decode(t, ns, shopManifests+tt.extra))
+			results, err := quick.Run(t.Context(), waves, apply.WaveOptions{App: "shop"})
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			last := results[len(results)-1]
+			for _, r := range last.Results {
+				if r.Status != apply.ResultSynced {
+					t.Errorf("%s: %s %q, want Synced", r.Ref, r.Status, r.Message)
+				}
+			}
+			if get(t, "apps/v1", "Deployment", ns, "web") == nil {
+				t.Error("the Deployment was not applied")
+			}
+		})
+	}
+	ns := env.Namespace(t)
+	waves := build(t, "shop", decode(t, ns, shopManifests))
+	if _, err := quick.ApplyWave(t.Context(), waves[0], apply.WaveOptions{App: "shop"}); err == nil {
+		t.Error("ApplyWave of the unavailable Deployment alone: no error, want a timeout")
+	}
+}
+
 func TestDegradedStopsLaterWaves(t *testing.T) {
 	ns := env.Namespace(t)
 	objs := decode(t, ns, shopManifests+`
