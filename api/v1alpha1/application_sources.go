@@ -1,6 +1,9 @@
 package v1alpha1
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // HasMultipleSources reports whether the spec uses sources rather than
 // source. As in Argo CD, a non-empty sources wins over source.
@@ -57,4 +60,12 @@ func (a *Application) ProjectName() string {
 		return "default"
 	}
 	return a.Spec.Project
+}
+
+// SkipReconcile reports whether the Application carries
+// AnnotationKeyAppSkipReconcile with a true value, as Argo CD reads it
+// (strconv.ParseBool: "true", "1", "t"...; anything else reconciles).
+func (a *Application) SkipReconcile() bool {
+	skip, err := strconv.ParseBool(a.Annotations[AnnotationKeyAppSkipReconcile])
+	return err == nil && skip
 }

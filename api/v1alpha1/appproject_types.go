@@ -194,6 +194,11 @@ type SyncWindow struct {
 	AndOperator bool `json:"andOperator,omitempty"`
 	// +optional
 	Description string `json:"description,omitempty"`
+	// SyncOverrun lets a sync that started while the windows allowed it
+	// go on: into a deny window that became active since, or past the end
+	// of its allow window (every window that denies must have it).
+	// +optional
+	SyncOverrun bool `json:"syncOverrun,omitempty"`
 }
 
 // SignatureKey is a GnuPG key ID.

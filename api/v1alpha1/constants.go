@@ -165,6 +165,10 @@ const (
 	// AnnotationKeyTrackingID is annotation-based resource tracking:
 	// "<app>:<group>/<kind>:<namespace>/<name>".
 	AnnotationKeyTrackingID = "argocd.argoproj.io/tracking-id"
+	// AnnotationKeyAppSkipReconcile set to a true value (strconv.ParseBool)
+	// on an Application makes the application controller leave it alone:
+	// no comparison, no operation, no finalizer (Application.SkipReconcile).
+	AnnotationKeyAppSkipReconcile = "argocd.argoproj.io/skip-reconcile"
 	// AnnotationKeyCompareOptions holds per-resource compare options, e.g.
 	// "IgnoreExtraneous".
 	AnnotationKeyCompareOptions = "argocd.argoproj.io/compare-options"

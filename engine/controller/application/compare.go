@@ -58,6 +58,27 @@ func (c *comparison) isShared(obj *unstructured.Unstructured) bool {
 	return ok
 }
 
+// compareIgnoreExtraneous is the compare option of a live object that
+// keeps the Application Synced while the object awaits pruning, as in Argo
+// CD: it is still shown OutOfSync, and a sync with prune deletes it.
+const compareIgnoreExtraneous = "IgnoreExtraneous"
+
+// hasCompareOption reports whether obj's argocd.argoproj.io/compare-options
+// annotation (comma-separated) holds opt.
+func hasCompareOption(obj *unstructured.Unstructured, opt string) bool {
+	for _, o := range strings.Split(obj.GetAnnotations()[v1alpha1.AnnotationKeyCompareOptions], ",") {
+		if strings.TrimSpace(o) == opt {
+			return true
+		}
+	}
+	return false
+}
+
+// resourceRef is the ref of a resource status.
+func resourceRef(rs v1alpha1.ResourceStatus) apply.Ref {
+	return apply.Ref{Group: rs.Group, Version: rs.Version, Kind: rs.Kind, Namespace: rs.Namespace, Name: rs.Name}
+}
+
 // refKey drops the version of a ref: one object is served under several.
 func refKey(r apply.Ref) apply.Ref {
 	r.Version = ""
@@ -107,6 +128,7 @@ func (r *Reconciler) compare(ctx context.Context, door *authority.Door, cl *clus
 		c.resources = append(c.resources, rs)
 	}
 	managed := r.managed(cl.server)
+	extraneous := map[apply.Ref]bool{}
 	for _, o := range owned {
 		ref := apply.RefOf(o)
 		if wanted[refKey(ref)] || plan.IsHook(o) || !managed(ref.Group, ref.Kind) {
@@ -118,11 +140,14 @@ func (r *Reconciler) compare(ctx context.Context, door *authority.Door, cl *clus
 			Group: ref.Group, Version: ref.Version, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name,
 			Status: v1alpha1.SyncStatusCodeOutOfSync, RequiresPruning: true,
 		})
+		if hasCompareOption(o, compareIgnoreExtraneous) {
+			extraneous[ref] = true
+		}
 	}
 	slices.SortStableFunc(c.resources, compareResources)
 	c.status = v1alpha1.SyncStatusCodeSynced
 	for _, rs := range c.resources {
-		if rs.Status != v1alpha1.SyncStatusCodeSynced {
+		if rs.Status != v1alpha1.SyncStatusCodeSynced && !(rs.RequiresPruning && extraneous[resourceRef(rs)]) {
 			c.status = v1alpha1.SyncStatusCodeOutOfSync
 			break
 		}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/go-logr/logr"
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/argocd"
 	"github.com/tollgate-dev/tollgate/engine/authority"
@@ -153,6 +154,13 @@ func (r *Reconciler) read(ctx context.Context, req reconcile.Request, operation 
 	if err == nil && r.shard != nil && !r.shard.Owns(req.String()) {
 		r.forget(req.NamespacedName)
 		return nil, reconcile.Result{}, nil // another replica's
+	}
+	if err == nil && orig.SkipReconcile() {
+		// As Argo CD, nothing at all: no comparison, no operation, no
+		// finalizer; removing the annotation brings it back.
+		logr.FromContextOrDiscard(ctx).V(1).Info("Skipping the Application: annotated " + v1alpha1.AnnotationKeyAppSkipReconcile)
+		r.forget(req.NamespacedName)
+		return nil, reconcile.Result{}, nil
 	}
 	if err == nil && orig.Operation != nil {
 		if !operation {
@@ -347,7 +355,13 @@ func (r *Reconciler) windowsAllow(p *pass, tg *target, req *syncRequest) (bool, 
 	}
 	app := p.app
 	manual := req.user && !req.op.InitiatedBy.Automated
-	v, err := syncWindowsAllow(tg.project, app, r.opts.Now(), manual)
+	// An operation already running (a retry, or one resumed) started when
+	// its first attempt did: syncOverrun may let it go on.
+	var started time.Time
+	if st := app.Status.OperationState; req.user && st != nil && st.Phase == v1alpha1.OperationRunning && equalOperations(&st.Operation, &req.op) {
+		started = st.StartedAt.Time
+	}
+	v, err := syncWindowsAllow(tg.project, app, r.opts.Now(), manual, started)
 	if err == nil && v.allowed {
 		return true, outcome{step: stepWindows}
 	}

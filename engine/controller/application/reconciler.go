@@ -309,6 +309,7 @@ func applicationChanged() predicate.Predicate {
 				(n.Annotations[v1alpha1.AnnotationKeyRefresh] != "" &&
 					n.Annotations[v1alpha1.AnnotationKeyRefresh] != o.Annotations[v1alpha1.AnnotationKeyRefresh]) ||
 				n.Annotations[v1alpha1.AnnotationKeyDeletionApproved] != o.Annotations[v1alpha1.AnnotationKeyDeletionApproved] ||
+				o.SkipReconcile() != n.SkipReconcile() ||
 				terminating(n) && !terminating(o)
 		},
 	}

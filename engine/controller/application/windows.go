@@ -53,11 +53,11 @@ func SyncWindows(proj *v1alpha1.AppProject, app *v1alpha1.Application, now time.
 		}
 		states = append(states, WindowState{Window: w, Active: active})
 	}
-	m, err := syncWindowsAllow(proj, app, now, true)
+	m, err := syncWindowsAllow(proj, app, now, true, time.Time{})
 	if err != nil {
 		return nil, "", "", err
 	}
-	a, err := syncWindowsAllow(proj, app, now, false)
+	a, err := syncWindowsAllow(proj, app, now, false, time.Time{})
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -65,9 +65,30 @@ func SyncWindows(proj *v1alpha1.AppProject, app *v1alpha1.Application, now time.
 }
 
 // syncWindowsAllow applies the windows of proj to app at now for a manual
-// or an automated sync. A window that cannot be read (bad schedule,
-// duration or time zone) is an error naming it.
-func syncWindowsAllow(proj *v1alpha1.AppProject, app *v1alpha1.Application, now time.Time, manual bool) (windowVerdict, error) {
+// or an automated sync that started at started (zero: it starts now). A
+// window that cannot be read (bad schedule, duration or time zone) is an
+// error naming it.
+//
+// As in Argo CD, syncOverrun lets a sync that started while the windows
+// allowed it go on: into deny windows that became active since, when
+// every active deny window has syncOverrun; past the end of its allow
+// window, when every allow window has syncOverrun.
+func syncWindowsAllow(proj *v1alpha1.AppProject, app *v1alpha1.Application, now time.Time, manual bool, started time.Time) (windowVerdict, error) {
+	v, overrun, err := windowsAt(proj, app, now, manual)
+	if err != nil || v.allowed || !overrun || started.IsZero() || !started.Before(now) {
+		return v, err
+	}
+	then, _, err := windowsAt(proj, app, started, manual)
+	if err != nil || !then.allowed {
+		return v, err
+	}
+	return windowVerdict{allowed: true}, nil
+}
+
+// windowsAt applies the windows of proj to app at now; overrun is set when
+// they deny and every window that denies has syncOverrun (every active deny
+// window, or every allow window when none is active).
+func windowsAt(proj *v1alpha1.AppProject, app *v1alpha1.Application, now time.Time, manual bool) (v windowVerdict, overrun bool, err error) {
 	var activeDeny, allows, activeAllow []v1alpha1.SyncWindow
 	for _, w := range proj.Spec.SyncWindows {
 		if !windowMatches(w, app) {
@@ -75,7 +96,7 @@ func syncWindowsAllow(proj *v1alpha1.AppProject, app *v1alpha1.Application, now 
 		}
 		active, err := windowActive(w, now)
 		if err != nil {
-			return windowVerdict{}, err
+			return windowVerdict{}, false, err
 		}
 		switch w.Kind {
 		case "deny":
@@ -95,19 +116,29 @@ func syncWindowsAllow(proj *v1alpha1.AppProject, app *v1alpha1.Application, now 
 			manualOK = manualOK && w.ManualSync
 		}
 		if manual && manualOK {
-			return windowVerdict{allowed: true}, nil
+			return windowVerdict{allowed: true}, false, nil
 		}
-		return windowVerdict{reason: "a deny window is active: " + describeWindows(activeDeny)}, nil
+		return windowVerdict{reason: "a deny window is active: " + describeWindows(activeDeny)}, allOverrun(activeDeny), nil
 	}
 	if len(activeAllow) > 0 || len(allows) == 0 {
-		return windowVerdict{allowed: true}, nil
+		return windowVerdict{allowed: true}, false, nil
 	}
 	for _, w := range allows {
 		if manual && w.ManualSync {
-			return windowVerdict{allowed: true}, nil
+			return windowVerdict{allowed: true}, false, nil
 		}
 	}
-	return windowVerdict{reason: "outside every allow window: " + describeWindows(allows)}, nil
+	return windowVerdict{reason: "outside every allow window: " + describeWindows(allows)}, allOverrun(allows), nil
+}
+
+// allOverrun reports whether every window of ws has syncOverrun.
+func allOverrun(ws []v1alpha1.SyncWindow) bool {
+	for _, w := range ws {
+		if !w.SyncOverrun {
+			return false
+		}
+	}
+	return len(ws) > 0
 }
 
 // windowMatches reports whether window w applies to app: any of its

@@ -24,6 +24,7 @@ func TestSyncWindowsAllow(t *testing.T) {
 		windows []v1alpha1.SyncWindow
 		manual  bool
 		now     time.Time
+		started time.Time
 		allowed bool
 		reason  string
 	}{
@@ -38,6 +39,14 @@ func TestSyncWindowsAllow(t *testing.T) {
 		{name: "outside, manual with manualSync", windows: []v1alpha1.SyncWindow{withManual(night)}, manual: true, allowed: true},
 		{name: "a window for other applications", windows: []v1alpha1.SyncWindow{other}, allowed: true},
 		{name: "and operator needs every list", windows: []v1alpha1.SyncWindow{{Kind: "deny", Schedule: "* * * * *", Duration: "1h", Applications: []string{"billing"}, Namespaces: []string{"web"}, AndOperator: true}}, allowed: true},
+		// syncOverrun, as in Argo CD: a sync that started while allowed
+		// goes on when every window that now denies has it.
+		{name: "overrun into a deny window", windows: []v1alpha1.SyncWindow{withOverrun(freeze)}, started: now.Add(-time.Hour), allowed: true},
+		{name: "overrun, started inside the deny window", windows: []v1alpha1.SyncWindow{withOverrun(freeze)}, started: now.Add(-10 * time.Minute), reason: "a deny window is active"},
+		{name: "overrun, one active deny without it", windows: []v1alpha1.SyncWindow{withOverrun(freeze), {Kind: "deny", Schedule: "0 9 * * *", Duration: "2h", Applications: []string{"*"}}}, started: now.Add(-2 * time.Hour), reason: "a deny window is active"},
+		{name: "deny without overrun", windows: []v1alpha1.SyncWindow{freeze}, started: now.Add(-time.Hour), reason: "a deny window is active"},
+		{name: "overrun past the end of an allow window", windows: []v1alpha1.SyncWindow{withOverrun(night)}, started: time.Date(2030, 1, 6, 23, 30, 0, 0, time.UTC), allowed: true},
+		{name: "allow window without overrun", windows: []v1alpha1.SyncWindow{night}, started: time.Date(2030, 1, 6, 23, 30, 0, 0, time.UTC), reason: "outside every allow window"},
 		{name: "time zone", windows: []v1alpha1.SyncWindow{{Kind: "deny", Schedule: "0 11 * * *", Duration: "1h", Applications: []string{"*"}, TimeZone: "Europe/Paris"}}, reason: "a deny window is active"},
 	}
 	for _, tc := range tests {
@@ -47,7 +56,7 @@ func TestSyncWindowsAllow(t *testing.T) {
 				at = now
 			}
 			proj := &v1alpha1.AppProject{Spec: v1alpha1.AppProjectSpec{SyncWindows: tc.windows}}
-			v, err := syncWindowsAllow(proj, app, at, tc.manual)
+			v, err := syncWindowsAllow(proj, app, at, tc.manual, tc.started)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +71,7 @@ func TestSyncWindowsAllow(t *testing.T) {
 		{Kind: "deny", Schedule: "* * * * *", Duration: "1h", Applications: []string{"*"}, TimeZone: "Mars/Olympus"},
 	} {
 		proj := &v1alpha1.AppProject{Spec: v1alpha1.AppProjectSpec{SyncWindows: []v1alpha1.SyncWindow{bad}}}
-		if _, err := syncWindowsAllow(proj, app, now, false); err == nil || !strings.Contains(err.Error(), "sync window deny") {
+		if _, err := syncWindowsAllow(proj, app, now, false, time.Time{}); err == nil || !strings.Contains(err.Error(), "sync window deny") {
 			t.Errorf("window %+v: error %v, want one naming the window", bad, err)
 		}
 	}
@@ -70,5 +79,10 @@ func TestSyncWindowsAllow(t *testing.T) {
 
 func withManual(w v1alpha1.SyncWindow) v1alpha1.SyncWindow {
 	w.ManualSync = true
+	return w
+}
+
+func withOverrun(w v1alpha1.SyncWindow) v1alpha1.SyncWindow {
+	w.SyncOverrun = true
 	return w
 }

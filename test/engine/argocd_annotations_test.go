@@ -1,0 +1,95 @@
+package engine_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+)
+
+// TestSkipReconcile: an Application annotated
+// argocd.argoproj.io/skip-reconcile: "true" is left alone, as Argo CD's
+// controller leaves it: no status, nothing applied; removing the
+// annotation brings it back.
+func TestSkipReconcile(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, baseFiles())
+	f.application(automated(true, false), func(a *v1alpha1.Application) {
+		a.Annotations = map[string]string{v1alpha1.AnnotationKeyAppSkipReconcile: "true"}
+	})
+	consistently(t, "the skipped Application is not reconciled", 3*time.Second, func() (bool, string) {
+		app := f.app()
+		var cm corev1.ConfigMap
+		applied := f.get(&cm, "settings") == nil
+		return app.Status.ReconciledAt == nil && app.Status.Sync.Status == "" && !applied,
+			fmt.Sprintf("%s; configmap applied: %v", describeApp(app), applied)
+	})
+	edit(t, f.app(), func(a *v1alpha1.Application) { delete(a.Annotations, v1alpha1.AnnotationKeyAppSkipReconcile) })
+	f.waitSynced(f.head)
+}
+
+// TestSingleWaveSyncEndsWhenApplied: Argo CD's jsonnet-guestbook on a
+// cluster without a load balancer. A sync without waves or hooks ends
+// once its objects are applied: the operation Succeeded and the
+// Application Synced, its health Progressing while the LoadBalancer
+// Service has no address, where the sync used to wait for it until its
+// timeout.
+func TestSingleWaveSyncEndsWhenApplied(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, map[string]string{
+		"manifests/configmap.yaml": configMap("settings", "v1"),
+		"manifests/service.yaml": `apiVersion: v1
+kind: Service
+metadata:
+  name: front
+spec:
+  type: LoadBalancer
+  selector: {app: front}
+  ports: [{port: 80}]
+`,
+	})
+	f.application(automated(true, false), nil)
+	app := f.waitApp("synced with the Service still progressing", func(a *v1alpha1.Application) bool {
+		st := a.Status.OperationState
+		return st != nil && st.Phase == v1alpha1.OperationSucceeded && a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced
+	})
+	if app.Status.Health.Status != v1alpha1.HealthStatusProgressing {
+		t.Errorf("health = %s (%s), want Progressing: the Service has no load balancer", app.Status.Health.Status, app.Status.Health.Message)
+	}
+}
+
+// TestCompareOptionsIgnoreExtraneous: a live object annotated
+// argocd.argoproj.io/compare-options: IgnoreExtraneous that Git no longer
+// holds awaits pruning (shown OutOfSync) without making the Application
+// OutOfSync, as in Argo CD.
+func TestCompareOptionsIgnoreExtraneous(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, baseFiles())
+	f.application(automated(false, false), nil)
+	f.waitSynced(f.head)
+	var cm corev1.ConfigMap
+	if err := f.get(&cm, "settings"); err != nil {
+		t.Fatal(err)
+	}
+	edit(t, &cm, func(c *corev1.ConfigMap) {
+		c.Annotations[v1alpha1.AnnotationKeyCompareOptions] = "IgnoreExtraneous"
+	})
+	sha := f.push(nil, []string{"manifests/configmap.yaml"}, "drop settings")
+	app := f.waitApp("Synced at the new commit, settings awaiting pruning", func(a *v1alpha1.Application) bool {
+		if a.Status.Sync.Revision != sha {
+			return false
+		}
+		for _, r := range a.Status.Resources {
+			if r.Kind == "ConfigMap" && r.Name == "settings" {
+				return r.RequiresPruning && r.Status == v1alpha1.SyncStatusCodeOutOfSync
+			}
+		}
+		return false
+	})
+	if app.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced {
+		t.Errorf("sync status = %s, want Synced: the extraneous ConfigMap is ignored", app.Status.Sync.Status)
+	}
+}
