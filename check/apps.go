@@ -71,6 +71,9 @@ func renderApplication(ctx context.Context, svc *server.Service, obj map[string]
 	if err != nil {
 		return appRender{}, err
 	}
+	if field, why := app.Spec.UnsupportedField(); field != "" {
+		return appRender{}, &render.UnsupportedError{Field: field, Why: why}
+	}
 	srcs := render.ApplicationSources(app.Spec)
 	if len(srcs) == 0 {
 		return appRender{Skipped: []string{"has no spec.source or spec.sources; nothing to render"}}, nil

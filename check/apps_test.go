@@ -312,6 +312,18 @@ func TestPlanApplication(t *testing.T) {
 			wantUnsupported: true,
 		},
 		{
+			name:            "tag prefix",
+			spec:            "spec:\n  source: {repoURL: https://github.com/acme/config, path: a, tagPrefix: web/}\n",
+			wantErr:         "spec.source.tagPrefix is not supported: targetRevision is resolved against every tag",
+			wantUnsupported: true,
+		},
+		{
+			name:            "source hydrator",
+			spec:            "spec:\n  sourceHydrator: {drySource: {repoURL: https://github.com/acme/config}}\n  source: {repoURL: https://github.com/acme/config, path: a}\n",
+			wantErr:         "spec.sourceHydrator is not supported: Argo CD's source hydrator is not run",
+			wantUnsupported: true,
+		},
+		{
 			name:            "plugin source",
 			spec:            "spec:\n  source: {repoURL: https://github.com/acme/config, path: a, plugin: {name: cdk8s}}\n",
 			wantErr:         "spec.source.plugin is not supported: config management plugins are not run",

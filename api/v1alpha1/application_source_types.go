@@ -42,6 +42,10 @@ type ApplicationSource struct {
 	// Name is the display name of the source.
 	// +optional
 	Name string `json:"name,omitempty"`
+	// TagPrefix filters Git tags by this prefix before targetRevision is
+	// read as a semver constraint; tollgate refuses it.
+	// +optional
+	TagPrefix string `json:"tagPrefix,omitempty"`
 }
 
 // ApplicationSourceHelm holds Helm options for a source.

@@ -69,3 +69,17 @@ func (a *Application) SkipReconcile() bool {
 	skip, err := strconv.ParseBool(a.Annotations[AnnotationKeyAppSkipReconcile])
 	return err == nil && skip
 }
+
+// UnsupportedField returns the first field of the spec, other than its
+// sources' (which the repo-server judges), that tollgate refuses rather
+// than ignore, and why; "" when there is none. An Application that sets
+// one is refused by name (InvalidSpecError), as by tollgate test.
+func (s *ApplicationSpec) UnsupportedField() (field, why string) {
+	switch {
+	case s.SourceHydrator != nil:
+		return "spec.sourceHydrator", "Argo CD's source hydrator is not run"
+	case s.SyncPolicy != nil && s.SyncPolicy.Retry != nil && s.SyncPolicy.Retry.Refresh:
+		return "spec.syncPolicy.retry.refresh", "a retry syncs the revision of the first attempt"
+	}
+	return "", ""
+}

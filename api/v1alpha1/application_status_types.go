@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // ApplicationStatus is the observed state of an Application, written by the
@@ -42,6 +43,21 @@ type ApplicationStatus struct {
 	// Summary lists URLs and images found in the resources.
 	// +optional
 	Summary ApplicationSummary `json:"summary,omitzero"`
+	// ResourceHealthSource is where resource health is kept: "" (inline,
+	// in resources, as tollgate keeps it) or Argo CD's "appTree".
+	// +optional
+	ResourceHealthSource string `json:"resourceHealthSource,omitempty"`
+	// ControllerNamespace is the namespace of the controller that
+	// reconciles the Application.
+	// +optional
+	ControllerNamespace string `json:"controllerNamespace,omitempty"`
+	// SourceHydrator is Argo CD's source hydrator status; tollgate does
+	// not hydrate.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	SourceHydrator *runtime.RawExtension `json:"sourceHydrator,omitempty"`
 }
 
 // SyncStatus is the result of comparing desired and live state.
@@ -116,6 +132,10 @@ type ResourceStatus struct {
 	// SyncWave is the resource's sync wave.
 	// +optional
 	SyncWave int64 `json:"syncWave,omitempty"`
+	// RequiresDeletionConfirmation is set for a resource whose pruning
+	// waits for a confirmation (Prune=confirm, Delete=confirm).
+	// +optional
+	RequiresDeletionConfirmation bool `json:"requiresDeletionConfirmation,omitempty"`
 }
 
 // ApplicationCondition is an error or warning about an Application.
@@ -164,6 +184,9 @@ type SyncOperationResult struct {
 	Sources []ApplicationSource `json:"sources,omitempty"`
 	// +optional
 	Revisions []string `json:"revisions,omitempty"`
+	// ManagedNamespaceMetadata is the namespace metadata the sync managed.
+	// +optional
+	ManagedNamespaceMetadata *ManagedNamespaceMetadata `json:"managedNamespaceMetadata,omitempty"`
 }
 
 // ResourceResult is the result of syncing one resource.
@@ -188,6 +211,9 @@ type ResourceResult struct {
 	// SyncPhase is the phase the resource was synced in.
 	// +optional
 	SyncPhase SyncPhase `json:"syncPhase,omitempty"`
+	// Images are the container images of the resource.
+	// +optional
+	Images []string `json:"images,omitempty"`
 }
 
 // RevisionHistory is one past sync.
@@ -221,4 +247,7 @@ type ApplicationSummary struct {
 	ExternalURLs []string `json:"externalURLs,omitempty"`
 	// +optional
 	Images []string `json:"images,omitempty"`
+	// IsAppOfApps is set when a resource is an Application.
+	// +optional
+	IsAppOfApps bool `json:"isAppOfApps,omitempty"`
 }

@@ -54,6 +54,10 @@ type RetryStrategy struct {
 	// Backoff is the delay between retries.
 	// +optional
 	Backoff *Backoff `json:"backoff,omitempty"`
+	// Refresh retries with the latest revision instead of the first
+	// attempt's; tollgate refuses it.
+	// +optional
+	Refresh bool `json:"refresh,omitempty"`
 }
 
 // Backoff is an exponential backoff.
@@ -128,6 +132,10 @@ type SyncOperation struct {
 	// Revisions are the revisions of a multi-source sync, one per source.
 	// +optional
 	Revisions []string `json:"revisions,omitempty"`
+	// Manifests are local manifests to sync instead of the sources
+	// (argocd app sync --local); tollgate refuses such an operation.
+	// +optional
+	Manifests []string `json:"manifests,omitempty"`
 	// SelfHealAttemptsCount counts the automated syncs in a row that
 	// corrected drift at the same revision; the next one waits for the
 	// self-heal backoff of this count.

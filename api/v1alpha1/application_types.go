@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Application is a group of Kubernetes resources rendered from one or more
@@ -68,6 +69,14 @@ type ApplicationSpec struct {
 	// Source is ignored.
 	// +optional
 	Sources []ApplicationSource `json:"sources,omitempty"`
+	// SourceHydrator is Argo CD's source hydrator (dry source, sync source,
+	// hydrateTo); tollgate refuses an Application that sets it
+	// (UnsupportedField).
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	SourceHydrator *runtime.RawExtension `json:"sourceHydrator,omitempty"`
 }
 
 // ApplicationDestination is a cluster, by API server URL or by name, and a

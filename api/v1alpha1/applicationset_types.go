@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // ApplicationSet generates Applications from one template and the
@@ -345,6 +346,13 @@ type ApplicationSetStatus struct {
 	Resources []ResourceStatus `json:"resources,omitempty"`
 	// +optional
 	ResourcesCount int64 `json:"resourcesCount,omitempty"`
+	// Health is Argo CD's health of the ApplicationSet; tollgate reports
+	// its state in conditions.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	Health *runtime.RawExtension `json:"health,omitempty"`
 }
 
 // ApplicationSetCondition is a condition of an ApplicationSet.

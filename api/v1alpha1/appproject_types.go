@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // AppProject groups Applications and restricts what they may deploy, from
@@ -86,6 +87,15 @@ type AppProjectSpec struct {
 	// scoped to this project.
 	// +optional
 	PermitOnlyProjectScopedClusters bool `json:"permitOnlyProjectScopedClusters,omitempty"`
+	// SourceIntegrity is Argo CD's constraint on the integrity of
+	// sources (signed commits by policy); tollgate refuses the
+	// Applications of a project that sets it rather than sync them
+	// unchecked. signatureKeys is honoured.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	SourceIntegrity *runtime.RawExtension `json:"sourceIntegrity,omitempty"`
 	// DestinationServiceAccounts are the service accounts syncs impersonate,
 	// per destination.
 	// +optional

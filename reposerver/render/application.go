@@ -347,6 +347,7 @@ func unsupported(field string, src v1alpha1.ApplicationSource) error {
 		}
 	}
 	add(src.Plugin != nil, "plugin")
+	add(src.TagPrefix != "", "tagPrefix")
 	if k := src.Kustomize; k != nil {
 		// Argo CD selects a kustomize binary registered in argocd-cm
 		// (kustomize.path.<version>) and fails when there is none.
@@ -362,6 +363,8 @@ func unsupported(field string, src v1alpha1.ApplicationSource) error {
 	switch set[0] {
 	case "plugin":
 		why = "config management plugins are not run"
+	case "tagPrefix":
+		why = "targetRevision is resolved against every tag"
 	case "kustomize.version":
 		why = "tollgate builds with the kustomize library it embeds (sigs.k8s.io/kustomize/api " + moduleVersion("sigs.k8s.io/kustomize/api") + ")"
 	}

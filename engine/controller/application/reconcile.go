@@ -423,6 +423,10 @@ func (r *Reconciler) target(ctx context.Context, p *pass) (*target, []outcome, e
 		outs = append(outs, r.refuseOperation(p, tg.op, "only sync operations are supported"))
 		tg.op = nil
 	}
+	if tg.op != nil && len(tg.op.Sync.Manifests) > 0 {
+		outs = append(outs, r.refuseOperation(p, tg.op, "operation.sync.manifests is not supported: local manifests are not synced"))
+		tg.op = nil
+	}
 	invalid := func(msg string) (*target, []outcome, error) {
 		outs = append(outs, raise(stepSpec, v1alpha1.ApplicationConditionInvalidSpecError, msg))
 		if tg.op != nil {
@@ -449,12 +453,20 @@ func (r *Reconciler) target(ctx context.Context, p *pass) (*target, []outcome, e
 	if len(tg.sources) == 0 {
 		return invalid("spec.source or spec.sources must be set")
 	}
+	if field, why := app.Spec.UnsupportedField(); field != "" {
+		return invalid(field + " is not supported: " + why)
+	}
 	outs = append(outs, outcome{step: stepSpec}) // destination and sources valid
 	if tg.project, err = r.project(ctx, app); err != nil {
 		return nil, outs, err
 	}
 	if msg := projectScopedCluster(tg.project, app.Spec.Destination, tg.cluster.server, tg.secrets); msg != "" {
 		return invalid(msg)
+	}
+	if tg.project != nil && tg.project.Spec.SourceIntegrity != nil {
+		// Argo CD checks its sources against this policy; syncing them
+		// unchecked would leave the project silently open.
+		return invalid(fmt.Sprintf("AppProject %s: spec.sourceIntegrity is not supported: use spec.signatureKeys", tg.project.Name))
 	}
 	tg.door = r.door(tg.cluster, tg.app, tg.project)
 	return tg, outs, nil
@@ -487,6 +499,7 @@ func (r *Reconciler) finish(ctx context.Context, p *pass, outs []outcome) error 
 	var changed []string
 	app.Status.Conditions, changed = applyOutcomes(app.Status.Conditions, outs, p.now)
 	app.Status.ReconciledAt = &p.now
+	app.Status.ControllerNamespace = r.opts.Namespace
 	fence := ""
 	if p.fenced {
 		fence = r.identity()

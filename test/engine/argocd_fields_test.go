@@ -2,10 +2,12 @@ package engine_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 )
@@ -91,5 +93,43 @@ func TestCompareOptionsIgnoreExtraneous(t *testing.T) {
 	})
 	if app.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced {
 		t.Errorf("sync status = %s, want Synced: the extraneous ConfigMap is ignored", app.Status.Sync.Status)
+	}
+}
+
+// TestUnsupportedFieldsRefused: Argo CD fields tollgate does not honour
+// refuse the Application by name (InvalidSpecError) rather than be
+// ignored: a project relying on sourceIntegrity is not silently open.
+func TestUnsupportedFieldsRefused(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name    string
+		app     func(*v1alpha1.Application)
+		project func(*v1alpha1.AppProject)
+		want    string
+	}{
+		{name: "source hydrator", app: func(a *v1alpha1.Application) {
+			a.Spec.SourceHydrator = &runtime.RawExtension{Raw: []byte(`{"drySource":{"repoURL":"https://example.com/x"}}`)}
+		}, want: "spec.sourceHydrator is not supported"},
+		{name: "retry refresh", app: func(a *v1alpha1.Application) {
+			a.Spec.SyncPolicy.Retry.Refresh = true
+		}, want: "spec.syncPolicy.retry.refresh is not supported"},
+		{name: "project source integrity", project: func(p *v1alpha1.AppProject) {
+			p.Spec.SourceIntegrity = &runtime.RawExtension{Raw: []byte(`{"git":{"policies":[]}}`)}
+		}, want: "spec.sourceIntegrity is not supported"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, baseFiles())
+			f.editProject = tt.project
+			f.application(automated(true, false), tt.app)
+			f.waitApp("refused by name", func(a *v1alpha1.Application) bool {
+				msg, ok := condition(a, v1alpha1.ApplicationConditionInvalidSpecError)
+				return ok && strings.Contains(msg, tt.want)
+			})
+			var cm corev1.ConfigMap
+			if err := f.get(&cm, "settings"); err == nil {
+				t.Error("the refused Application was synced")
+			}
+		})
 	}
 }
