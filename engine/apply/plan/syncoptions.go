@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -138,9 +140,18 @@ var boolOptions = map[string]func(*SyncOptions) *bool{
 	"ClientSideApplyMigration":    func(o *SyncOptions) *bool { return &o.ClientSideApplyMigration },
 }
 
+// otherOptions are the sync options that are not booleans.
+var otherOptions = []string{"Prune", "Delete", "PrunePropagationPolicy"}
+
 func knownOption(key string) bool {
 	_, ok := boolOptions[key]
-	return ok || key == "Prune" || key == "Delete" || key == "PrunePropagationPolicy"
+	return ok || slices.Contains(otherOptions, key)
+}
+
+// KnownSyncOptions returns the keys of every sync option tollgate reads,
+// sorted.
+func KnownSyncOptions() []string {
+	return slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(boolOptions)), otherOptions...)))
 }
 
 // set applies one known option; unknown keys are left alone.

@@ -1,0 +1,4 @@
+package compat
+
+// annotationRows: see doc.go.
+var annotationRows = []Row{}

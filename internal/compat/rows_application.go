@@ -1,0 +1,4 @@
+package compat
+
+// applicationRows: see doc.go.
+var applicationRows = []Row{}

@@ -1,0 +1,4 @@
+package compat
+
+// applicationSetRows: see doc.go.
+var applicationSetRows = []Row{}

@@ -1,0 +1,4 @@
+package compat
+
+// generatorRows: see doc.go.
+var generatorRows = []Row{}

@@ -1,0 +1,4 @@
+package compat
+
+// operationRows: see doc.go.
+var operationRows = []Row{}

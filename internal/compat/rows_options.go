@@ -1,0 +1,4 @@
+package compat
+
+// optionRows: see doc.go.
+var optionRows = []Row{}

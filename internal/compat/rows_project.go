@@ -1,0 +1,4 @@
+package compat
+
+// projectRows: see doc.go.
+var projectRows = []Row{}

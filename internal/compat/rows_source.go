@@ -1,0 +1,4 @@
+package compat
+
+// sourceRows: see doc.go.
+var sourceRows = []Row{}

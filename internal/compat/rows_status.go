@@ -1,0 +1,4 @@
+package compat
+
+// statusRows: see doc.go.
+var statusRows = []Row{}
