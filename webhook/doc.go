@@ -22,9 +22,11 @@
 //     (neverJudged), whatever the webhook configuration sends.
 //  2. Exempt users, groups and namespaces (Config) are allowed.
 //  3. Argo CD Applications: the AppProject named by spec.project is read from
-//     the informer cache (never a live GET); a missing project yields
+//     the informer cache (from the API server only when the cache lacks it
+//     and Options.APIReader is set); a missing project yields
 //     project-not-found, a missing "default" project is Argo CD's implicit
-//     allow-all policies.DefaultProject().
+//     allow-all policies.DefaultProject() when Config.ImplicitDefaultProject
+//     says so.
 //  4. Argo CD AppProjects: the new project is judged (no-argocd-destination,
 //     app-namespace) on CREATE and UPDATE, every time, so a project that
 //     permits the Argo CD namespace is never admitted. The Applications that
@@ -49,6 +51,17 @@
 //     (by name, against the old Pod) are judged as the only containers of
 //     the Pod, without its Application; the Pod's own containers were
 //     judged when it was created.
+//
+// # Objects
+//
+// The object under review is judged as it was sent (a map, decoded from the
+// request): the rules see exactly what was submitted, fields the Go types
+// do not know included, and an Application under review is its own
+// policies.Input.Application. Every other Application and AppProject is a
+// v1alpha1 type: read typed from the cache, and an admitted Application or
+// AppProject is also decoded typed for the webhook's own decisions (its
+// project, the Applications a project change concerns). They become maps
+// only where a policies.Input is built (input.go), with policies.ObjectMap.
 //
 // Deny violations become one line each, "[rule-id] message", in the denial
 // message; warn violations become admission warnings in the same format. A

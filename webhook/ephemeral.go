@@ -41,7 +41,11 @@ func (h *Handler) reviewEphemeralContainers(ctx context.Context, req admission.R
 	spec["ephemeralContainers"] = added
 	judged := maps.Clone(pod)
 	judged["spec"] = spec
-	return h.judge(ctx, h.input(req, judged, nil, nil))
+	in, err := h.input(req, judged, nil, nil)
+	if err != nil {
+		return h.lookupFailed(err)
+	}
+	return h.judge(ctx, in)
 }
 
 // addedEphemeralContainers returns the ephemeral containers of pod that old

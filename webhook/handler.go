@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -39,8 +40,8 @@ type Options struct {
 	Config Config
 	// Evaluator judges the Inputs. Required.
 	Evaluator Evaluator
-	// Reader reads Applications and AppProjects (unstructured,
-	// argoproj.io/v1alpha1): a manager's informer cache, never a live
+	// Reader reads Applications and AppProjects as v1alpha1 types (its
+	// scheme registers v1alpha1): a manager's informer cache, never a live
 	// client, with Applications indexed by IndexApplications. Required.
 	Reader client.Reader
 	// APIReader, when set, reads an AppProject the cache does not hold
@@ -201,8 +202,8 @@ func (h *Handler) route(ctx context.Context, req admission.Request) outcome {
 	if why := h.exemption(req); why != "" {
 		return outcome{decision: DecisionExempt, note: why}
 	}
-	argo := req.Kind.Group == argoGroup
-	if argo && req.Kind.Kind == AppProjectGVK.Kind {
+	argo := req.Kind.Group == v1alpha1.Group
+	if argo && req.Kind.Kind == v1alpha1.AppProjectKind {
 		return h.reviewProject(ctx, req)
 	}
 	switch {
@@ -215,7 +216,7 @@ func (h *Handler) route(ctx context.Context, req admission.Request) outcome {
 	if !ok {
 		return out
 	}
-	if argo && req.Kind.Kind == ApplicationGVK.Kind {
+	if argo && req.Kind.Kind == v1alpha1.ApplicationKind {
 		return h.reviewApplication(ctx, req, old, obj)
 	}
 	return h.reviewObject(ctx, req, obj)
@@ -296,17 +297,25 @@ func (h *Handler) reservedWrites(req admission.Request, old, obj map[string]any)
 	return policies.ReservedAnnotationChanges(old, obj)
 }
 
-// reviewApplication judges an Application with its AppProject. Its
-// reserved annotations are judged by what the request writes (old is nil
-// for a CREATE): an UPDATE that keeps the controller's fence is not
-// denied for it.
-func (h *Handler) reviewApplication(ctx context.Context, req admission.Request, old, app map[string]any) outcome {
-	proj, err := h.getProject(ctx, projectName(app))
+// reviewApplication judges an Application with its AppProject. The rules
+// judge obj as sent (it is the Input's Object and its Application); its
+// typed form only names the project. Its reserved annotations are judged
+// by what the request writes (old is nil for a CREATE): an UPDATE that
+// keeps the controller's fence is not denied for it.
+func (h *Handler) reviewApplication(ctx context.Context, req admission.Request, old, obj map[string]any) outcome {
+	app, err := decodeAs[v1alpha1.Application](obj)
+	if err != nil {
+		return failed(http.StatusBadRequest, fmt.Errorf("read request object: decode Application: %w", err))
+	}
+	proj, err := h.getProject(ctx, app.ProjectName())
 	if err != nil {
 		return h.lookupFailed(err)
 	}
-	in := h.input(req, app, app, proj)
-	in.Context.ReservedAnnotations = h.reservedWrites(req, old, app)
+	in, err := h.input(req, obj, nil, proj)
+	if err != nil {
+		return h.lookupFailed(err)
+	}
+	in.Context.ReservedAnnotations = h.reservedWrites(req, old, obj)
 	return h.judge(ctx, in)
 }
 
@@ -322,17 +331,23 @@ func (h *Handler) reviewObject(ctx context.Context, req admission.Request, obj m
 	if app == nil && !judgedKind(req) {
 		return skipped(kindOf(req) + " is judged only when an Application tracks it")
 	}
-	return h.judge(ctx, h.claimed(req, h.input(req, obj, app, proj)))
+	in, err := h.input(req, obj, app, proj)
+	if err != nil {
+		return h.lookupFailed(err)
+	}
+	return h.judge(ctx, h.claimed(req, in))
 }
 
 // ownerAndProject returns the Application that owns obj by its tracking
 // metadata (see owner) and that Application's AppProject; nil for what
 // does not exist.
-func (h *Handler) ownerAndProject(ctx context.Context, obj map[string]any, clusterScoped bool) (app, proj map[string]any, err error) {
-	if app, err = h.owner(ctx, obj, clusterScoped); err != nil || app == nil {
+func (h *Handler) ownerAndProject(ctx context.Context, obj map[string]any, clusterScoped bool) (*v1alpha1.Application, *v1alpha1.AppProject, error) {
+	app, err := h.owner(ctx, obj, clusterScoped)
+	if err != nil || app == nil {
 		return nil, nil, err
 	}
-	if proj, err = h.getProject(ctx, projectName(app)); err != nil {
+	proj, err := h.getProject(ctx, app.ProjectName())
+	if err != nil {
 		return nil, nil, err
 	}
 	return app, proj, nil
@@ -349,44 +364,6 @@ func (h *Handler) claimed(req admission.Request, in policies.Input) policies.Inp
 	return in
 }
 
-// clusterScoped reports whether obj is cluster-scoped: a built-in
-// cluster-scoped kind, or any object the request names no namespace for.
-func clusterScoped(req admission.Request, obj map[string]any) bool {
-	apiVersion, _ := obj["apiVersion"].(string)
-	kind, _ := obj["kind"].(string)
-	return req.Namespace == "" || policies.IsClusterScoped(policies.GroupOf(apiVersion), kind)
-}
-
-// input assembles the Input of obj the way the CLI and the engine do
-// (policies.BuildInputs), with the project found in the cache. A request
-// without a namespace is about a cluster-scoped object, whatever its kind.
-func (h *Handler) input(req admission.Request, obj, app, proj map[string]any) policies.Input {
-	return h.inputAt(policies.PointAdmission, obj, app, proj, clusterScoped(req, obj))
-}
-
-// inputAt assembles the Input of obj at point.
-func (h *Handler) inputAt(point policies.EnforcementPoint, obj, app, proj map[string]any, clusterScoped bool) policies.Input {
-	opts := h.inputOptions(proj)
-	opts.Point = point
-	in := policies.BuildInputs(opts, []policies.Item{{Object: obj, Application: app}})[0]
-	in.Context.ClusterScoped = clusterScoped
-	return in
-}
-
-// inputOptions are the options of BuildInputs at admission: the project
-// from the cache (nil: none), never one from the object under review.
-func (h *Handler) inputOptions(proj map[string]any) policies.InputOptions {
-	opts := policies.InputOptions{
-		Point:                  policies.PointAdmission,
-		ArgoCDNamespace:        h.argocdNS,
-		ImplicitDefaultProject: h.cfg.ImplicitDefaultProject,
-	}
-	if proj != nil {
-		opts.Projects = []map[string]any{proj}
-	}
-	return opts
-}
-
 // judge evaluates in and turns the decision into an outcome.
 func (h *Handler) judge(ctx context.Context, in policies.Input) outcome {
 	dec, err := h.evaluator().Evaluate(ctx, in)
@@ -397,7 +374,8 @@ func (h *Handler) judge(ctx context.Context, in policies.Input) outcome {
 	return h.verdict(dec)
 }
 
-// lookupFailed is the outcome of a failed cache read.
+// lookupFailed is the outcome of a failed cache read, or of an Application
+// or AppProject read that could not be turned into Rego input.
 func (h *Handler) lookupFailed(err error) outcome {
 	h.metrics.evaluationErrors.Inc()
 	return failed(http.StatusInternalServerError, err)

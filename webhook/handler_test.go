@@ -293,6 +293,17 @@ func TestDecide(t *testing.T) {
 			want: summary{Code: 400, Reason: metav1.StatusReasonBadRequest},
 		},
 		{
+			name: "application the types cannot read is a bad request",
+			req:  request(admissionv1.Create, with(application("web", "team", "team-a"), 5, "spec", "project"), nil),
+			objs: []map[string]any{team},
+			want: summary{Code: 400, Reason: metav1.StatusReasonBadRequest},
+		},
+		{
+			name: "appproject the types cannot read is a bad request",
+			req:  request(admissionv1.Create, with(appProject("team", "team-a"), "*", "spec", "destinations"), nil),
+			want: summary{Code: 400, Reason: metav1.StatusReasonBadRequest},
+		},
+		{
 			name: "missing object is a bad request",
 			req: func() admission.Request {
 				r := request(admissionv1.Create, latest, nil)
@@ -315,6 +326,38 @@ func TestDecide(t *testing.T) {
 			}
 			checkLines(t, resp)
 		})
+	}
+}
+
+// TestDecideApplicationAsSent: an Application under review reaches the
+// rules as it was sent, fields the Go types do not know and empty values
+// included, as both the object and its Application; its AppProject is the
+// one the cache holds.
+func TestDecideApplicationAsSent(t *testing.T) {
+	var got policies.Input
+	eval := evaluatorFunc(func(_ context.Context, in policies.Input) (policies.Decision, error) {
+		got = in
+		return policies.Decision{}, nil
+	})
+	opts := DefaultOptions()
+	opts.Evaluator, opts.Reader = eval, newReader(t, appProject("team", "team-a"))
+	h, err := NewHandler(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := with(application("web", "team", "team-a"), "v9", "spec", "futureField")
+	app = with(app, "", "spec", "destination", "name")
+	if resp := decide(t, h, request(admissionv1.Create, app, nil)); !resp.Allowed {
+		t.Fatalf("Decide() denied: %s", message(resp))
+	}
+	if diff := cmp.Diff(app, got.Object); diff != "" {
+		t.Errorf("Input.Object (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(app, got.Application); diff != "" {
+		t.Errorf("Input.Application (-want +got):\n%s", diff)
+	}
+	if name := stringAt(got.Project, "metadata", "name"); name != "team" {
+		t.Errorf("Input.Project is %q, want the cached AppProject team", name)
 	}
 }
 

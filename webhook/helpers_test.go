@@ -13,14 +13,15 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // builtinEvaluator compiles the built-in rules once per test binary.
@@ -39,23 +40,26 @@ func evaluator(t testing.TB) *policies.Evaluator {
 }
 
 // newReader returns a cache-like reader over objs (Applications and
-// AppProjects), with Applications indexed by project as the manager's cache
-// is.
+// AppProjects, as maps), typed as the manager's cache holds them, with
+// Applications indexed by project.
 func newReader(t testing.TB, objs ...map[string]any) client.Reader {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	for _, gvk := range []struct{ kind, list string }{
-		{ApplicationGVK.Kind, "ApplicationList"},
-		{AppProjectGVK.Kind, "AppProjectList"},
-	} {
-		gv := ApplicationGVK.GroupVersion()
-		scheme.AddKnownTypeWithName(gv.WithKind(gvk.kind), &unstructured.Unstructured{})
-		scheme.AddKnownTypeWithName(gv.WithKind(gvk.list), &unstructured.UnstructuredList{})
-	}
-	b := fake.NewClientBuilder().WithScheme(scheme).
-		WithIndex(NewApplication(), ProjectIndexField, ProjectIndexValue)
+	b := fake.NewClientBuilder().WithScheme(testutil.Scheme(t)).
+		WithIndex(&v1alpha1.Application{}, ProjectIndexField, ProjectIndexValue)
 	for _, o := range objs {
-		b = b.WithObjects(&unstructured.Unstructured{Object: deepCopy(o)})
+		var obj client.Object
+		switch kind, _ := o["kind"].(string); kind {
+		case v1alpha1.ApplicationKind:
+			obj = &v1alpha1.Application{}
+		case v1alpha1.AppProjectKind:
+			obj = &v1alpha1.AppProject{}
+		default:
+			t.Fatalf("newReader: %s is neither an Application nor an AppProject", kind)
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(deepCopy(o), obj); err != nil {
+			t.Fatalf("newReader: %v", err)
+		}
+		b = b.WithObjects(obj)
 	}
 	return b.Build()
 }

@@ -2,12 +2,10 @@ package webhook
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -41,6 +39,18 @@ func decodeObject(raw runtime.RawExtension) (map[string]any, error) {
 		return nil, fmt.Errorf("decode object: %w", err)
 	}
 	return obj, nil
+}
+
+// decodeAs returns the typed form of obj, an Application or AppProject as
+// sent (or stored), for the webhook's own decisions: which project, which
+// Applications, what a project change breaks. The rules judge obj itself:
+// a typed round trip drops the fields the type does not know.
+func decodeAs[T any](obj map[string]any) (*T, error) {
+	out := new(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // completeObject fills what the request knows and an object may lack:
@@ -108,14 +118,4 @@ func onlyMetadataOrStatus(oldObj, newObj map[string]any) bool {
 		return out
 	}
 	return reflect.DeepEqual(strip(oldObj), strip(newObj))
-}
-
-// sortObjects orders objects by namespace, then name.
-func sortObjects(objs []map[string]any) {
-	slices.SortFunc(objs, func(a, b map[string]any) int {
-		return cmp.Or(
-			cmp.Compare(stringAt(a, "metadata", "namespace"), stringAt(b, "metadata", "namespace")),
-			cmp.Compare(stringAt(a, "metadata", "name"), stringAt(b, "metadata", "name")),
-		)
-	})
 }

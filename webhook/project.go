@@ -3,11 +3,13 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -25,17 +27,21 @@ func (h *Handler) reviewProject(ctx context.Context, req admission.Request) outc
 	if req.Operation == admissionv1.Delete {
 		return h.projectDeleted(ctx, req)
 	}
-	proj, _, out, ok := h.objectToJudge(req)
+	obj, old, out, ok := h.objectToJudge(req)
 	if !ok {
 		return out
 	}
-	name := stringAt(proj, "metadata", "name")
+	// The rules judge obj as sent; its typed form says which Applications
+	// to check against it.
+	after, err := decodeAs[v1alpha1.AppProject](obj)
+	if err != nil {
+		return failed(http.StatusBadRequest, fmt.Errorf("read request object: decode AppProject: %w", err))
+	}
 	// Argo CD reads AppProjects only from its own namespace: one elsewhere
 	// governs no Application (app-namespace reports it).
-	var apps []map[string]any
-	if name != "" && stringAt(proj, "metadata", "namespace") == h.argocdNS {
-		var err error
-		if apps, err = h.applicationsOf(ctx, name); err != nil {
+	var apps []*v1alpha1.Application
+	if after.Name != "" && after.Namespace == h.argocdNS {
+		if apps, err = h.applicationsOf(ctx, after.Name); err != nil {
 			return h.lookupFailed(err)
 		}
 	}
@@ -43,25 +49,29 @@ func (h *Handler) reviewProject(ctx context.Context, req admission.Request) outc
 	// Application's resource: judged against its project, as the engine's
 	// gate and the CLI judge it, so that its own exemption annotation grants
 	// nothing to whoever writes the root Application's repository.
-	owner, ownerProj, err := h.ownerAndProject(ctx, proj, false)
+	owner, ownerProj, err := h.ownerAndProject(ctx, obj, false)
 	if err != nil {
 		return h.lookupFailed(err)
 	}
-	in := h.claimed(req, h.input(req, proj, owner, ownerProj))
-	in.Context.ExistingApplications = apps
-	out = h.judge(ctx, in)
+	in, err := h.input(req, obj, owner, ownerProj)
+	if err != nil {
+		return h.lookupFailed(err)
+	}
+	if in.Context.ExistingApplications, err = existingApplications(apps); err != nil {
+		return h.lookupFailed(err)
+	}
+	out = h.judge(ctx, h.claimed(req, in))
 	if out.err != nil || len(apps) == 0 {
 		return out
 	}
-	// The project the Applications were judged against until now.
-	var before map[string]any
-	switch {
-	case req.Operation == admissionv1.Update:
-		before, _ = decodeObject(req.OldObject)
-	case name == "default" && h.cfg.ImplicitDefaultProject:
-		before = policies.DefaultProject()
+	// The project the Applications were judged against until now: the
+	// stored one for an UPDATE, none for a CREATE (for "default", Argo
+	// CD's implicit project when configured: see inputOptions).
+	var before *v1alpha1.AppProject
+	if old != nil {
+		before, _ = decodeAs[v1alpha1.AppProject](old)
 	}
-	out.warnings = append(out.warnings, h.tightening(ctx, name, before, proj, apps)...)
+	out.warnings = append(out.warnings, h.tightening(ctx, after.Name, before, after, apps)...)
 	return out
 }
 
@@ -70,14 +80,25 @@ func (h *Handler) reviewProject(ctx context.Context, req admission.Request) outc
 // makes violate a deny rule, up to maxProjectWarnings, then a summary. A
 // failed evaluation ends the check with a warning saying so: the project
 // change itself was judged already.
-func (h *Handler) tightening(ctx context.Context, project string, before, after map[string]any, apps []map[string]any) []string {
+func (h *Handler) tightening(ctx context.Context, project string, before, after *v1alpha1.AppProject, apps []*v1alpha1.Application) []string {
+	couldNot := func(err error) string {
+		h.metrics.evaluationErrors.Inc()
+		return fmt.Sprintf("could not check the %d Applications of AppProject %q against this change: %v", len(apps), project, err)
+	}
+	beforeOpts, err := h.inputOptions(before)
+	if err != nil {
+		return []string{couldNot(err)}
+	}
+	afterOpts, err := h.inputOptions(after)
+	if err != nil {
+		return []string{couldNot(err)}
+	}
 	var lines []string
 	broken := 0
 	for _, app := range apps {
-		newly, err := h.newViolations(ctx, app, before, after)
+		newly, err := h.newViolations(ctx, app, beforeOpts, afterOpts)
 		if err != nil {
-			h.metrics.evaluationErrors.Inc()
-			return append(lines, fmt.Sprintf("could not check the %d Applications of AppProject %q against this change: %v", len(apps), project, err))
+			return append(lines, couldNot(err))
 		}
 		if len(newly) == 0 {
 			continue
@@ -98,18 +119,18 @@ func (h *Handler) tightening(ctx context.Context, project string, before, after 
 	return lines
 }
 
-// newViolations returns the deny violations app has against project after
-// and not against project before (nil: the project did not exist).
-func (h *Handler) newViolations(ctx context.Context, app, before, after map[string]any) ([]policies.Violation, error) {
-	judge := func(proj map[string]any) (policies.Decision, error) {
-		in := policies.BuildInputs(h.inputOptions(proj), []policies.Item{{Object: app}})[0]
-		return h.evaluator().Evaluate(ctx, in)
-	}
-	old, err := judge(before)
+// newViolations returns the deny violations app has with the project of
+// after and not with the project of before (inputOptions of each).
+func (h *Handler) newViolations(ctx context.Context, app *v1alpha1.Application, before, after policies.InputOptions) ([]policies.Violation, error) {
+	ins, err := storedApplicationInputs(app, before, after)
 	if err != nil {
 		return nil, err
 	}
-	cur, err := judge(after)
+	old, err := h.evaluator().Evaluate(ctx, ins[0])
+	if err != nil {
+		return nil, err
+	}
+	cur, err := h.evaluator().Evaluate(ctx, ins[1])
 	if err != nil {
 		return nil, err
 	}
@@ -159,10 +180,9 @@ func (h *Handler) projectDeleted(ctx context.Context, req admission.Request) out
 
 // applicationRef names an Application for a warning: its name in the Argo
 // CD namespace, "<namespace>/<name>" elsewhere.
-func (h *Handler) applicationRef(app map[string]any) string {
-	name := stringAt(app, "metadata", "name")
-	if ns := stringAt(app, "metadata", "namespace"); ns != "" && ns != h.argocdNS {
-		return ns + "/" + name
+func (h *Handler) applicationRef(app *v1alpha1.Application) string {
+	if app.Namespace != "" && app.Namespace != h.argocdNS {
+		return app.Namespace + "/" + app.Name
 	}
-	return name
+	return app.Name
 }

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -62,21 +63,30 @@ func (h *Handler) Review(ctx context.Context, obj map[string]any, clusterScoped 
 	}
 	var in policies.Input
 	switch {
-	case gk == ApplicationGVK.GroupKind():
-		proj, err := h.getProject(ctx, projectName(obj))
+	case gk == v1alpha1.ApplicationGroupVersionKind.GroupKind():
+		// The rules judge obj as stored; its typed form names the project.
+		app, err := decodeAs[v1alpha1.Application](obj)
+		if err != nil {
+			return StoredReview{}, fmt.Errorf("decode %s: %w", describeObject(obj), err)
+		}
+		proj, err := h.getProject(ctx, app.ProjectName())
 		if err != nil {
 			return StoredReview{}, err
 		}
-		in = h.inputAt(policies.PointAudit, obj, obj, proj, false)
+		if in, err = h.inputAt(policies.PointAudit, obj, nil, proj, false); err != nil {
+			return StoredReview{}, err
+		}
 	default:
 		app, proj, err := h.ownerAndProject(ctx, obj, clusterScoped)
 		if err != nil {
 			return StoredReview{}, err
 		}
-		if app == nil && !judgedKinds[gk] && gk != AppProjectGVK.GroupKind() {
+		if app == nil && !judgedKinds[gk] && gk != v1alpha1.AppProjectGroupVersionKind.GroupKind() {
 			return StoredReview{Skipped: kind + " is judged only when an Application tracks it"}, nil
 		}
-		in = h.inputAt(policies.PointAudit, obj, app, proj, clusterScoped)
+		if in, err = h.inputAt(policies.PointAudit, obj, app, proj, clusterScoped); err != nil {
+			return StoredReview{}, err
+		}
 		in.Context.ClaimedApplication = app != nil
 	}
 	dec, err := h.evaluator().Evaluate(ctx, in)

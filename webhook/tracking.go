@@ -35,7 +35,7 @@ func (h *Handler) applicationKey(instance string) (types.NamespacedName, error) 
 // errors. The metadata is read as admission reads it (v1alpha1.OwnerOf with
 // every OwnerOptions field set; see OwnerOptions for why it differs from
 // the engine's reading).
-func (h *Handler) owner(ctx context.Context, obj map[string]any, clusterScoped bool) (map[string]any, error) {
+func (h *Handler) owner(ctx context.Context, obj map[string]any, clusterScoped bool) (*v1alpha1.Application, error) {
 	instance, _ := v1alpha1.OwnerOf(&unstructured.Unstructured{Object: obj}, h.cfg.trackingMethod(), v1alpha1.OwnerOptions{
 		ClusterScoped:                clusterScoped,
 		LabelMethodIgnoresAnnotation: true,
@@ -50,7 +50,7 @@ func (h *Handler) owner(ctx context.Context, obj map[string]any, clusterScoped b
 
 // applicationByInstance returns the Application of an instance name, nil
 // when the name is unusable or the Application does not exist.
-func (h *Handler) applicationByInstance(ctx context.Context, instance string) (map[string]any, error) {
+func (h *Handler) applicationByInstance(ctx context.Context, instance string) (*v1alpha1.Application, error) {
 	key, err := h.applicationKey(instance)
 	if err != nil {
 		return nil, nil

@@ -115,7 +115,11 @@ func runAudit(cmd *cobra.Command, o auditOptions) error {
 	if err := reachable(ctx, restCfg); err != nil {
 		return usageError(err)
 	}
-	c, err := cache.New(restCfg, webhookCacheOptions(cfg))
+	scheme, err := newScheme()
+	if err != nil {
+		return err
+	}
+	c, err := cache.New(restCfg, webhookCacheOptions(cfg, scheme))
 	if err != nil {
 		return fmt.Errorf("create cache: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -26,6 +27,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/certs"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/webhook"
@@ -245,15 +247,16 @@ func loadWebhookPolicies(ctx context.Context, configFile, namespace string) (web
 	return cfg, eval, nil
 }
 
-// webhookCacheOptions are the options of the webhook's cache of
+// webhookCacheOptions are the options of the webhook's cache of typed
 // Applications (every namespace, for applications in any namespace) and
-// AppProjects (the Argo CD namespace only), without managed fields.
-func webhookCacheOptions(cfg webhook.Config) cache.Options {
+// AppProjects (the Argo CD namespace only), without managed fields; scheme
+// registers v1alpha1 (newScheme).
+func webhookCacheOptions(cfg webhook.Config, scheme *runtime.Scheme) cache.Options {
 	return cache.Options{
-		Scheme:           clientgoscheme.Scheme,
+		Scheme:           scheme,
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			webhook.NewAppProject(): {Namespaces: map[string]cache.Config{argoCDNamespace(cfg): {}}},
+			&v1alpha1.AppProject{}: {Namespaces: map[string]cache.Config{argoCDNamespace(cfg): {}}},
 		},
 	}
 }
@@ -264,7 +267,7 @@ func watchProjects(ctx context.Context, c cache.Cache) error {
 	if err := webhook.IndexApplications(ctx, c); err != nil {
 		return explainNoCRD(err)
 	}
-	if _, err := c.GetInformer(ctx, webhook.NewAppProject()); err != nil {
+	if _, err := c.GetInformer(ctx, &v1alpha1.AppProject{}); err != nil {
 		return explainNoCRD(fmt.Errorf("watch AppProjects: %w", err))
 	}
 	return nil
@@ -293,9 +296,8 @@ func newCertSource(restCfg *rest.Config, opts *webhookOptions) (certSource, erro
 }
 
 // newWebhookManager builds the controller-runtime manager: the webhook
-// server with the certificate source, metrics, health probes and a cache
-// of Applications (every namespace, for applications in any namespace) and
-// AppProjects (the Argo CD namespace only), without managed fields.
+// server with the certificate source, metrics, health probes and the cache
+// of webhookCacheOptions.
 func newWebhookManager(restCfg *rest.Config, opts *webhookOptions, cfg webhook.Config, certSrc certSource) (manager.Manager, error) {
 	server := crwebhook.NewServer(crwebhook.Options{
 		Port: opts.port,
@@ -307,12 +309,16 @@ func newWebhookManager(restCfg *rest.Config, opts *webhookOptions, cfg webhook.C
 			c.NextProtos = []string{"http/1.1"}
 		}},
 	})
+	scheme, err := newScheme()
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(restCfg, manager.Options{
-		Scheme:                 clientgoscheme.Scheme,
+		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: opts.metricsAddr},
 		HealthProbeBindAddress: opts.healthAddr,
 		WebhookServer:          server,
-		Cache:                  webhookCacheOptions(cfg),
+		Cache:                  webhookCacheOptions(cfg, scheme),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)

@@ -27,6 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	wgpolicy "github.com/tollgate-dev/tollgate/api/wgpolicyk8s/v1alpha2"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/test/envtest"
@@ -318,7 +319,13 @@ func newAuditor(t *testing.T, s scene) *audit.Auditor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := webhook.NewHandler(webhook.Options{Config: s.config(), Evaluator: eval, Reader: env.Client, Namespace: "tollgate-system"})
+	// The handler reads typed Applications and AppProjects, as from the
+	// webhook's cache.
+	reader, err := client.New(env.Config, client.Options{Scheme: testutil.Scheme(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := webhook.NewHandler(webhook.Options{Config: s.config(), Evaluator: eval, Reader: reader, Namespace: "tollgate-system"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +388,7 @@ func results(r *wgpolicy.PolicyReport) []string {
 // argo returns an Argo CD object of kind in the Argo CD namespace.
 func argo(kind, name string, spec map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	u.SetGroupVersionKind(webhook.ApplicationGVK.GroupVersion().WithKind(kind))
+	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(kind))
 	u.SetNamespace(argoNS)
 	u.SetName(name)
 	return u

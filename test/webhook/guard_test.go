@@ -285,7 +285,7 @@ func TestGuardOperationFence(t *testing.T) {
 		key, g.app)
 	write := func(u user, edit func(*unstructured.Unstructured)) error {
 		t.Helper()
-		app := webhook.NewApplication()
+		app := newApplication()
 		if err := u.Get(ctx, client.ObjectKey{Namespace: argocdNS, Name: g.app}, app); err != nil {
 			t.Fatal(err)
 		}

@@ -33,6 +33,7 @@ import (
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/internal/controlplane"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/test/envtest"
@@ -147,10 +148,14 @@ func setup(ctx context.Context, e *envtest.Env) error {
 		}
 	}
 
+	scheme, err := testutil.NewScheme()
+	if err != nil {
+		return err
+	}
 	c, err := envtest.WebhookCache(ctx, e.Config, cache.Options{
-		Scheme: clientgoscheme.Scheme,
+		Scheme: scheme,
 		ByObject: map[client.Object]cache.ByObject{
-			webhook.NewAppProject(): {Namespaces: map[string]cache.Config{argocdNS: {}}},
+			&v1alpha1.AppProject{}: {Namespaces: map[string]cache.Config{argocdNS: {}}},
 		},
 	})
 	if err != nil {
@@ -339,10 +344,18 @@ func newServiceAccountUser(t *testing.T, ns, sa string) user {
 // deployment is testutil.Deployment: ns/name running image.
 var deployment = testutil.Deployment
 
+// newApplication returns an empty Application for users' clients, which
+// know only the built-in types.
+func newApplication() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1alpha1.ApplicationGroupVersionKind)
+	return u
+}
+
 // application returns an Application in argocd with the resources
 // finalizer, deploying into destNS.
 func application(name, project, destNS string) *unstructured.Unstructured {
-	u := webhook.NewApplication()
+	u := newApplication()
 	u.SetNamespace(argocdNS)
 	u.SetName(name)
 	u.SetFinalizers([]string{"resources-finalizer.argocd.argoproj.io"})
@@ -364,7 +377,8 @@ func application(name, project, destNS string) *unstructured.Unstructured {
 // appProject returns an AppProject in argocd for the example repositories
 // and the given namespaces of the in-cluster server.
 func appProject(name string, namespaces ...string) *unstructured.Unstructured {
-	u := webhook.NewAppProject()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1alpha1.AppProjectGroupVersionKind)
 	u.SetNamespace(argocdNS)
 	u.SetName(name)
 	dests := make([]any, len(namespaces))
@@ -415,16 +429,25 @@ func wantWarning(t *testing.T, got []string, prefix string) {
 // poll is how the tests wait for the webhook's cache and the load.
 var poll = testutil.Poll{Timeout: 20 * time.Second, Interval: 50 * time.Millisecond}
 
-// waitCached waits until the webhook's cache holds obj.
+// waitCached waits until the webhook's cache holds obj, an Application or
+// an AppProject, read typed as the handler reads it (an unstructured read
+// would start an informer of its own).
 func waitCached(t *testing.T, obj *unstructured.Unstructured) {
 	t.Helper()
+	var cached client.Object
+	switch obj.GetKind() {
+	case v1alpha1.ApplicationKind:
+		cached = &v1alpha1.Application{}
+	case v1alpha1.AppProjectKind:
+		cached = &v1alpha1.AppProject{}
+	default:
+		t.Fatalf("waitCached: the webhook caches no %s", obj.GetKind())
+	}
 	poll.Eventually(t, "the cache to hold "+obj.GetKind()+" "+obj.GetName(), func() (bool, string) {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(obj.GroupVersionKind())
-		if err := reader.Get(t.Context(), client.ObjectKeyFromObject(obj), u); err != nil {
+		if err := reader.Get(t.Context(), client.ObjectKeyFromObject(obj), cached); err != nil {
 			return false, err.Error()
 		}
-		return u.GetResourceVersion() == obj.GetResourceVersion(), "cached resourceVersion " + u.GetResourceVersion() + ", want " + obj.GetResourceVersion()
+		return cached.GetResourceVersion() == obj.GetResourceVersion(), "cached resourceVersion " + cached.GetResourceVersion() + ", want " + obj.GetResourceVersion()
 	})
 }
 

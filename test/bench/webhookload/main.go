@@ -446,4 +446,4 @@ func reviewOf(op admissionv1.Operation, obj map[string]any) []byte {
 }
 
 // errUnsupported is returned by memReader for objects it does not hold.
-var errUnsupported = errors.New("memReader holds only unstructured Applications and AppProjects")
+var errUnsupported = errors.New("memReader holds only typed Applications and AppProjects")

@@ -2,97 +2,99 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/webhook"
 )
 
-// memReader stands in for the manager's informer cache: unstructured
-// objects in memory, deep-copied on every read as the cache does, with
-// Applications indexed by webhook.ProjectIndexField.
+// memReader stands in for the manager's informer cache: typed Applications
+// and AppProjects in memory, deep-copied on every read as the cache does,
+// with Applications indexed by webhook.ProjectIndexField.
 type memReader struct {
-	objs map[schema.GroupVersionKind]map[types.NamespacedName]map[string]any
+	apps     map[types.NamespacedName]*v1alpha1.Application
+	projects map[types.NamespacedName]*v1alpha1.AppProject
 }
 
 var _ client.Reader = (*memReader)(nil)
 
-// newMemReader holds objs (JSON-like maps with apiVersion, kind and
-// metadata).
+// newMemReader holds objs (JSON-like maps of Applications and AppProjects).
 func newMemReader(objs ...map[string]any) *memReader {
-	m := &memReader{objs: map[schema.GroupVersionKind]map[types.NamespacedName]map[string]any{}}
+	m := &memReader{
+		apps:     map[types.NamespacedName]*v1alpha1.Application{},
+		projects: map[types.NamespacedName]*v1alpha1.AppProject{},
+	}
 	for _, o := range objs {
-		u := &unstructured.Unstructured{Object: jsonCopy(o)}
-		gvk := u.GroupVersionKind()
-		if m.objs[gvk] == nil {
-			m.objs[gvk] = map[types.NamespacedName]map[string]any{}
+		switch kind, _ := o["kind"].(string); kind {
+		case v1alpha1.ApplicationKind:
+			app := fromMap[v1alpha1.Application](o)
+			m.apps[client.ObjectKeyFromObject(app)] = app
+		case v1alpha1.AppProjectKind:
+			proj := fromMap[v1alpha1.AppProject](o)
+			m.projects[client.ObjectKeyFromObject(proj)] = proj
+		default:
+			panic(fmt.Sprintf("memReader: unsupported kind %q", kind)) // static data
 		}
-		m.objs[gvk][types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}] = u.Object
 	}
 	return m
 }
 
 // Get implements client.Reader.
 func (m *memReader) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
+	switch o := obj.(type) {
+	case *v1alpha1.Application:
+		app, ok := m.apps[key]
+		if !ok {
+			return apierrors.NewNotFound(v1alpha1.GroupVersion.WithResource(v1alpha1.ApplicationResource).GroupResource(), key.Name)
+		}
+		app.DeepCopyInto(o)
+	case *v1alpha1.AppProject:
+		proj, ok := m.projects[key]
+		if !ok {
+			return apierrors.NewNotFound(v1alpha1.GroupVersion.WithResource(v1alpha1.AppProjectResource).GroupResource(), key.Name)
+		}
+		proj.DeepCopyInto(o)
+	default:
 		return errUnsupported
 	}
-	gvk := u.GroupVersionKind()
-	o, ok := m.objs[gvk][key]
-	if !ok {
-		return apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: strings.ToLower(gvk.Kind) + "s"}, key.Name)
-	}
-	u.Object = runtime.DeepCopyJSON(o)
 	return nil
 }
 
-// List implements client.Reader for namespaces and the project field
-// index.
+// List implements client.Reader for Applications, by namespace and the
+// project field index.
 func (m *memReader) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	ul, ok := list.(*unstructured.UnstructuredList)
+	l, ok := list.(*v1alpha1.ApplicationList)
 	if !ok {
 		return errUnsupported
 	}
 	lo := (&client.ListOptions{}).ApplyOptions(opts)
-	gvk := ul.GroupVersionKind()
-	gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
-	ul.Items = nil
-	for key, o := range m.objs[gvk] {
+	l.Items = nil
+	for key, app := range m.apps {
 		if lo.Namespace != "" && key.Namespace != lo.Namespace {
 			continue
 		}
-		u := unstructured.Unstructured{Object: o}
 		if lo.FieldSelector != nil && !lo.FieldSelector.Empty() {
-			values := webhook.ProjectIndexValue(&u)
+			values := webhook.ProjectIndexValue(app)
 			if len(values) == 0 || !lo.FieldSelector.Matches(fields.Set{webhook.ProjectIndexField: values[0]}) {
 				continue
 			}
 		}
-		ul.Items = append(ul.Items, unstructured.Unstructured{Object: runtime.DeepCopyJSON(o)})
+		l.Items = append(l.Items, *app.DeepCopy())
 	}
 	return nil
 }
 
-// jsonCopy round-trips obj through JSON so that it holds only the types
-// runtime.DeepCopyJSON accepts.
-func jsonCopy(obj map[string]any) map[string]any {
-	b, err := json.Marshal(obj)
-	if err != nil {
-		panic(fmt.Sprintf("encode object: %v", err)) // static data
-	}
-	var out map[string]any
-	if err := json.Unmarshal(b, &out); err != nil {
-		panic(fmt.Sprintf("decode object: %v", err))
+// fromMap converts a JSON-like map to a typed object.
+func fromMap[T any](obj map[string]any) *T {
+	out := new(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, out); err != nil {
+		panic(fmt.Sprintf("decode object: %v", err)) // static data
 	}
 	return out
 }
