@@ -40,6 +40,11 @@ type WaveOptions struct {
 	// Ignore are the Application's ignoreDifferences. With
 	// RespectIgnoreDifferences=true, ignored fields keep their live value.
 	Ignore []IgnoreDifference
+	// Progress, when set, is told a wave's results so far: once its
+	// objects are applied, then each time the health of those still
+	// waited on is looked at (pending lists them, hooks first). It is
+	// called on the sync's goroutine and must not block for long.
+	Progress func(res WaveResult, pending []Ref)
 }
 
 // ResourceResult is what happened to one object.
@@ -168,7 +173,21 @@ func (a *Applier) applyWave(ctx context.Context, wave plan.Wave, opts WaveOption
 		}
 	}
 	log.V(1).Info("Applied wave, waiting for health", "objects", len(items))
-	if err := a.wait(ctx, items, waitAll); err != nil {
+	report := func(pending []*item) {
+		if opts.Progress == nil {
+			return
+		}
+		res := WaveResult{Phase: wr.Phase, Wave: wr.Wave}
+		for _, it := range reached(items) {
+			res.Results = append(res.Results, it.res)
+		}
+		refs := make([]Ref, len(pending))
+		for i, it := range pending {
+			refs[i] = it.ref
+		}
+		opts.Progress(res, refs)
+	}
+	if err := a.wait(ctx, items, waitAll, report); err != nil {
 		for _, it := range reached(items) {
 			wr.Results = append(wr.Results, it.res)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,10 +49,11 @@ func judge(hook bool, status string) verdict {
 var ErrTerminated = errors.New("operation terminated")
 
 // wait polls the applied items (the hooks only, without all) until each
-// is done, one failed, or Options.WaitTimeout passed. Outcomes are
-// recorded on the items; it returns an error only when the API server
-// could not be reached or ctx ended.
-func (a *Applier) wait(ctx context.Context, items []*item, all bool) error {
+// is done, one failed, or Options.WaitTimeout passed, telling report the
+// items still pending (hooks first) before it starts and after each
+// look. Outcomes are recorded on the items; it returns an error only when
+// the API server could not be reached or ctx ended.
+func (a *Applier) wait(ctx context.Context, items []*item, all bool, report func(pending []*item)) error {
 	log := logr.FromContextOrDiscard(ctx)
 	pending := make([]*item, 0, len(items))
 	for _, it := range items {
@@ -59,6 +61,9 @@ func (a *Applier) wait(ctx context.Context, items []*item, all bool) error {
 			pending = append(pending, it)
 		}
 	}
+	// Hooks first: the progress names what the wave waits for most.
+	slices.SortStableFunc(pending, func(a, b *item) int { return hookFirst(a) - hookFirst(b) })
+	report(pending)
 	waitCtx, cancel := a.bounded(ctx)
 	defer cancel()
 	start := a.opts.Now()
@@ -86,6 +91,7 @@ func (a *Applier) wait(ctx context.Context, items []*item, all bool) error {
 			}
 		}
 		pending = next
+		report(pending)
 		if failed || len(pending) == 0 {
 			return nil
 		}
@@ -183,4 +189,12 @@ func orStatus(msg, status string) string {
 		return msg
 	}
 	return status + ": " + msg
+}
+
+// hookFirst ranks hooks before other objects.
+func hookFirst(it *item) int {
+	if it.task.Hook {
+		return 0
+	}
+	return 1
 }

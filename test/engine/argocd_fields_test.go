@@ -133,3 +133,55 @@ func TestUnsupportedFieldsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestRunningSyncShowsProgress: while a wave waits for health, the
+// Application shows it, as Argo CD does: the operation says what it waits
+// for, and the objects already applied are Synced with their health in
+// status.resources instead of the Missing of the comparison before.
+func TestRunningSyncShowsProgress(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, map[string]string{
+		"manifests/service.yaml": `apiVersion: v1
+kind: Service
+metadata:
+  name: front
+spec:
+  type: LoadBalancer
+  selector: {app: front}
+  ports: [{port: 80}]
+`,
+		"manifests/after.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: after
+  annotations: {argocd.argoproj.io/sync-wave: "1"}
+data: {k: v}
+`,
+	})
+	f.application(automated(true, false), nil)
+	f.waitApp("waiting for the Service, shown applied", func(a *v1alpha1.Application) bool {
+		st := a.Status.OperationState
+		if st == nil || st.Phase != v1alpha1.OperationRunning || st.Message != "waiting for healthy state of /Service/front" {
+			return false
+		}
+		for _, r := range a.Status.Resources {
+			if r.Kind == "Service" && r.Name == "front" {
+				return r.Status == v1alpha1.SyncStatusCodeSynced && r.Health != nil && r.Health.Status == v1alpha1.HealthStatusProgressing
+			}
+		}
+		return false
+	})
+	// The load balancer comes: wave 1 is applied and the sync ends.
+	var svc corev1.Service
+	if err := f.get(&svc, "front"); err != nil {
+		t.Fatal(err)
+	}
+	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.10"}}
+	if err := env.Client.Status().Update(t.Context(), &svc); err != nil {
+		t.Fatal(err)
+	}
+	f.waitApp("synced once the Service is healthy", func(a *v1alpha1.Application) bool {
+		st := a.Status.OperationState
+		return st != nil && st.Phase == v1alpha1.OperationSucceeded && a.Status.Health.Status == v1alpha1.HealthStatusHealthy
+	})
+}

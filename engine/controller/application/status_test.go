@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
@@ -116,5 +117,26 @@ func TestWriteApplication(t *testing.T) {
 				t.Errorf("resourceVersion %s after the write, stored %s", app.ResourceVersion, got.ResourceVersion)
 			}
 		})
+	}
+}
+
+func TestWaitingMessage(t *testing.T) {
+	web := apply.Ref{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
+	db := apply.Ref{Group: "apps", Version: "v1", Kind: "StatefulSet", Namespace: "shop", Name: "db"}
+	migrate := apply.Ref{Group: "batch", Version: "v1", Kind: "Job", Namespace: "shop", Name: "migrate"}
+	res := apply.WaveResult{Results: []apply.ResourceResult{{Ref: web}, {Ref: db}, {Ref: migrate, Hook: true}}}
+	for _, tt := range []struct {
+		pending []apply.Ref
+		want    string
+	}{
+		{nil, "one or more tasks are running"},
+		{[]apply.Ref{web}, "waiting for healthy state of apps/Deployment/web"},
+		{[]apply.Ref{web, db}, "waiting for healthy state of apps/Deployment/web and 1 more resources"},
+		{[]apply.Ref{migrate, web, db}, "waiting for completion of hook batch/Job/migrate and 2 more resources"},
+		{[]apply.Ref{migrate}, "waiting for completion of hook batch/Job/migrate"},
+	} {
+		if got := waitingMessage(res, tt.pending); got != tt.want {
+			t.Errorf("pending %v: %q, want %q", tt.pending, got, tt.want)
+		}
 	}
 }

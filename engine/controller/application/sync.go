@@ -252,9 +252,10 @@ func (r *Reconciler) runSync(ctx context.Context, p *pass, door *authority.Door,
 		}
 		return out, nil
 	}
+	progress := &syncProgress{ctx: ctx, r: r, p: p}
 	s := authority.Sync{Waves: waves, Options: apply.WaveOptions{
 		App: p.instance, SyncID: fmt.Sprint(p.now.Unix()), Diffs: cmp.diffs, Ignore: r.ignoreDifferences(p.app),
-		MigrationManager: p.app.Annotations[apply.AnnotationMigrationManager],
+		MigrationManager: p.app.Annotations[apply.AnnotationMigrationManager], Progress: progress.report,
 	}}
 	s.Namespace = managedNamespace(p.app, opts)
 	skipped, err := r.pruning(p, req, state, cmp, &s)
