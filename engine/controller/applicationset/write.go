@@ -288,9 +288,10 @@ var defaultPreservedAnnotations = []string{
 	policies.AnnotationOperationReplica,
 }
 
-// postDeleteFinalizerPrefix marks the finalizers of post-delete hooks,
-// kept on a generated Application.
-const postDeleteFinalizerPrefix = "post-delete-finalizer.argocd.argoproj.io"
+// deleteHookFinalizers mark the finalizers of pre- and post-delete hooks
+// (their "/cleanup" stages by prefix), which the Application controller
+// adds: kept on a generated Application, as Argo CD keeps them.
+var deleteHookFinalizers = []string{v1alpha1.PreDeleteFinalizerName, v1alpha1.PostDeleteFinalizerName}
 
 // ownerReference makes set the controller of its Applications.
 func ownerReference(set *v1alpha1.ApplicationSet) metav1.OwnerReference {
@@ -365,7 +366,8 @@ func (r *Reconciler) createOrUpdateOnce(ctx context.Context, set *v1alpha1.Appli
 	want.Annotations = keep(app.Annotations, found.Annotations, append(preservedAnnotations(set), defaultPreservedAnnotations...))
 	want.Finalizers = slices.Clone(app.Finalizers)
 	for _, f := range found.Finalizers {
-		if strings.HasPrefix(f, postDeleteFinalizerPrefix) && !slices.Contains(want.Finalizers, f) {
+		hook := slices.ContainsFunc(deleteHookFinalizers, func(prefix string) bool { return strings.HasPrefix(f, prefix) })
+		if hook && !slices.Contains(want.Finalizers, f) {
 			want.Finalizers = append(want.Finalizers, f)
 		}
 	}
