@@ -57,6 +57,22 @@ func TestGenerateListElementsYaml(t *testing.T) {
 			want: []string{"argocd/a default https://a/x apps/a", "argocd/b default https://b/x apps/b", "argocd/c default https://c/x apps/c"},
 		},
 		{
+			// As Argo CD's fasttemplate: an empty parameter is
+			// substituted; an unknown one stays as written.
+			name: "empty and unknown parameters",
+			manifest: header + `  generators:
+  - list:
+      elements: [{cluster: a, suffix: ""}]
+  template:
+    metadata: {name: '{{cluster}}{{suffix}}'}
+    spec:
+      project: default
+      source: {repoURL: https://git.example.com/config.git, path: 'apps/{{cluster}}{{suffix}}/{{unknown}}'}
+      destination: {server: https://kubernetes.default.svc, namespace: x}
+`,
+			want: []string{"argocd/a default https://kubernetes.default.svc/x apps/a/{{unknown}}"},
+		},
+		{
 			name: "a matrix parameter rendered with toJson",
 			manifest: header + `  goTemplate: true
   goTemplateOptions: ["missingkey=error"]

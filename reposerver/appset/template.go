@@ -70,7 +70,9 @@ func substitute(s string, params map[string]any) (string, error) {
 		}
 		tag := rest[:end]
 		rest = rest[end+2:]
-		if v, ok := params[strings.TrimSpace(tag)].(string); ok && v != "" {
+		// As Argo CD's fasttemplate: a known parameter is replaced, an
+		// empty one included; an unknown one stays as written.
+		if v, ok := params[strings.TrimSpace(tag)].(string); ok && strings.TrimSpace(tag) != "" {
 			b.WriteString(v)
 		} else {
 			b.WriteString("{{" + tag + "}}")
