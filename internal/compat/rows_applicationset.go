@@ -52,8 +52,8 @@ var applicationSetRows = []Row{
 		Note: "see its fields"},
 	{Kind: Field, Name: "ApplicationSetSpec.template", Verdict: Honoured, Proof: "TestGenerate",
 		Note: "rendered with each parameter set, under a generator's own template; metadata.namespace is the ApplicationSet's"},
-	{Kind: Field, Name: "ApplicationSetSpec.templatePatch", Verdict: Different, Proof: appSetDiffs,
-		Note: "rendered with each parameter set, applied as a strategic merge patch, spec.project kept; applied before the resources-finalizer default, not after"},
+	{Kind: Field, Name: "ApplicationSetSpec.templatePatch", Verdict: Honoured, Proof: "TestGenerate",
+		Note: "rendered with each parameter set, applied as a strategic merge patch after the resources-finalizer default, spec.project kept"},
 
 	{Kind: Field, Name: "ApplicationSetStatus.applicationStatus", Verdict: Different, Proof: appSetDiffs,
 		Note: "never written (progressive sync is refused), nor cleared when another controller left it"},
@@ -78,8 +78,8 @@ var applicationSetRows = []Row{
 
 	{Kind: Field, Name: "ApplicationSetTemplateMeta.annotations", Verdict: Honoured, Proof: "TestClusterParamsWithoutCredentials",
 		Note: "rendered, keys included, and written to the Application"},
-	{Kind: Field, Name: "ApplicationSetTemplateMeta.finalizers", Verdict: Different, Proof: appSetDiffs,
-		Note: "kept, the resources finalizer added when there are none, the live pre- and post-delete hook finalizers kept; templatePatch's finalizers replace the default"},
+	{Kind: Field, Name: "ApplicationSetTemplateMeta.finalizers", Verdict: Honoured, Proof: "TestUpdateKeepsDeleteHookFinalizers",
+		Note: "kept, the resources finalizer added when there are none (templatePatch's merge with it), the live pre- and post-delete hook finalizers kept"},
 	{Kind: Field, Name: "ApplicationSetTemplateMeta.labels", Verdict: Honoured, Proof: "TestApplicationSetGitDirectories",
 		Note: "rendered and written to the Application"},
 	{Kind: Field, Name: "ApplicationSetTemplateMeta.name", Verdict: Honoured, Proof: "TestGenerate",

@@ -163,16 +163,18 @@ func (g *generator) render(tmpl map[string]any, params map[string]any, spec *v1a
 	if app["spec"] == nil {
 		app["spec"] = map[string]any{}
 	}
-	if spec.TemplatePatch != nil {
-		var err error
-		if app, err = g.patch(app, *spec.TemplatePatch, params); err != nil {
-			return nil, err
-		}
-	}
+	// As Argo CD: the resources finalizer is the default of a rendered
+	// template, before templatePatch, whose finalizers merge with it.
 	if len(params) > 0 {
 		md := app["metadata"].(map[string]any)
 		if fins, _ := md["finalizers"].([]any); len(fins) == 0 && (spec.SyncPolicy == nil || !spec.SyncPolicy.PreserveResourcesOnDeletion) {
 			md["finalizers"] = []any{v1alpha1.ResourcesFinalizerName}
+		}
+	}
+	if spec.TemplatePatch != nil {
+		var err error
+		if app, err = g.patch(app, *spec.TemplatePatch, params); err != nil {
+			return nil, err
 		}
 	}
 	return app, nil

@@ -344,14 +344,26 @@ func TestGenerate(t *testing.T) {
 			want: []string{"argocd/a-guestbook p https://a/guestbook guestbook/a finalizers=[example.com/keep]"},
 		},
 		{
-			name: "a templatePatch that drops the metadata keeps the namespace and the finalizer default",
+			// As Argo CD: the finalizer default comes before the patch,
+			// which drops it with the rest of the metadata.
+			name: "a templatePatch that drops the metadata keeps the namespace, not the finalizer default",
 			manifest: header + `  generators:
   - list:
       elements: [{cluster: a, url: https://a, project: p}]
 ` + flatTemplate + `  templatePatch: |
     metadata: null
 `,
-			want: []string{"argocd/<nil> p https://a/guestbook guestbook/a"},
+			want: []string{"argocd/<nil> p https://a/guestbook guestbook/a finalizers=<nil>"},
+		},
+		{
+			name: "a templatePatch's finalizers merge with the default",
+			manifest: header + `  generators:
+  - list:
+      elements: [{cluster: a, url: https://a, project: p}]
+` + flatTemplate + `  templatePatch: |
+    metadata: {finalizers: [example.com/patched]}
+`,
+			want: []string{"argocd/a-guestbook p https://a/guestbook guestbook/a finalizers=[example.com/patched resources-finalizer.argocd.argoproj.io]"},
 		},
 	}
 	for _, tt := range tests {
