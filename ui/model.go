@@ -247,7 +247,7 @@ func describeProject(p *v1alpha1.AppProject) projectWords {
 		w.Other = append(w.Other, fmt.Sprintf("Sync window: %s syncs at %q for %s (%s).", sw.Kind, sw.Schedule, sw.Duration, cmp.Or(scope, "every Application")))
 	}
 	if spec.OrphanedResources != nil {
-		w.Other = append(w.Other, "Orphaned resources are monitored.")
+		w.Other = append(w.Other, "Orphaned resources monitoring is set; tollgate does not monitor them.")
 	}
 	return w
 }

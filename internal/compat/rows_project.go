@@ -1,4 +1,122 @@
 package compat
 
+// Where the AppProject differences are described.
+const (
+	projAnchorDiffers       = "troubleshooting.md#in-appprojects"
+	projAnchorPatterns      = "policies.md#differences-from-argo-cd"
+	projAnchorSigned        = "sync-engine.md#signed-commits"
+	projAnchorImpersonation = "sync-engine.md#how-a-sync-runs"
+)
+
 // projectRows: see doc.go.
-var projectRows = []Row{}
+var projectRows = []Row{
+	{Kind: Field, Name: "AppProject.spec", Verdict: Honoured, Proof: "TestPermit",
+		Note: "read from the cluster by the gate, the webhook, the authority and the controller"},
+	{Kind: Field, Name: "AppProject.status", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "never written: there is no Argo CD API server issuing role tokens"},
+
+	{Kind: Field, Name: "AppProjectSpec.clusterResourceBlacklist", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "judged as in Argo CD for what a sync writes (project-resource-denied); a tracked live object it denies refuses the prune or deletion, where Argo CD ignores it"},
+	{Kind: Field, Name: "AppProjectSpec.clusterResourceWhitelist", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "judged as in Argo CD for what a sync writes, Namespace for CreateNamespace=true included; a tracked live object it does not list refuses the prune or deletion, where Argo CD ignores it"},
+	{Kind: Field, Name: "AppProjectSpec.description", Verdict: Honoured, Proof: "TestProjectPageShowsDescription",
+		Note: "shown on the UI's project page"},
+	{Kind: Field, Name: "AppProjectSpec.destinationServiceAccounts", Verdict: Different, Proof: projAnchorImpersonation,
+		Note: "the service account every write impersonates with application.sync.impersonation.enabled, matched as in Argo CD; a `!` pattern, or a plain name for a destination without a namespace, is refused"},
+	{Kind: Field, Name: "AppProjectSpec.destinations", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "judged for the Application and every object it renders (project-destination-denied); a `!` entry never permits on its own, and a tracked live object outside them refuses the prune or deletion"},
+	{Kind: Field, Name: "AppProjectSpec.namespaceResourceBlacklist", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "judged as in Argo CD for what a sync writes; a tracked live object it denies refuses the prune or deletion, where Argo CD ignores it"},
+	{Kind: Field, Name: "AppProjectSpec.namespaceResourceWhitelist", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "judged as in Argo CD for what a sync writes (missing permits all, [] none); a tracked live object it does not list refuses the prune or deletion, where Argo CD ignores it"},
+	{Kind: Field, Name: "AppProjectSpec.orphanedResources", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "not monitored: no orphaned resources are listed and no OrphanedResourceWarning is set"},
+	{Kind: Field, Name: "AppProjectSpec.permitOnlyProjectScopedClusters", Verdict: Honoured, Proof: "TestProjectScopedCluster",
+		Note: "only the clusters whose Secret names the project; others are an InvalidSpecError with Argo CD's message"},
+	{Kind: Field, Name: "AppProjectSpec.roles", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "not read: no Argo CD API server or RBAC; Kubernetes RBAC decides what a person may do"},
+	{Kind: Field, Name: "AppProjectSpec.signatureKeys", Verdict: Different, Proof: projAnchorSigned,
+		Note: "every Git source's commit must be signed with a listed key, always on; annotated tags and revoked keys differ"},
+	{Kind: Field, Name: "AppProjectSpec.sourceIntegrity", Verdict: Refused, Proof: "spec.sourceIntegrity is not supported: use spec.signatureKeys",
+		Note: "its Applications are refused (InvalidSpecError)"},
+	{Kind: Field, Name: "AppProjectSpec.sourceNamespaces", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "admits Applications and ApplicationSets of those namespaces (app-namespace, --applicationset-namespaces); the controller syncs only the Applications of its own namespace"},
+	{Kind: Field, Name: "AppProjectSpec.sourceRepos", Verdict: Different, Proof: projAnchorPatterns,
+		Note: "judged for every source, chart dependency and ApplicationSet git generator (project-source-denied); a `!` pattern never permits on its own"},
+	{Kind: Field, Name: "AppProjectSpec.syncWindows", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "hold automated and manual syncs back by Argo CD's rules, except unreadable windows"},
+
+	{Kind: Field, Name: "AppProjectStatus.jwtTokensByRole", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "never written or read: no role tokens"},
+
+	{Kind: Field, Name: "ApplicationDestinationServiceAccount.defaultServiceAccount", Verdict: Different, Proof: projAnchorImpersonation,
+		Note: "`namespace:name`, or `name` in the destination namespace; a plain name for a destination without a namespace is refused (Argo CD uses the Application's namespace)"},
+	{Kind: Field, Name: "ApplicationDestinationServiceAccount.namespace", Verdict: Different, Proof: projAnchorImpersonation,
+		Note: "glob matched against the destination namespace as in Argo CD; a `!` is refused, where Argo CD's controller takes it literally"},
+	{Kind: Field, Name: "ApplicationDestinationServiceAccount.server", Verdict: Different, Proof: projAnchorImpersonation,
+		Note: "glob matched against the destination's server URL as in Argo CD; a `!` is refused, where Argo CD's controller takes it literally"},
+
+	{Kind: Field, Name: "ClusterResourceRestrictionItem.group", Verdict: Honoured, Proof: "TestRegoUnitTests",
+		Note: "filepath.Match pattern; the core group is \"\""},
+	{Kind: Field, Name: "ClusterResourceRestrictionItem.kind", Verdict: Honoured, Proof: "TestRegoUnitTests",
+		Note: "filepath.Match pattern"},
+	{Kind: Field, Name: "ClusterResourceRestrictionItem.name", Verdict: Honoured, Proof: "TestRegoUnitTests",
+		Note: "filepath.Match pattern of the object's name in the cluster lists; empty matches every name; ignored in the namespaced lists, as in Argo CD"},
+
+	{Kind: Field, Name: "JWTToken.exp", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "not read: no role tokens"},
+	{Kind: Field, Name: "JWTToken.iat", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "not read: no role tokens"},
+	{Kind: Field, Name: "JWTToken.id", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "not read: no role tokens"},
+	{Kind: Field, Name: "JWTTokens.items", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "not read: no role tokens"},
+
+	{Kind: Field, Name: "OrphanedResourceKey.group", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "not read: orphaned resources are not monitored"},
+	{Kind: Field, Name: "OrphanedResourceKey.kind", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "not read: orphaned resources are not monitored"},
+	{Kind: Field, Name: "OrphanedResourceKey.name", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "not read: orphaned resources are not monitored"},
+	{Kind: Field, Name: "OrphanedResourcesMonitorSettings.ignore", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "not read: orphaned resources are not monitored"},
+	{Kind: Field, Name: "OrphanedResourcesMonitorSettings.warn", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "not read: no OrphanedResourceWarning condition"},
+
+	{Kind: Field, Name: "ProjectRole.description", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "not read: no project roles"},
+	{Kind: Field, Name: "ProjectRole.groups", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "not read: OIDC groups get nothing from a role; Kubernetes RBAC decides"},
+	{Kind: Field, Name: "ProjectRole.jwtTokens", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "not read: no role tokens"},
+	{Kind: Field, Name: "ProjectRole.name", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "not read: no project roles"},
+	{Kind: Field, Name: "ProjectRole.policies", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "not read: Casbin policies grant nothing; Kubernetes RBAC decides"},
+
+	{Kind: Field, Name: "SignatureKey.keyID", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "16-digit key ID or fingerprint, as in Argo CD; it also allows that key's signing subkeys"},
+
+	{Kind: Field, Name: "SyncWindow.andOperator", Verdict: Honoured, Proof: "TestSyncWindowsAllow",
+		Note: "every list that is set must match"},
+	{Kind: Field, Name: "SyncWindow.applications", Verdict: Honoured, Proof: "TestSyncWindowsAllow",
+		Note: "globs of Application names"},
+	{Kind: Field, Name: "SyncWindow.clusters", Verdict: Honoured, Proof: "TestSyncWindowsAllow",
+		Note: "globs of the destination's server or name"},
+	{Kind: Field, Name: "SyncWindow.description", Verdict: Honoured, Proof: "TestSyncWindowDescriptionShown",
+		Note: "shown with the window in messages and `tollgate app windows`"},
+	{Kind: Field, Name: "SyncWindow.duration", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "how long the window stays open; one that is not positive holds syncs back, where Argo CD's never opens"},
+	{Kind: Field, Name: "SyncWindow.kind", Verdict: Honoured, Proof: "TestSyncWindowsAllow",
+		Note: "allow or deny; deny wins"},
+	{Kind: Field, Name: "SyncWindow.manualSync", Verdict: Honoured, Proof: "TestSyncWindowsAllow",
+		Note: "lets manual syncs run when every open deny window has it, or, outside the allow windows, when every allow window has it"},
+	{Kind: Field, Name: "SyncWindow.namespaces", Verdict: Honoured, Proof: "TestSyncWindowsAllow",
+		Note: "globs of the destination namespace"},
+	{Kind: Field, Name: "SyncWindow.schedule", Verdict: Honoured, Proof: "TestSyncWindowsAllow",
+		Note: "five-field cron; one that does not parse holds syncs back, as in Argo CD"},
+	{Kind: Field, Name: "SyncWindow.syncOverrun", Verdict: Honoured, Proof: "TestSyncWindowsAllow",
+		Note: "a started operation goes on into a deny window or past its allow window"},
+	{Kind: Field, Name: "SyncWindow.timeZone", Verdict: Different, Proof: projAnchorDiffers,
+		Note: "the schedule's zone (default UTC), daylight-saving changes included; an unknown zone holds syncs back, where Argo CD uses UTC"},
+}

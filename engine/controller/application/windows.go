@@ -123,10 +123,14 @@ func windowsAt(proj *v1alpha1.AppProject, app *v1alpha1.Application, now time.Ti
 	if len(activeAllow) > 0 || len(allows) == 0 {
 		return windowVerdict{allowed: true}, false, nil
 	}
+	// As Argo CD, a manual sync outside the allow windows runs only when
+	// every one of them has manualSync.
+	manualOK := true
 	for _, w := range allows {
-		if manual && w.ManualSync {
-			return windowVerdict{allowed: true}, false, nil
-		}
+		manualOK = manualOK && w.ManualSync
+	}
+	if manual && manualOK {
+		return windowVerdict{allowed: true}, false, nil
 	}
 	return windowVerdict{reason: "outside every allow window: " + describeWindows(allows)}, allOverrun(allows), nil
 }

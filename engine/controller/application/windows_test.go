@@ -37,6 +37,7 @@ func TestSyncWindowsAllow(t *testing.T) {
 		{name: "inside an allow window", windows: []v1alpha1.SyncWindow{day}, allowed: true},
 		{name: "outside every allow window", windows: []v1alpha1.SyncWindow{night}, reason: `outside every allow window: allow "0 22 * * *" for 2h`},
 		{name: "outside, manual with manualSync", windows: []v1alpha1.SyncWindow{withManual(night)}, manual: true, allowed: true},
+		{name: "outside, manual with manualSync on one allow window only", windows: []v1alpha1.SyncWindow{withManual(night), {Kind: "allow", Schedule: "0 1 * * *", Duration: "1h", Applications: []string{"*"}}}, manual: true, reason: "outside every allow window"},
 		{name: "a window for other applications", windows: []v1alpha1.SyncWindow{other}, allowed: true},
 		{name: "and operator needs every list", windows: []v1alpha1.SyncWindow{{Kind: "deny", Schedule: "* * * * *", Duration: "1h", Applications: []string{"billing"}, Namespaces: []string{"web"}, AndOperator: true}}, allowed: true},
 		// syncOverrun, as in Argo CD: a sync that started while allowed
