@@ -314,7 +314,7 @@ func TestPlanApplication(t *testing.T) {
 		{
 			name:            "tag prefix",
 			spec:            "spec:\n  source: {repoURL: https://github.com/acme/config, path: a, tagPrefix: web/}\n",
-			wantErr:         "spec.source.tagPrefix is not supported: targetRevision is resolved against every tag",
+			wantErr:         "spec.source.tagPrefix is not supported: a Git targetRevision is not read as a semver constraint over tags",
 			wantUnsupported: true,
 		},
 		{

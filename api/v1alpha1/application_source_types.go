@@ -29,7 +29,7 @@ type ApplicationSource struct {
 	// +optional
 	Directory *ApplicationSourceDirectory `json:"directory,omitempty"`
 	// Plugin holds config management plugin options. tollgate does not run
-	// plugins; it keeps the field as it is.
+	// plugins: it refuses a source that sets it.
 	// +optional
 	Plugin *runtime.RawExtension `json:"plugin,omitempty"`
 	// Chart is the Helm chart name, for sources from a Helm repository.
@@ -43,7 +43,8 @@ type ApplicationSource struct {
 	// +optional
 	Name string `json:"name,omitempty"`
 	// TagPrefix filters Git tags by this prefix before targetRevision is
-	// read as a semver constraint; tollgate refuses it.
+	// read as a semver constraint; tollgate refuses it (a Git
+	// targetRevision is not read as a constraint).
 	// +optional
 	TagPrefix string `json:"tagPrefix,omitempty"`
 }
@@ -85,19 +86,18 @@ type ApplicationSourceHelm struct {
 	// Version is the Helm major version; only "v3" (or empty) is rendered.
 	// +optional
 	Version string `json:"version,omitempty"`
-	// KubeVersion is the Kubernetes version templates see. tollgate
-	// refuses it (see docs/sync-engine.md).
+	// KubeVersion is the Kubernetes version templates see, in place of
+	// the destination cluster's.
 	// +optional
 	KubeVersion string `json:"kubeVersion,omitempty"`
-	// APIVersions are the API versions templates see. tollgate refuses
-	// them.
+	// APIVersions are the API versions templates see, in place of the
+	// destination cluster's.
 	// +optional
 	APIVersions []string `json:"apiVersions,omitempty"`
-	// SkipTests leaves out test hooks. tollgate refuses it.
+	// SkipTests leaves out the chart's test hooks.
 	// +optional
 	SkipTests bool `json:"skipTests,omitempty"`
-	// SkipSchemaValidation skips values schema validation. tollgate
-	// refuses it.
+	// SkipSchemaValidation skips the chart's values schema validation.
 	// +optional
 	SkipSchemaValidation bool `json:"skipSchemaValidation,omitempty"`
 }

@@ -88,12 +88,48 @@ func TestLedgerCoversTheAPI(t *testing.T) {
 // annotationKey finds the argocd.argoproj.io annotations the code spells.
 var annotationKey = regexp.MustCompile(`"(argocd\.argoproj\.io/[A-Za-z0-9._-]+)"`)
 
+// argoCDAnnotations are the argocd.argoproj.io/ annotations Argo CD reads
+// or writes: the AnnotationKey* and Annotation* constants of its
+// common/common.go, pkg/apis/application/v1alpha1 and gitops-engine's
+// pkg/sync/common, and the annotations of its docs
+// (user-guide/annotations-and-labels.md). Labels (secret-type,
+// kubernetes-version, auto-label-cluster-info), finalizers (hook-finalizer)
+// and keys under another prefix (link.*, notice.*, pref.*) are not in it.
+var argoCDAnnotations = []string{
+	"argocd.argoproj.io/application-set-refresh",
+	"argocd.argoproj.io/client-side-apply-migration-manager",
+	"argocd.argoproj.io/compare-options",
+	"argocd.argoproj.io/deletion-approved",
+	"argocd.argoproj.io/hook",
+	"argocd.argoproj.io/hook-delete-policy",
+	"argocd.argoproj.io/hydrate",
+	"argocd.argoproj.io/hydrate-timestamp",
+	"argocd.argoproj.io/ignore-default-links",
+	"argocd.argoproj.io/ignore-healthcheck",
+	"argocd.argoproj.io/ignore-resource-updates",
+	"argocd.argoproj.io/ignore-restart-policy",
+	"argocd.argoproj.io/installation-id",
+	"argocd.argoproj.io/managed-by-url",
+	"argocd.argoproj.io/manifest-generate-paths",
+	"argocd.argoproj.io/refresh",
+	"argocd.argoproj.io/refresh-timestamp",
+	"argocd.argoproj.io/skip-reconcile",
+	"argocd.argoproj.io/sync-options",
+	"argocd.argoproj.io/sync-wave",
+	"argocd.argoproj.io/tracking-id",
+}
+
 // TestLedgerCoversAnnotationsAndOptions: every argocd.argoproj.io
-// annotation the product's code reads and every sync option it knows has
-// a row, and so do Argo CD's compare options.
+// annotation Argo CD reads or writes (argoCDAnnotations) and every one the
+// product's code spells, every sync option it knows and Argo CD's compare
+// options have a row.
 func TestLedgerCoversAnnotationsAndOptions(t *testing.T) {
 	product, _ := sources(t)
-	want := map[Kind][]string{SyncOption: plan.KnownSyncOptions(), CompareOption: {"IgnoreExtraneous", "IncludeMutationWebhook", "ServerSideDiff"}}
+	want := map[Kind][]string{
+		Annotation:    slices.Clone(argoCDAnnotations),
+		SyncOption:    plan.KnownSyncOptions(),
+		CompareOption: {"IgnoreExtraneous", "IncludeMutationWebhook", "ServerSideDiff"},
+	}
 	for file, src := range product {
 		for _, m := range annotationKey.FindAllStringSubmatch(src, -1) {
 			if !slices.Contains(want[Annotation], m[1]) {

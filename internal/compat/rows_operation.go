@@ -1,4 +1,58 @@
 package compat
 
 // operationRows: see doc.go.
-var operationRows = []Row{}
+var operationRows = []Row{
+	{Kind: Field, Name: "Operation.info", Verdict: Honoured, Proof: "TestSyncRecordsTheOperation",
+		Note: "kept with the operation in status.operationState.operation; nothing else reads it, as in Argo CD"},
+	{Kind: Field, Name: "Operation.initiatedBy", Verdict: Honoured, Proof: "TestRequestedSyncOperation",
+		Note: "recorded in the operation state and the history entry; a manual sync is judged by sync windows as manual"},
+	{Kind: Field, Name: "Operation.retry", Verdict: Honoured, Proof: "TestSyncRetry",
+		Note: "a failed sync stays Running and is retried after the backoff, up to the limit; an automated sync's is spec.syncPolicy.retry (default limit 5)"},
+	{Kind: Field, Name: "Operation.sync", Verdict: Honoured, Proof: "TestRequestedSyncOperation",
+		Note: "a sync is the only operation; any other is refused (\"only sync operations are supported\")"},
+
+	{Kind: Field, Name: "OperationInitiator.automated", Verdict: Honoured, Proof: "TestSyncCreatesResourcesAndFollowsPushes",
+		Note: "set on automated syncs and self-heals; recorded in the history"},
+	{Kind: Field, Name: "OperationInitiator.username", Verdict: Honoured, Proof: "TestRequestedSyncOperation",
+		Note: "recorded in the operation state and the history entry"},
+
+	{Kind: Field, Name: "SyncOperation.autoHealAttemptsCount", Verdict: Different, Proof: "troubleshooting.md#differences-from-argo-cd",
+		Note: "counts self-heals in a row for Argo CD's self-heal backoff; starts again at 0 for a new revision (Argo CD carries it over)"},
+	{Kind: Field, Name: "SyncOperation.dryRun", Verdict: Different, Proof: "troubleshooting.md#in-an-applications-spec-and-operations",
+		Note: "nothing is sent to the cluster: the result lists what would be applied, not what would be pruned; sync windows do not hold it back"},
+	{Kind: Field, Name: "SyncOperation.manifests", Verdict: Refused, Proof: "operation.sync.manifests is not supported: local manifests are not synced",
+		Note: "the operation ends in Error with a SyncError condition; nothing is synced"},
+	{Kind: Field, Name: "SyncOperation.prune", Verdict: Honoured, Proof: "TestPruningFollowsTheOperation",
+		Note: "objects no longer rendered are pruned only when set; otherwise they are PruneSkipped"},
+	{Kind: Field, Name: "SyncOperation.resources", Verdict: Different, Proof: "troubleshooting.md#in-an-applications-spec-and-operations",
+		Note: "a selective sync applies and prunes only the objects named, with no history entry; a hook runs when named (Argo CD runs none)"},
+	{Kind: Field, Name: "SyncOperation.revision", Verdict: Different, Proof: "troubleshooting.md#in-an-applications-spec-and-operations",
+		Note: "the revision synced instead of targetRevision; with several sources it is the first source's (Argo CD ignores it then)"},
+	{Kind: Field, Name: "SyncOperation.revisions", Verdict: Honoured, Proof: "TestRequestedApplication",
+		Note: "one revision per source, instead of its targetRevision; an empty one keeps it"},
+	{Kind: Field, Name: "SyncOperation.source", Verdict: Honoured, Proof: "TestRequestedApplication",
+		Note: "synced instead of spec.source or spec.sources (a rollback), judged by the project before anything is fetched"},
+	{Kind: Field, Name: "SyncOperation.sources", Verdict: Honoured, Proof: "TestRequestedApplication",
+		Note: "synced instead of spec.source or spec.sources (a rollback), judged by the project before anything is fetched"},
+	{Kind: Field, Name: "SyncOperation.syncOptions", Verdict: Honoured, Proof: "TestRunSyncFollowsTheOperation",
+		Note: "replace spec.syncPolicy.syncOptions for this sync; without them the spec's apply, as Argo CD's API server fills them in"},
+	{Kind: Field, Name: "SyncOperation.syncStrategy", Verdict: Honoured, Proof: "TestRunSyncFollowsTheOperation",
+		Note: "apply or hook (the default)"},
+
+	{Kind: Field, Name: "SyncOperationResource.group", Verdict: Honoured, Proof: "TestSelectedResources",
+		Note: "matched exactly with kind and name"},
+	{Kind: Field, Name: "SyncOperationResource.kind", Verdict: Honoured, Proof: "TestSelectedResources",
+		Note: "matched exactly with group and name"},
+	{Kind: Field, Name: "SyncOperationResource.name", Verdict: Honoured, Proof: "TestSelectedResources",
+		Note: "matched exactly with group and kind"},
+	{Kind: Field, Name: "SyncOperationResource.namespace", Verdict: Honoured, Proof: "TestSelectedResources",
+		Note: "when set, the object's namespace must match; empty matches any"},
+
+	{Kind: Field, Name: "SyncStrategy.apply", Verdict: Honoured, Proof: "TestRunSyncFollowsTheOperation",
+		Note: "objects are applied and no hooks run"},
+	{Kind: Field, Name: "SyncStrategy.hook", Verdict: Honoured, Proof: "TestRunSyncFollowsTheOperation",
+		Note: "objects are applied with their hooks, as without a strategy"},
+
+	{Kind: Field, Name: "SyncStrategyApply.force", Verdict: Different, Proof: "troubleshooting.md#in-an-applications-spec-and-operations",
+		Note: "not read (argocd app sync --force); the Force=true sync option is honoured"},
+}

@@ -1,4 +1,40 @@
 package compat
 
 // optionRows: see doc.go.
-var optionRows = []Row{}
+var optionRows = []Row{
+	{Kind: SyncOption, Name: "ApplyOutOfSyncOnly", Verdict: Honoured, Proof: "TestApplyOutOfSyncOnly",
+		Note: "objects whose comparison is Synced are not applied"},
+	{Kind: SyncOption, Name: "ClientSideApplyMigration", Verdict: Different, Proof: optAnchorDiffers,
+		Note: "on by default, as in Argo CD; runs before every apply (all are server-side), and on tracked objects moves argocd-controller's fields too"},
+	{Kind: SyncOption, Name: "CreateNamespace", Verdict: Honoured, Proof: "TestCreateNamespaceOption",
+		Note: "creates the destination namespace, with managedNamespaceMetadata; the project must permit Namespace"},
+	{Kind: SyncOption, Name: "Delete", Verdict: Different, Proof: optAnchorGeneral,
+		Note: "false keeps the object when the Application is deleted and never prunes it (Argo CD prunes it); confirm waits for deletion-approved"},
+	{Kind: SyncOption, Name: "FailOnSharedResource", Verdict: Honoured, Proof: "TestFailOnSharedResource",
+		Note: "an object another Application tracks fails the whole sync before anything is applied"},
+	{Kind: SyncOption, Name: "Force", Verdict: Different, Proof: optAnchorGeneral,
+		Note: "deletes and re-creates an object whose apply is rejected (with Replace=true, replace --force); never one without this Application's tracking id"},
+	{Kind: SyncOption, Name: "Prune", Verdict: Honoured, Proof: "TestAppLevelPruneOptions",
+		Note: "false never prunes the object; confirm waits for deletion-approved"},
+	{Kind: SyncOption, Name: "PruneLast", Verdict: Honoured, Proof: "TestPrune",
+		Note: "pruned after every other object"},
+	{Kind: SyncOption, Name: "PrunePropagationPolicy", Verdict: Honoured, Proof: "TestPrunePropagationPolicy",
+		Note: "foreground (default), background or orphan deletion of pruned objects"},
+	{Kind: SyncOption, Name: "Replace", Verdict: Different, Proof: optAnchorGeneral,
+		Note: "replaces the object in place (with Force=true, deletes and re-creates it); never one without this Application's tracking id"},
+	{Kind: SyncOption, Name: "RespectIgnoreDifferences", Verdict: Honoured, Proof: "TestApplyWaveThenDiff",
+		Note: "ignored fields keep their live value when applied"},
+	{Kind: SyncOption, Name: "ServerSideApply", Verdict: Different, Proof: optAnchorDiffers,
+		Note: "every apply is server-side; false (client-side apply) is not honoured"},
+	{Kind: SyncOption, Name: "SkipDryRunOnMissingResource", Verdict: Honoured, Proof: "TestSkipDryRunOnMissingResource",
+		Note: "an object of a kind the cluster does not serve yet is applied without a dry run"},
+	{Kind: SyncOption, Name: "Validate", Verdict: Honoured, Proof: "TestValidateFalse",
+		Note: "false: unknown fields are dropped rather than refused, and noted"},
+
+	{Kind: CompareOption, Name: "IgnoreExtraneous", Verdict: Honoured, Proof: "TestCompareOptionsIgnoreExtraneous",
+		Note: "a live object awaiting pruning leaves the Application Synced; a sync with prune still deletes it"},
+	{Kind: CompareOption, Name: "IncludeMutationWebhook", Verdict: Different, Proof: optAnchorDiffers,
+		Note: "changes nothing: what mutating webhooks do in the dry run always counts, as with the option"},
+	{Kind: CompareOption, Name: "ServerSideDiff", Verdict: Different, Proof: optAnchorDiffers,
+		Note: "changes nothing: every comparison is a server-side dry run; false is not honoured"},
+}

@@ -364,7 +364,7 @@ func unsupported(field string, src v1alpha1.ApplicationSource) error {
 	case "plugin":
 		why = "config management plugins are not run"
 	case "tagPrefix":
-		why = "targetRevision is resolved against every tag"
+		why = "a Git targetRevision is not read as a semver constraint over tags"
 	case "kustomize.version":
 		why = "tollgate builds with the kustomize library it embeds (sigs.k8s.io/kustomize/api " + moduleVersion("sigs.k8s.io/kustomize/api") + ")"
 	}
