@@ -66,10 +66,10 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, door *authority.Door, re
 	st.SyncResult = &v1alpha1.SyncOperationResult{Resources: results}
 	if app.Spec.HasMultipleSources() {
 		st.SyncResult.Revisions = state.Revisions
-		st.SyncResult.Sources = app.Sources()
+		st.SyncResult.Sources = req.syncedSources(app)
 	} else {
 		st.SyncResult.Revision = state.Revisions[0]
-		if srcs := app.Sources(); len(srcs) > 0 {
+		if srcs := req.syncedSources(app); len(srcs) > 0 {
 			st.SyncResult.Source = srcs[0]
 		}
 	}
@@ -425,10 +425,10 @@ func (r *Reconciler) appendHistory(app *v1alpha1.Application, req *syncRequest, 
 		ID: id, DeployedAt: finished, DeployStartedAt: &started, InitiatedBy: req.op.InitiatedBy,
 	}
 	if app.Spec.HasMultipleSources() {
-		h.Revisions, h.Sources = state.Revisions, app.Sources()
+		h.Revisions, h.Sources = state.Revisions, req.syncedSources(app)
 	} else {
 		h.Revision = state.Revisions[0]
-		if srcs := app.Sources(); len(srcs) > 0 {
+		if srcs := req.syncedSources(app); len(srcs) > 0 {
 			h.Source = srcs[0]
 		}
 	}

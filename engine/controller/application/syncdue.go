@@ -20,6 +20,10 @@ type syncRequest struct {
 	resources []v1alpha1.SyncOperationResource
 	// noHooks is the apply sync strategy: hooks are not run.
 	noHooks bool
+	// sources are the sources synced: the spec's, or those the
+	// operation names (a rollback), as recorded in the operation's result
+	// and the history.
+	sources []v1alpha1.ApplicationSource
 }
 
 // syncDue decides whether to sync now. A requested operation always runs.
@@ -171,4 +175,18 @@ func syncedRevisions(res *v1alpha1.SyncOperationResult) []string {
 
 func sameRevisions(a, b []string) bool {
 	return len(a) > 0 && slices.Equal(a, b)
+}
+
+// syncedSources are the sources the sync ran with: req.sources, or app's
+// when the caller did not say (a copy: the result and the history keep
+// them).
+func (req *syncRequest) syncedSources(app *v1alpha1.Application) []v1alpha1.ApplicationSource {
+	if len(req.sources) > 0 {
+		out := make([]v1alpha1.ApplicationSource, len(req.sources))
+		for i := range req.sources {
+			req.sources[i].DeepCopyInto(&out[i])
+		}
+		return out
+	}
+	return app.Sources()
 }
