@@ -53,6 +53,6 @@ var operationRows = []Row{
 	{Kind: Field, Name: "SyncStrategy.hook", Verdict: Honoured, Proof: "TestRunSyncFollowsTheOperation",
 		Note: "objects are applied with their hooks, as without a strategy"},
 
-	{Kind: Field, Name: "SyncStrategyApply.force", Verdict: Different, Proof: "troubleshooting.md#in-an-applications-spec-and-operations",
-		Note: "not read (argocd app sync --force); the Force=true sync option is honoured"},
+	{Kind: Field, Name: "SyncStrategyApply.force", Verdict: Honoured, Proof: "TestSyncRequestFromOperation",
+		Note: "a forced apply of every object (argocd app sync --force), as the Force=true sync option"},
 }

@@ -164,6 +164,16 @@ func TestSyncRequestFromOperation(t *testing.T) {
 			sync: v1alpha1.SyncOperation{SyncStrategy: &v1alpha1.SyncStrategy{Hook: &v1alpha1.SyncStrategyHook{}}},
 			want: syncRequest{syncOptions: []string{"CreateNamespace=true"}},
 		},
+		{
+			name: "a forced apply: Force=true for every object",
+			sync: v1alpha1.SyncOperation{SyncStrategy: &v1alpha1.SyncStrategy{Apply: &v1alpha1.SyncStrategyApply{Force: true}}},
+			want: syncRequest{noHooks: true, syncOptions: []string{"CreateNamespace=true", "Force=true"}},
+		},
+		{
+			name: "a forced hook sync",
+			sync: v1alpha1.SyncOperation{SyncStrategy: &v1alpha1.SyncStrategy{Hook: &v1alpha1.SyncStrategyHook{SyncStrategyApply: v1alpha1.SyncStrategyApply{Force: true}}}},
+			want: syncRequest{syncOptions: []string{"CreateNamespace=true", "Force=true"}},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -43,6 +43,11 @@ func (r *Reconciler) syncDue(app *v1alpha1.Application, op *v1alpha1.Operation, 
 			req.syncOptions = s.SyncOptions
 		}
 		req.noHooks = s.SyncStrategy != nil && s.SyncStrategy.Apply != nil && s.SyncStrategy.Hook == nil
+		if st := s.SyncStrategy; st != nil && ((st.Apply != nil && st.Apply.Force) || (st.Hook != nil && st.Hook.Force)) {
+			// argocd app sync --force: a forced apply of every object, as
+			// the Force=true sync option makes it.
+			req.syncOptions = append(slices.Clone(req.syncOptions), "Force=true")
+		}
 		return req, 0
 	}
 	var auto *v1alpha1.SyncPolicyAutomated
