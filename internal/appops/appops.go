@@ -81,8 +81,14 @@ func Sync(ctx context.Context, c client.Client, key types.NamespacedName, o Sync
 			sync.Revision = o.Revision
 		}
 	}
+	op := &v1alpha1.Operation{Sync: sync, InitiatedBy: v1alpha1.OperationInitiator{Username: user}}
+	if sp := app.Spec.SyncPolicy; sp != nil && sp.Retry != nil {
+		// As Argo CD's API server: the spec's retry strategy retries the
+		// requested sync too.
+		op.Retry = *sp.Retry.DeepCopy()
+	}
 	return Edit(ctx, c, app, "request sync of", func(a *v1alpha1.Application) {
-		a.Operation = &v1alpha1.Operation{Sync: sync, InitiatedBy: v1alpha1.OperationInitiator{Username: user}}
+		a.Operation = op
 	})
 }
 

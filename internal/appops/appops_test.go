@@ -48,3 +48,28 @@ func isRefused(err error) bool {
 	var re *RefusedError
 	return errors.As(err, &re)
 }
+
+// TestSyncCopiesTheRetryStrategy: a requested sync is retried as the
+// spec's syncPolicy.retry says, as Argo CD's API server copies it into the
+// operation.
+func TestSyncCopiesTheRetryStrategy(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	retry := v1alpha1.RetryStrategy{Limit: 3, Backoff: &v1alpha1.Backoff{Duration: "10s"}}
+	app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "web"},
+		Spec: v1alpha1.ApplicationSpec{SyncPolicy: &v1alpha1.SyncPolicy{Retry: &retry}}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(app).Build()
+	key := types.NamespacedName{Namespace: "argocd", Name: "web"}
+	if err := Sync(t.Context(), c, key, SyncOptions{Prune: true}, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Get(t.Context(), c, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Operation == nil || got.Operation.Retry.Limit != 3 || got.Operation.Retry.Backoff == nil || got.Operation.Retry.Backoff.Duration != "10s" {
+		t.Errorf("operation = %+v, want the spec's retry strategy", got.Operation)
+	}
+}
