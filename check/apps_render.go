@@ -73,7 +73,8 @@ func location(file string, line int) string {
 // with svc, the repo-server service over the checkout of the repository
 // under test (newAppService), and then of the Applications those render,
 // level by level, Argo CD running in controlNS and caps standing in for
-// the cluster's capabilities. Each Application is rendered once. It
+// the cluster's capabilities, the projects known judging remote
+// Kustomize bases. Each Application is rendered once. It
 // returns the rendered documents with their Application, what the renders
 // claimed from root, notes about sources that were not rendered (when
 // notes is set: a repository is under test), and one error result per
@@ -82,7 +83,7 @@ func location(file string, line int) string {
 // Such an Application renders nothing, as Argo CD then generates no
 // manifests for it; the others are unaffected. Applications of one level
 // render concurrently. The error returned is ctx's.
-func renderApplications(ctx context.Context, svc *server.Service, root repoRoot, controlNS string, caps render.Capabilities, notes bool, found []entry) ([]entry, claims, []Note, []report.Result, error) {
+func renderApplications(ctx context.Context, svc *server.Service, root repoRoot, controlNS string, caps render.Capabilities, known appSetProjects, notes bool, found []entry) ([]entry, claims, []Note, []report.Result, error) {
 	c := claims{docs: map[string]bool{}, dirs: map[string]bool{}}
 	var out []entry
 	var skipNotes []Note
@@ -108,7 +109,7 @@ func renderApplications(ctx context.Context, svc *server.Service, root repoRoot,
 		results := make([]appRender, len(jobs))
 		errs := make([]error, len(jobs))
 		err := forEach(ctx, len(jobs), func(ctx context.Context, i int) error {
-			results[i], errs[i] = renderApplication(ctx, svc, jobs[i].app.doc.Object, controlNS, caps)
+			results[i], errs[i] = renderApplication(ctx, svc, jobs[i].app.doc.Object, controlNS, caps, known)
 			return ctx.Err()
 		})
 		if err != nil {
@@ -121,6 +122,9 @@ func renderApplications(ctx context.Context, svc *server.Service, root repoRoot,
 				for _, msg := range res.Skipped {
 					skipNotes = append(skipNotes, Note{File: j.app.file, Line: j.app.doc.Line, Message: fmt.Sprintf("Application %q %s", j.name, msg)})
 				}
+			}
+			for _, d := range res.Claimed {
+				c.dirs[cleanRel(d)] = true
 			}
 			if err == nil {
 				err = firstError(res.Sources)
@@ -201,11 +205,11 @@ func RenderApplication(ctx context.Context, app map[string]any, repoRoot, repoUR
 	if err != nil {
 		return nil, err
 	}
-	svc, err := newAppService(checkout{root: root, repoURL: u}, localRenderer{renderer}, render.DefaultLimits())
+	svc, err := newAppService(checkout{root: root, repoURL: u}, nil, localRenderer{renderer}, render.DefaultLimits())
 	if err != nil {
 		return nil, err
 	}
-	res, err := renderApplication(ctx, svc, app, policies.DefaultArgoCDNamespace, render.Capabilities{})
+	res, err := renderApplication(ctx, svc, app, policies.DefaultArgoCDNamespace, render.Capabilities{}, appSetProjects{})
 	if err == nil {
 		err = firstError(res.Sources)
 	}

@@ -65,11 +65,11 @@ func (r *recorder) Generate(context.Context, *v1alpha1.ApplicationSet, appset.So
 func plan(t *testing.T, obj map[string]any, repoURL, controlNS, root string) (appPlan, error) {
 	t.Helper()
 	rec := &recorder{}
-	svc, err := newAppService(checkout{root: repoRoot{given: root}, repoURL: reposerver.NormalizeURL(repoURL)}, rec, render.Limits{})
+	svc, err := newAppService(checkout{root: repoRoot{given: root}, repoURL: reposerver.NormalizeURL(repoURL)}, nil, rec, render.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := renderApplication(t.Context(), svc, obj, controlNS, render.Capabilities{})
+	res, err := renderApplication(t.Context(), svc, obj, controlNS, render.Capabilities{}, appSetProjects{})
 	if err != nil {
 		return appPlan{}, err
 	}

@@ -173,6 +173,17 @@ func (k appSetProjects) permit(ctx context.Context, set *v1alpha1.ApplicationSet
 	return a.Check, nil
 }
 
+// sourceRepos returns the spec.sourceRepos of the AppProject name when it
+// is known here, else "*": nothing says what an unknown project permits
+// (the policies report the project itself), and Argo CD's implicit
+// default project permits every repository.
+func (k appSetProjects) sourceRepos(name string) []string {
+	if i := slices.IndexFunc(k.projects, func(p v1alpha1.AppProject) bool { return p.Name == name }); i >= 0 {
+		return k.projects[i].Spec.SourceRepos
+	}
+	return []string{"*"}
+}
+
 // decodeApplicationSet decodes an ApplicationSet document strictly: a
 // field tollgate does not know is refused by name rather than dropped.
 func decodeApplicationSet(obj map[string]any) (*v1alpha1.ApplicationSet, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/bounded"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/reposerver/render"
+	"github.com/tollgate-dev/tollgate/reposerver/server"
 )
 
 // Note is a remark about input that was skipped rather than rejected.
@@ -64,14 +65,19 @@ type loadedUnit struct {
 	err error
 }
 
+// basesFunc fetches the remote Kustomize bases of a kustomization, with
+// server.Service.FetchBases's signature.
+type basesFunc func(ctx context.Context, root, dir string, opts render.Options) (map[string]render.RemoteBase, error)
+
 // loadUnits decodes or renders the units concurrently, with up to
 // GOMAXPROCS at once, and returns them in unit order. helmValues are the
-// merged --helm-values for the charts found by walking. A unit that fails
-// keeps its error (loadedUnit.err); the error returned is ctx's.
-func loadUnits(ctx context.Context, units []unit, helmValues map[string]any, build buildFunc, lim render.Limits) ([]loadedUnit, error) {
+// merged --helm-values for the charts found by walking; bases fetches the
+// remote bases of kustomizations (nil: none are). A unit that fails keeps
+// its error (loadedUnit.err); the error returned is ctx's.
+func loadUnits(ctx context.Context, units []unit, helmValues map[string]any, build buildFunc, bases basesFunc, lim render.Limits) ([]loadedUnit, error) {
 	out := make([]loadedUnit, len(units))
 	err := forEach(ctx, len(units), func(ctx context.Context, i int) error {
-		l, err := loadUnit(ctx, units[i], helmValues, build, lim)
+		l, err := loadUnit(ctx, units[i], helmValues, build, bases, lim)
 		if err != nil && ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -85,8 +91,10 @@ func loadUnits(ctx context.Context, units []unit, helmValues map[string]any, bui
 	return out, nil
 }
 
-// loadUnit decodes a file unit or renders a directory unit.
-func loadUnit(ctx context.Context, u unit, helmValues map[string]any, build buildFunc, lim render.Limits) (loadedUnit, error) {
+// loadUnit decodes a file unit or renders a directory unit. A
+// kustomization with a remote base that is not fetched
+// (*server.UnservedBaseError) renders nothing and gets a note.
+func loadUnit(ctx context.Context, u unit, helmValues map[string]any, build buildFunc, bases basesFunc, lim render.Limits) (loadedUnit, error) {
 	l := loadedUnit{unit: u}
 	var docs []render.Document
 	var notes []render.Note
@@ -113,12 +121,27 @@ func loadUnit(ctx context.Context, u unit, helmValues map[string]any, build buil
 			dir = path.Dir(u.rel)
 			opts.Directory = &render.DirectoryOptions{Include: render.QuoteGlob(path.Base(u.rel))}
 		}
+		wrap := func(err error) error {
+			if u.prefix != "" {
+				return fmt.Errorf("%s: %w", u.prefix, err)
+			}
+			return err
+		}
+		if u.kind == unitKustomize && bases != nil {
+			rb, err := bases(ctx, u.root, dir, opts)
+			var ub *server.UnservedBaseError
+			if errors.As(err, &ub) {
+				l.notes = append(l.notes, Note{File: u.display(ub.File), Line: ub.Line, Message: baseNote(ub, "")})
+				return l, nil
+			}
+			if err != nil {
+				return l, wrap(err)
+			}
+			opts.RemoteBases = rb
+		}
 		res, err := build(ctx, u.root, dir, opts, lim)
 		if err != nil {
-			if u.prefix != "" {
-				return l, fmt.Errorf("%s: %w", u.prefix, err)
-			}
-			return l, err
+			return l, wrap(err)
 		}
 		docs, notes = res.Documents, res.Notes
 	}

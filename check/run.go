@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -12,6 +13,8 @@ import (
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/policies/report"
 	"github.com/tollgate-dev/tollgate/reposerver/render"
+	"github.com/tollgate-dev/tollgate/reposerver/server"
+	"github.com/tollgate-dev/tollgate/reposerver/source"
 )
 
 // Options are the settings of a check, the flags of `tollgate test`.
@@ -38,8 +41,15 @@ type Options struct {
 	// NoBuiltin turns the built-in rules off.
 	NoBuiltin bool
 	// AllowNetwork lets user policies call http.send, net.* and
-	// opa.runtime.
+	// opa.runtime, and has the remote Kustomize bases of the
+	// kustomizations rendered fetched (RemoteBases); without it such a
+	// base is a note and its kustomization is not rendered.
 	AllowNetwork bool
+	// RemoteBases fetches the repositories of remote Kustomize bases when
+	// AllowNetwork is set (the repository under test is read from its
+	// checkout); nil fetches them anonymously into a temporary directory
+	// removed when Run returns (source.NewCache, default options).
+	RemoteBases server.Fetcher
 	// Capabilities are the Kubernetes version and API versions Helm charts
 	// render against (`helm template --kube-version --api-versions`), in
 	// place of a destination cluster's; an Application's source overrides
@@ -154,6 +164,16 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 	if err != nil {
 		return g, err
 	}
+	network, done, err := o.network()
+	if err != nil {
+		return g, err
+	}
+	defer done()
+	co := checkout{root: root, repoURL: repoURL}
+	svc, err := newAppService(co, checkout{root: root, repoURL: repoURL, network: network}, localRenderer{o.Renderer}, lim)
+	if err != nil {
+		return g, err
+	}
 	if g.projects, err = loadProjects(o.Projects, lim); err != nil {
 		return g, err
 	}
@@ -162,7 +182,7 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 		return g, err
 	}
 	g.notes = append(g.notes, walkNotes...)
-	loaded, err := loadUnits(ctx, units, helmValues, build, lim)
+	loaded, err := loadUnits(ctx, units, helmValues, build, svc.FetchBases, lim)
 	if err != nil {
 		return g, err
 	}
@@ -192,11 +212,7 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 	generated, setFailures := expandApplicationSets(ctx, generator(o.Renderer), walked, newAppSetSources(root, repoURL, secrets), known)
 	g.failures = append(g.failures, setFailures...)
 	walked = append(walked, generated...)
-	svc, err := newAppService(checkout{root: root, repoURL: repoURL}, localRenderer{o.Renderer}, lim)
-	if err != nil {
-		return g, err
-	}
-	appEntries, cl, appNotes, appFailures, err := renderApplications(ctx, svc, root, controlNS, o.Capabilities, repoURL != "", walked)
+	appEntries, cl, appNotes, appFailures, err := renderApplications(ctx, svc, root, controlNS, o.Capabilities, known, repoURL != "", walked)
 	if err != nil {
 		return g, err
 	}
@@ -232,6 +248,29 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 		return cmp.Or(strings.Compare(a.file, b.file), cmp.Compare(a.doc.Index, b.doc.Index), cmp.Compare(a.doc.Line, b.doc.Line))
 	})
 	return g, nil
+}
+
+// network is the Fetcher of the remote Kustomize bases of other
+// repositories than the one under test: nil without AllowNetwork, else
+// RemoteBases or a cache in a temporary directory that done removes.
+func (o Options) network() (f server.Fetcher, done func(), err error) {
+	if !o.AllowNetwork {
+		return nil, func() {}, nil
+	}
+	if o.RemoteBases != nil {
+		return o.RemoteBases, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "tollgate-bases-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("create the cache of remote bases: %w", err)
+	}
+	done = func() { _ = os.RemoveAll(dir) }
+	cache, err := source.NewCache(dir, source.DefaultOptions())
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return cache, done, nil
 }
 
 // evalChunk is about how many documents judge evaluates at a time before

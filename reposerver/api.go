@@ -47,10 +47,19 @@ type Request struct {
 	// use, and whose URLs its sourceRepos permit: the credentials of chart
 	// sources and of chart dependencies.
 	HelmRepositories []HelmRepository `json:"helmRepositories,omitempty"`
+	// GitRepositories are the Git repositories and repo-creds templates
+	// (Argo CD repository Secrets not of type helm) the Application's
+	// project may use, and whose URLs its sourceRepos permit
+	// (PermittedGitRepositories), with the SSH known hosts for ssh URLs:
+	// the credentials of the remote Kustomize bases a source's
+	// kustomizations name (MatchGitRepository; anonymous when none
+	// matches).
+	GitRepositories []GitRepository `json:"gitRepositories,omitempty"`
 	// SourceRepos are the AppProject's spec.sourceRepos: a chart
-	// dependency is fetched only from a repository they permit
-	// (RepositoryPermitted), and none permit no dependency repository.
-	// Sources themselves are judged by the controller before it asks.
+	// dependency or a remote Kustomize base is fetched only from a
+	// repository they permit (RepositoryPermitted), and none permit no
+	// such repository. Sources themselves are judged by the controller
+	// before it asks.
 	SourceRepos []string `json:"sourceRepos,omitempty"`
 	// SignatureCheck, when set, asks for the commit of every Git source
 	// to be verified before anything is rendered (the AppProject sets

@@ -71,19 +71,30 @@ func RepositoryPermitted(ctx context.Context, sourceRepos []string, repoURL stri
 func PermittedRepositories(ctx context.Context, repos []HelmRepository, sourceRepos []string) ([]HelmRepository, error) {
 	var out []HelmRepository
 	for _, r := range repos {
-		oci := r.EnableOCI || IsOCI(r.URL, nil)
-		ok, err := RepositoryPermitted(ctx, sourceRepos, r.URL, oci)
-		if err == nil && !ok && strings.HasSuffix(r.URL, "/") {
-			ok, err = RepositoryPermitted(ctx, sourceRepos, strings.TrimRight(r.URL, "/"), oci)
-		}
+		ok, err := permittedURL(ctx, sourceRepos, r.URL, r.Template, r.EnableOCI || IsOCI(r.URL, nil))
 		if err != nil {
 			return nil, err
 		}
-		if ok || r.Template && servesPattern(r.URL, sourceRepos) {
+		if ok {
 			out = append(out, r)
 		}
 	}
 	return out, nil
+}
+
+// permittedURL reports whether the credentials of the repository (or, with
+// template, the repo-creds template) at u may be sent for a project with
+// sourceRepos: the project permits u (with or without a trailing "/"), or
+// u is a template under which an allow pattern names repositories.
+func permittedURL(ctx context.Context, sourceRepos []string, u string, template, oci bool) (bool, error) {
+	ok, err := RepositoryPermitted(ctx, sourceRepos, u, oci)
+	if err == nil && !ok && strings.HasSuffix(u, "/") {
+		ok, err = RepositoryPermitted(ctx, sourceRepos, strings.TrimRight(u, "/"), oci)
+	}
+	if err != nil {
+		return false, err
+	}
+	return ok || template && servesPattern(u, sourceRepos), nil
 }
 
 // servesPattern reports whether an allow pattern of sourceRepos names

@@ -50,8 +50,10 @@ your Rego policies, the way the admission webhook and the sync engine will.
 Directories are walked (.yaml, .yml and .json files; .git and hidden
 directories skipped). A directory with a kustomization is rendered with
 kustomize and a directory with a Chart.yaml with Helm; their output replaces
-their files. AppProjects found anywhere, and those given with --project, form
-the project set. An Application whose source repoURL is the repository under
+their files. Remote Kustomize bases are fetched only with --allow-network;
+without it a note names each one and its kustomization is not rendered.
+AppProjects found anywhere, and those given with --project, form the
+project set. An Application whose source repoURL is the repository under
 test (--repo-url, by default the origin remote of the Git repository at
 --repo-root) has its path rendered from the checkout exactly as Argo CD would,
 and what it renders is checked in that Application's context. The
@@ -84,7 +86,7 @@ or when something could not be decoded or rendered (after the report).`,
 	f.StringArrayVar(&o.PolicyDirs, "policy", nil, "`DIR` of user Rego policies (repeatable)")
 	f.StringArrayVar(&o.Namespaces, "namespace", nil, "user policy package to use, e.g. main (repeatable; default all)")
 	f.BoolVar(&o.NoBuiltin, "no-builtin", false, "turn the built-in rules off")
-	f.BoolVar(&o.AllowNetwork, "allow-network", false, "let user policies call http.send, net.* and opa.runtime")
+	f.BoolVar(&o.AllowNetwork, "allow-network", false, "let user policies call http.send, net.* and opa.runtime, and fetch the remote Kustomize bases of the kustomizations rendered")
 	f.BoolVar(&o.FailOnWarn, "fail-on-warn", false, "exit 1 on warnings too")
 	f.StringArrayVar(&o.HelmValues, "helm-values", nil, "values `FILE` for the Helm charts found under PATH (repeatable)")
 	f.StringArrayVar(&o.Projects, "project", nil, "AppProject `FILE` added to the project set (repeatable)")

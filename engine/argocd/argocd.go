@@ -89,6 +89,34 @@ func (c *Credentials) For(ctx context.Context, repoURL, project string) (reposer
 	return MatchCredentials(repoURL, project, c.Secrets, c.knownHosts), nil
 }
 
+// GitRepositories returns the Git repositories and repo-creds templates of
+// Secrets that an Application of project may use and whose URLs
+// sourceRepos permit (reposerver.PermittedGitRepositories): what a render
+// request carries for the repositories a render reaches by itself. An ssh
+// one carries the SSH known hosts, read as For reads them.
+func (c *Credentials) GitRepositories(ctx context.Context, project string, sourceRepos []string) ([]reposerver.GitRepository, error) {
+	repos, err := reposerver.PermittedGitRepositories(ctx, GitRepositories(c.Secrets, project), sourceRepos)
+	if err != nil {
+		return nil, err
+	}
+	for i := range repos {
+		if !IsSSH(repos[i].URL) {
+			continue
+		}
+		if c.knownHosts == nil {
+			kh, err := ReadKnownHosts(ctx, c.Reader, c.Namespace)
+			if err != nil {
+				return nil, err
+			}
+			c.knownHosts = kh
+		}
+		if len(c.knownHosts) > 0 {
+			repos[i].Credentials.SSHKnownHosts = c.knownHosts
+		}
+	}
+	return repos, nil
+}
+
 // ProjectChanged passes AppProject creations, deletions and spec changes.
 func ProjectChanged() predicate.Predicate {
 	return predicate.Funcs{

@@ -37,80 +37,35 @@ const (
 // URLs. Secret data is read from Data, falling back to StringData for
 // Secrets that have not been through the API server.
 func MatchCredentials(repoURL, project string, secrets []corev1.Secret, knownHosts []byte) reposerver.Credentials {
-	want := reposerver.NormalizeURL(repoURL)
-	var repo, tmpl *corev1.Secret
-	longest := -1
-	for i := range secrets {
-		s := &secrets[i]
-		if strings.EqualFold(reposerver.SecretValue(s, "type"), "helm") {
-			continue
-		}
-		scope := reposerver.SecretValue(s, "project")
-		if scope != "" && scope != project {
-			continue
-		}
-		u := reposerver.NormalizeURL(reposerver.SecretValue(s, "url"))
-		if u == "" || want == "" {
-			continue
-		}
-		switch s.Labels[SecretTypeLabel] {
-		case SecretTypeRepository:
-			if u == want && (repo == nil || scope != "" && !scoped(repo)) {
-				repo = s
-			}
-		case SecretTypeRepoCreds:
-			if !strings.HasPrefix(want, u) || !sameHost(want, u) {
-				continue
-			}
-			if len(u) > longest || len(u) == longest && scope != "" && !scoped(tmpl) {
-				tmpl, longest = s, len(u)
-			}
-		}
-	}
-	var c reposerver.Credentials
-	if repo != nil {
-		c = credentialsFromSecret(repo)
-		if scoped(repo) {
-			c.Project = project
-		}
-	}
-	if !c.HasAuth() && tmpl != nil {
-		t := credentialsFromSecret(tmpl)
-		c.Username, c.Password, c.BearerToken, c.SSHPrivateKey = t.Username, t.Password, t.BearerToken, t.SSHPrivateKey
-		if repo == nil {
-			c.Insecure = t.Insecure
-		}
-		if scoped(tmpl) {
-			c.Project = project
-		}
-	}
+	c := reposerver.MatchGitRepository(repoURL, GitRepositories(secrets, project))
 	if len(knownHosts) > 0 {
 		c.SSHKnownHosts = knownHosts
 	}
 	return c
 }
 
-// scoped reports whether a repository Secret names a project.
-func scoped(s *corev1.Secret) bool {
-	return reposerver.SecretValue(s, "project") != ""
-}
-
-// sameHost reports whether two normalized URLs have the same scheme, user
-// and host.
-func sameHost(a, b string) bool {
-	return authority(a) == authority(b)
-}
-
-func authority(normalized string) string {
-	i := strings.Index(normalized, "://")
-	if i < 0 {
-		return normalized
+// GitRepositories are the Argo CD repository and repo-creds Secrets not of
+// type helm that an Application of project may use: those without a
+// project key and those of project, each with its credentials
+// (Credentials.Project set for a scoped one). reposerver.MatchGitRepository
+// picks among them as MatchCredentials does.
+func GitRepositories(secrets []corev1.Secret, project string) []reposerver.GitRepository {
+	var out []reposerver.GitRepository
+	for i := range secrets {
+		s := &secrets[i]
+		kind := s.Labels[SecretTypeLabel]
+		if strings.EqualFold(reposerver.SecretValue(s, "type"), "helm") || kind != SecretTypeRepository && kind != SecretTypeRepoCreds {
+			continue
+		}
+		scope := reposerver.SecretValue(s, "project")
+		if scope != "" && scope != project {
+			continue
+		}
+		c := credentialsFromSecret(s)
+		c.Project = scope
+		out = append(out, reposerver.GitRepository{URL: reposerver.SecretValue(s, "url"), Template: kind == SecretTypeRepoCreds, Credentials: c})
 	}
-	rest := normalized[i+3:]
-	if j := strings.IndexByte(rest, '/'); j >= 0 {
-		rest = rest[:j]
-	}
-	return normalized[:i+3] + rest
+	return out
 }
 
 func credentialsFromSecret(s *corev1.Secret) reposerver.Credentials {

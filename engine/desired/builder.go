@@ -68,9 +68,10 @@ type Target struct {
 // sources at their targetRevisions, each with the credentials of the
 // control-plane namespace's Argo CD Secrets that match it for the
 // Application's project. The project's sourceRepos go with the request:
-// chart dependencies are fetched only from the repositories they permit,
-// and only the Helm repository Secrets of those are sent
-// (reposerver.PermittedRepositories); without a project, none. With
+// chart dependencies and remote Kustomize bases are fetched only from the
+// repositories they permit, and only the Helm and Git repository Secrets
+// of those are sent (reposerver.PermittedRepositories,
+// reposerver.PermittedGitRepositories); without a project, none. With
 // VerifySignatures and a project that sets signatureKeys, the request asks
 // for the commits to be verified (SignatureCheck).
 func (b *Builder) Request(ctx context.Context, t Target) (*reposerver.Request, error) {
@@ -98,6 +99,9 @@ func (b *Builder) Request(ctx context.Context, t Target) (*reposerver.Request, e
 		return nil, err
 	}
 	req.HelmRepositories = repos
+	if req.GitRepositories, err = creds.GitRepositories(ctx, app.ProjectName(), req.SourceRepos); err != nil {
+		return nil, err
+	}
 	if t.VerifySignatures {
 		if req.SignatureCheck, err = SignatureCheck(ctx, b.Reader, b.Namespace, t.Project); err != nil {
 			return nil, err

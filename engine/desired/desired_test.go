@@ -147,6 +147,9 @@ func TestBuilderRequest(t *testing.T) {
 		secret("charts", repoLabel, map[string]string{"type": "helm", "url": "https://charts.example.com/stable", "username": "c"}),
 		secret("elsewhere", repoLabel, map[string]string{"type": "helm", "url": "https://other.example.com/charts"}),
 		secret("other-project", repoLabel, map[string]string{"type": "helm", "url": "https://charts.example.com/private", "project": "other"}),
+		secret("bases", map[string]string{"argocd.argoproj.io/secret-type": "repo-creds"}, map[string]string{"url": "https://git.example.com/team", "username": "b"}),
+		secret("not-permitted", repoLabel, map[string]string{"url": "https://git.example.com/other/config.git", "username": "o"}),
+		secret("other-project-git", repoLabel, map[string]string{"url": repo, "project": "other", "username": "x"}),
 	}
 	b := &Builder{Namespace: "argocd", Reader: fake.NewClientBuilder().Build()}
 	target := Target{App: app, Sources: []v1alpha1.ApplicationSource{src}, Project: project, Secrets: secrets, KubeVersion: "1.37.2"}
@@ -167,6 +170,13 @@ func TestBuilderRequest(t *testing.T) {
 	if diff := cmp.Diff([]string{"https://charts.example.com/stable"}, helm); diff != "" {
 		t.Errorf("Helm repositories (-want +got):\n%s", diff)
 	}
+	var git []string
+	for _, g := range req.GitRepositories {
+		git = append(git, g.URL+" "+g.Credentials.Username)
+	}
+	if diff := cmp.Diff([]string{repo + " bot", "https://git.example.com/team b"}, git); diff != "" {
+		t.Errorf("Git repositories (-want +got):\n%s", diff)
+	}
 	if req.SignatureCheck != nil {
 		t.Errorf("signature check %+v without VerifySignatures, want none", req.SignatureCheck)
 	}
@@ -181,8 +191,8 @@ func TestBuilderRequest(t *testing.T) {
 	if req, err = b.Request(t.Context(), target); err != nil {
 		t.Fatal(err)
 	}
-	if len(req.HelmRepositories) != 0 || req.SignatureCheck != nil {
-		t.Errorf("without a project: Helm repositories %v and check %v, want none", req.HelmRepositories, req.SignatureCheck)
+	if len(req.HelmRepositories) != 0 || len(req.GitRepositories) != 0 || req.SignatureCheck != nil {
+		t.Errorf("without a project: Helm repositories %v, Git repositories %v and check %v, want none", req.HelmRepositories, req.GitRepositories, req.SignatureCheck)
 	}
 }
 

@@ -29,7 +29,10 @@ func (s source) kustomize(kustFile string) ([]Document, []Note, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", s.repo.rel(kustFile), err)
 	}
-	fsys := newConfinedFS(s.repo, map[string][]byte{kustFile: served}, s.lim.MaxFileBytes)
+	fsys, err := newConfinedFS(s.repo, map[string][]byte{kustFile: served}, s.lim.MaxFileBytes, s.opts.RemoteBases)
+	if err != nil {
+		return nil, nil, err
+	}
 	k := krusty.MakeKustomizer(&krusty.Options{
 		// The kustomize CLI's default, which Argo CD uses: legacy order
 		// unless the kustomization sets sortOptions.
@@ -48,7 +51,7 @@ func (s source) kustomize(kustFile string) ([]Document, []Note, error) {
 		return nil, nil, blocked
 	}
 	if err != nil {
-		msg := s.relativize(err.Error())
+		msg := s.relativize(fsys.nameBases(err.Error()))
 		if outside != nil {
 			return nil, nil, fmt.Errorf("%w (kustomize: %s)", outside, msg)
 		}
@@ -61,6 +64,15 @@ func (s source) kustomize(kustFile string) ([]Document, []Note, error) {
 		origin, err := res.GetOrigin()
 		if err != nil {
 			return nil, nil, fmt.Errorf("read origin of %s: %w", res.CurId(), err)
+		}
+		if remote := fsys.remoteOrigin(s.dir, origin); remote != nil {
+			// From a remote base: named as kustomize names what it cloned.
+			origin = remote
+			if !added {
+				if err := res.SetOrigin(origin); err != nil {
+					return nil, nil, fmt.Errorf("set origin of %s: %w", res.CurId(), err)
+				}
+			}
 		}
 		if added {
 			if err := res.SetOrigin(nil); err != nil {
@@ -89,8 +101,9 @@ func (s source) kustomize(kustFile string) ([]Document, []Note, error) {
 // edit add component` run in the application directory: each path is a
 // glob relative to it, and one that matches nothing is an error, or is left
 // out with IgnoreMissingComponents (as is one that leaves the repository).
-// A remote component is kept as written; the build refuses it with
-// ErrRemoteReference.
+// A remote component is kept as written: the build loads it from its
+// checkout when the repo-server fetched it (Options.RemoteBases), and
+// refuses it otherwise.
 func (s source) kustomizeComponents() ([]string, error) {
 	o := s.opts.Kustomize
 	if o == nil {

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
@@ -19,14 +22,24 @@ var errReadOnly = errors.New("the repository is read-only while rendering")
 
 // confinedFS is the file system krusty sees: the disk, read-only, limited to
 // the repository root after symlink resolution, with files of the overlay
-// served from memory instead of the disk (the edited kustomization). Every
-// kustomization file krusty reads is checked for remote references before
-// krusty can act on them; the first one found is kept in blocked, because
-// krusty reports a failed read of a kustomization file only as "missing".
-// Refused paths outside the root are kept in outside, to report them with
-// their type when the build fails.
+// served from memory instead of the disk (the edited kustomization). The
+// checkouts of the source's remote bases (Options.RemoteBases) are roots
+// of their own: a path spelled inside one must stay inside it once its
+// symlinks are resolved. Every kustomization file krusty reads is checked
+// for remote references before krusty can act on them, and a remote base
+// the repo-server fetched is rewritten to the relative path of its
+// checkout; the first refusal is kept in blocked, because krusty reports a
+// failed read of a kustomization file only as "missing". Refused paths
+// outside the roots are kept in outside, to report them with their type
+// when the build fails.
 type confinedFS struct {
-	repo    repo
+	repo repo
+	// roots are the repository (roots[0]) and the distinct checkouts of
+	// the remote bases.
+	roots []fsRoot
+	// remote maps a remote base's entry to its directory: a path in its
+	// checkout, symlinks not yet resolved.
+	remote  map[string]string
 	inner   filesys.FileSystem
 	overlay map[string][]byte
 	max     int64
@@ -34,12 +47,58 @@ type confinedFS struct {
 	mu      sync.Mutex
 	blocked error
 	outside error
+	// rewrites maps the relative paths remote bases were rewritten to
+	// back to their entries, for messages.
+	rewrites map[string]string
+}
+
+// fsRoot is one root of a confinedFS.
+type fsRoot struct {
+	repo
+	// base is the remote base a checkout was fetched for (the first
+	// entry of that checkout), nil for the repository.
+	base *RemoteBase
 }
 
 var _ filesys.FileSystem = (*confinedFS)(nil)
 
-func newConfinedFS(r repo, overlay map[string][]byte, max int64) *confinedFS {
-	return &confinedFS{repo: r, inner: filesys.MakeFsOnDisk(), overlay: overlay, max: max}
+// newConfinedFS returns the file system of a kustomize build in r with the
+// checkouts of bases.
+func newConfinedFS(r repo, overlay map[string][]byte, max int64, bases map[string]RemoteBase) (*confinedFS, error) {
+	c := &confinedFS{repo: r, roots: []fsRoot{{repo: r}}, remote: map[string]string{}, inner: filesys.MakeFsOnDisk(), overlay: overlay, max: max}
+	for _, entry := range slices.Sorted(maps.Keys(bases)) {
+		b := bases[entry]
+		cr, err := openRepo(b.Root)
+		if err != nil {
+			return nil, fmt.Errorf("remote base %q: %w", entry, err)
+		}
+		i := slices.IndexFunc(c.roots, func(fr fsRoot) bool { return fr.root == cr.root })
+		if i < 0 {
+			c.roots = append(c.roots, fsRoot{repo: cr, base: &b})
+			i = len(c.roots) - 1
+		}
+		rel, err := cr.clean(b.Path)
+		if err != nil {
+			return nil, fmt.Errorf("remote base %q: %w", entry, err)
+		}
+		c.remote[entry] = filepath.Join(c.roots[i].root, filepath.FromSlash(rel))
+	}
+	return c, nil
+}
+
+// rootOf returns the index of the root the absolute, clean path abs is
+// spelled in (as given or resolved), the longest one when several are;
+// -1 when none.
+func (c *confinedFS) rootOf(abs string) int {
+	best, bestLen := -1, -1
+	for i, r := range c.roots {
+		for _, base := range []string{r.root, r.given} {
+			if (abs == base || strings.HasPrefix(abs, base+string(filepath.Separator))) && len(base) > bestLen {
+				best, bestLen = i, len(base)
+			}
+		}
+	}
+	return best
 }
 
 // block records the first refused remote reference.
@@ -61,8 +120,18 @@ func (c *confinedFS) errors() (blocked, outside error) {
 
 // name is how a path appears in error messages: relative to the root (even
 // when outside it), so that messages do not depend on where the repository
-// is checked out.
+// is checked out; a path in a remote base's checkout as
+// "<repository>//<path>".
 func (c *confinedFS) name(abs string) string {
+	if i := c.rootOf(abs); i > 0 {
+		r := c.roots[i]
+		base := r.root
+		if !r.within(abs) {
+			base = r.given
+		}
+		rel, _ := filepath.Rel(base, abs)
+		return r.base.RepoURL + "//" + filepath.ToSlash(rel)
+	}
 	base := c.repo.root
 	if !c.repo.within(abs) && strings.HasPrefix(abs, c.repo.given+string(filepath.Separator)) {
 		base = c.repo.given
@@ -71,6 +140,78 @@ func (c *confinedFS) name(abs string) string {
 		return filepath.ToSlash(rel)
 	}
 	return abs
+}
+
+// remoteOrigin returns, for the origin of a resource of a build in dir
+// that came from a remote base's checkout, the origin kustomize gives what
+// it cloned: the repository, the ref, and paths inside the repository;
+// nil for any other origin.
+func (c *confinedFS) remoteOrigin(dir string, origin *resource.Origin) *resource.Origin {
+	if origin == nil || origin.Repo != "" {
+		return nil
+	}
+	out, found := *origin, false
+	for _, p := range []*string{&out.Path, &out.ConfiguredIn} {
+		if *p == "" {
+			continue
+		}
+		abs := filepath.Join(dir, filepath.FromSlash(*p))
+		i := c.rootOf(abs)
+		if i <= 0 {
+			continue
+		}
+		r := c.roots[i]
+		base := r.root
+		if !r.within(abs) {
+			base = r.given
+		}
+		rel, err := filepath.Rel(base, abs)
+		if err != nil {
+			continue
+		}
+		*p, out.Repo, out.Ref, found = filepath.ToSlash(rel), r.base.RepoURL, r.base.Ref, true
+	}
+	if !found {
+		return nil
+	}
+	return &out
+}
+
+// nameBases names the checkouts of remote bases in a kustomize message,
+// which names absolute paths, by their repositories
+// ("<repository>//<path>").
+func (c *confinedFS) nameBases(msg string) string {
+	c.mu.Lock()
+	rewritten := slices.SortedFunc(maps.Keys(c.rewrites), func(a, b string) int { return len(b) - len(a) })
+	for _, rel := range rewritten {
+		msg = strings.ReplaceAll(msg, rel, c.rewrites[rel])
+	}
+	c.mu.Unlock()
+	for _, r := range c.roots[1:] {
+		for _, root := range []string{r.root, r.given} {
+			msg = strings.ReplaceAll(msg, root+string(filepath.Separator), r.base.RepoURL+"//")
+			msg = strings.ReplaceAll(msg, root, r.base.RepoURL)
+		}
+	}
+	return msg
+}
+
+// rewrote records that entry was rewritten to rel.
+func (c *confinedFS) rewrote(rel, entry string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rewrites == nil {
+		c.rewrites = map[string]string{}
+	}
+	c.rewrites[rel] = entry
+}
+
+// describe names root i of c for messages.
+func (c *confinedFS) describe(i int) string {
+	if i <= 0 {
+		return "the repository"
+	}
+	return "remote base " + c.roots[i].base.RepoURL
 }
 
 // refuse resolves p for an operation that reports errors, remembering a
@@ -87,10 +228,11 @@ func (c *confinedFS) refuse(p string) (string, error) {
 	return real, err
 }
 
-// resolve returns the real path of p, which must be inside the root. A
-// missing path is resolved as far as it exists, so that a missing file in
-// the repository is reported as missing while a path through a symlink out
-// of the repository is refused.
+// resolve returns the real path of p, which must be inside the root it is
+// spelled in (one not spelled in any must resolve inside the repository).
+// A missing path is resolved as far as it exists, so that a missing file
+// in the repository is reported as missing while a path through a symlink
+// out of the repository is refused.
 func (c *confinedFS) resolve(p string) (string, error) {
 	abs, err := filepath.Abs(p)
 	if err != nil {
@@ -118,7 +260,11 @@ func (c *confinedFS) resolve(p string) (string, error) {
 	if _, ok := c.overlay[real]; ok {
 		return real, nil
 	}
-	if !c.repo.within(real) {
+	root := c.repo
+	if i := c.rootOf(abs); i >= 0 {
+		root = c.roots[i].repo
+	}
+	if !root.within(real) {
 		return "", fmt.Errorf("%s: %w", c.name(abs), ErrOutsideRoot)
 	}
 	return real, nil
@@ -215,7 +361,8 @@ func (c *confinedFS) Glob(pattern string) ([]string, error) {
 }
 
 // ReadFile reads a file inside the root, bounded by the file size limit.
-// Kustomization files are checked for remote references first.
+// Kustomization files are checked for remote references first, and their
+// fetched remote bases rewritten (serveKustomization).
 func (c *confinedFS) ReadFile(path string) ([]byte, error) {
 	real, err := c.refuse(path)
 	if err != nil {
@@ -229,7 +376,7 @@ func (c *confinedFS) ReadFile(path string) ([]byte, error) {
 		}
 	}
 	if isKustomizationFile(real) {
-		if err := checkRemote(c, real, data); err != nil {
+		if data, err = serveKustomization(c, real, data); err != nil {
 			c.block(err)
 			return nil, err
 		}

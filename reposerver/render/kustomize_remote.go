@@ -1,11 +1,13 @@
 package render
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -13,9 +15,9 @@ import (
 )
 
 // ErrRemoteReference is returned (wrapped) when a kustomization refers to a
-// URL or a Git repository. Rendering reads only the repository under
-// review: a remote base is not reviewed, can change without a commit, and
-// fetching it would run git.
+// URL or a Git repository that rendering may not read: a remote file
+// (kustomize would download it), or a remote base the repo-server did not
+// fetch (Options.RemoteBases). Rendering itself never touches the network.
 var ErrRemoteReference = errors.New("remote references are not allowed")
 
 // errHelmInKustomize refuses kustomize's helmCharts, which run the helm
@@ -58,38 +60,58 @@ var (
 	helmFields      = map[string]bool{"helmCharts": true, "helmChartInflationGenerator": true}
 )
 
-// checkRemote refuses a kustomization (at the real path kustPath, content
-// data) that refers to anything outside the repository by URL or Git
-// address. A kustomization that does not parse is left to kustomize, which
+// serveKustomization returns the kustomization at the real path kustPath,
+// content data, as krusty may read it: a reference to anything outside the
+// repository by URL or Git address is refused, except a remote base the
+// repo-server fetched (Options.RemoteBases), which is rewritten to the
+// relative path of its checkout; and an entry of a kustomization in one
+// root that leads into another (a remote base into the repository or
+// another base) is refused, as kustomize keeps a cloned base inside its
+// clone. A kustomization that does not parse is left to kustomize, which
 // reports the syntax error.
-func checkRemote(c *confinedFS, kustPath string, data []byte) error {
+func serveKustomization(c *confinedFS, kustPath string, data []byte) ([]byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
-		return nil
+		return data, nil
 	}
 	top := deref(doc.Content[0])
 	if top.Kind != yaml.MappingNode {
-		return nil
+		return data, nil
 	}
-	rc := remoteChecker{fs: c, dir: filepath.Dir(kustPath), name: c.name(kustPath)}
+	rc := &remoteChecker{fs: c, dir: filepath.Dir(kustPath), name: c.name(kustPath), root: c.rootOf(kustPath)}
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		if err := rc.field(deref(top.Content[i]).Value, deref(top.Content[i+1])); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	if !rc.edited {
+		return data, nil
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, fmt.Errorf("%s: write kustomization: %w", rc.name, err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("%s: write kustomization: %w", rc.name, err)
+	}
+	return buf.Bytes(), nil
 }
 
 // remoteChecker checks the fields of one kustomization file.
 type remoteChecker struct {
 	fs *confinedFS
 	// dir is the kustomization's real directory, name its file for
-	// messages.
+	// messages, root the index of its root in fs.
 	dir, name string
+	root      int
+	// edited is set once a remote base was rewritten.
+	edited bool
 }
 
 // field checks the top-level field key with value v.
-func (rc remoteChecker) field(key string, v *yaml.Node) error {
+func (rc *remoteChecker) field(key string, v *yaml.Node) error {
 	switch {
 	case pathListFields[key]:
 		return rc.list(key, v, false)
@@ -121,7 +143,7 @@ func (rc remoteChecker) field(key string, v *yaml.Node) error {
 }
 
 // list checks a list of paths (or a single path).
-func (rc remoteChecker) list(field string, v *yaml.Node, stripKey bool) error {
+func (rc *remoteChecker) list(field string, v *yaml.Node, stripKey bool) error {
 	v = deref(v)
 	if v == nil || v.Kind != yaml.SequenceNode {
 		return rc.path(field, v, stripKey)
@@ -135,7 +157,7 @@ func (rc remoteChecker) list(field string, v *yaml.Node, stripKey bool) error {
 }
 
 // path checks one path; stripKey drops a generator's "key=" prefix.
-func (rc remoteChecker) path(field string, v *yaml.Node, stripKey bool) error {
+func (rc *remoteChecker) path(field string, v *yaml.Node, stripKey bool) error {
 	v = deref(v)
 	if v == nil || v.Kind != yaml.ScalarNode || strings.Contains(v.Value, "\n") {
 		return nil // inline patch or configuration
@@ -154,11 +176,43 @@ func (rc remoteChecker) path(field string, v *yaml.Node, stripKey bool) error {
 		fi, err := os.Stat(real)
 		return err == nil && fi.Mode().IsRegular()
 	}
-	if isRemote(s, localFile) {
-		return fmt.Errorf("%s line %d: %s entry %q: %w; tollgate renders only files inside the repository",
-			rc.name, v.Line, field, s, ErrRemoteReference)
+	if !isRemote(s, localFile) {
+		return rc.local(field, v.Line, s)
 	}
+	where := fmt.Sprintf("%s line %d: %s entry %q", rc.name, v.Line, field, s)
+	if !slices.Contains(baseFields, field) || isRemoteFile(s) {
+		return fmt.Errorf("%s: %w: kustomize would download this file; remote files are not fetched, only remote Git bases of resources, bases and components", where, ErrRemoteReference)
+	}
+	if _, err := ParseGitSpec(s); err != nil {
+		return fmt.Errorf("%s: %w: not a Git repository kustomize can clone: %v", where, ErrRemoteReference, err)
+	}
+	dir, ok := rc.fs.remote[s]
+	if !ok {
+		return fmt.Errorf("%s: %w: the remote base was not fetched", where, ErrRemoteReference)
+	}
+	rel, err := filepath.Rel(rc.dir, dir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	v.Value, v.Style, v.Tag = filepath.ToSlash(rel), 0, "!!str"
+	rc.edited = true
+	rc.fs.rewrote(v.Value, s)
 	return nil
+}
+
+// local checks a local path s: it may not lead from the kustomization's
+// root into another root of the build (paths outside every root are
+// refused when krusty reads them).
+func (rc *remoteChecker) local(field string, line int, s string) error {
+	if filepath.IsAbs(s) {
+		return nil
+	}
+	to := rc.fs.rootOf(filepath.Join(rc.dir, s))
+	if to < 0 || to == rc.root || rc.root < 0 {
+		return nil
+	}
+	return fmt.Errorf("%s line %d: %s entry %q: %w: a kustomization of %s may not read %s",
+		rc.name, line, field, s, ErrOutsideRoot, rc.fs.describe(rc.root), rc.fs.describe(to))
 }
 
 // gitUser matches the user@ prefix kustomize takes for an SCP-style Git

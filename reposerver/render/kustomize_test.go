@@ -418,14 +418,17 @@ func TestIsRemote(t *testing.T) {
 	}
 }
 
-func TestCheckRemote(t *testing.T) {
+func TestServeKustomizationRefused(t *testing.T) {
 	root := t.TempDir()
 	mustWrite(t, root, "app/local.yaml", "apiVersion: v1\nkind: ConfigMap\n")
 	r, err := openRepo(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fsys := newConfinedFS(r, nil, DefaultMaxFileBytes)
+	fsys, err := newConfinedFS(r, nil, DefaultMaxFileBytes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	kust := filepath.Join(r.root, "app/kustomization.yaml")
 	tests := []struct {
 		name    string
@@ -444,10 +447,10 @@ func TestCheckRemote(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkRemote(fsys, kust, []byte(tt.content))
+			_, err := serveKustomization(fsys, kust, []byte(tt.content))
 			if tt.wantMsg == "" {
 				if err != nil {
-					t.Errorf("checkRemote: %v", err)
+					t.Errorf("serveKustomization: %v", err)
 				}
 				return
 			}

@@ -48,6 +48,25 @@ type Options struct {
 	// not vendor, fetched by the repo-server: each is loaded as if `helm
 	// dependency build` had put it in the chart's charts/ directory.
 	ChartDependencies []ChartDependency `json:",omitempty"`
+	// RemoteBases are the remote Kustomize bases the repo-server fetched
+	// for this source (FindRemoteBases), by the entry as a kustomization
+	// writes it: kustomize builds each from its checkout, read-only and
+	// confined to that checkout, instead of cloning it. A remote entry
+	// that is not here is refused (ErrRemoteReference).
+	RemoteBases map[string]RemoteBase `json:",omitempty"`
+}
+
+// RemoteBase is a remote Kustomize base checked out by the repo-server.
+type RemoteBase struct {
+	// Root is the checkout of the base's repository at its ref, an
+	// absolute path outside the source's repository; Path the base's
+	// directory in it, slash-separated ("" for the root).
+	Root string
+	Path string `json:",omitempty"`
+	// RepoURL and Ref are the entry's (GitSpec): kustomize writes them in
+	// the origin annotations of the base's objects.
+	RepoURL string
+	Ref     string `json:",omitempty"`
 }
 
 // ChartDependency is one fetched chart dependency: an archive (in the

@@ -30,20 +30,25 @@ type SourceRender struct {
 	// ValueFile is set for a source that was not rendered because this
 	// value file of it comes from a ref source that was not served.
 	ValueFile string
+	// RemoteBase is set for a source that was not rendered because the
+	// base Fetcher does not serve this remote Kustomize base of it
+	// (*UnservedBaseError).
+	RemoteBase *UnservedBaseError
 	// Err is the source's render error, naming its field.
 	Err error
 }
 
 // Rendered reports whether the source was rendered.
 func (r SourceRender) Rendered() bool {
-	return !r.RefOnly && !r.NotServed && r.ValueFile == "" && r.Err == nil
+	return !r.RefOnly && !r.NotServed && r.ValueFile == "" && r.RemoteBase == nil && r.Err == nil
 }
 
 // Render fetches, resolves and renders the sources of req the way Generate
 // does, for a caller in this process that reads documents with their
 // files and lines (tollgate test, with a Fetcher that serves the checkout
 // under test). It does not use the render cache. Unlike Generate, a source
-// that cannot be fetched here is left out and marked, and a source that
+// that cannot be fetched here, or one of whose remote Kustomize bases
+// cannot, is left out and marked, and a source that
 // fails to render does not stop the others. The error is one that fails
 // the whole request, as in Generate: no sources, a field tollgate does not
 // honour, a commit not signed with an allowed key, or ctx's.
@@ -58,13 +63,13 @@ func (s *Service) Render(ctx context.Context, req *reposerver.Request) ([]Source
 	if _, allowed := signatures(req, srcs); !allowed {
 		return nil, errors.New("a source's commit is not signed with a key the project allows")
 	}
-	jobs, err := s.resolve(ctx, req, srcs)
+	jobs, err := s.resolve(ctx, req, srcs, true)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]SourceRender, len(jobs))
 	for i, j := range jobs {
-		out[i] = SourceRender{Field: j.field, Dir: j.dir(), RefOnly: j.refOnly, NotServed: j.unserved, ValueFile: j.unservedValueFile}
+		out[i] = SourceRender{Field: j.field, Dir: j.dir(), RefOnly: j.refOnly, NotServed: j.unserved, ValueFile: j.unservedValueFile, RemoteBase: j.unservedBase}
 		if !j.renders() {
 			continue
 		}

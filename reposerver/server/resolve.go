@@ -192,20 +192,27 @@ type job struct {
 	// unservedValueFile is a value file of the source that comes from a
 	// ref source that was not fetched: the source cannot be rendered.
 	unservedValueFile string
+	// unservedBase is a remote Kustomize base of the source the base
+	// Fetcher does not serve: the source cannot be rendered.
+	unservedBase *UnservedBaseError
+	// bases are the remote Kustomize bases fetched for the source.
+	bases []fetchedBase
 }
 
 // renders reports whether the job's source is rendered.
 func (j *job) renders() bool {
-	return !j.refOnly && !j.unserved && j.unservedValueFile == ""
+	return !j.refOnly && !j.unserved && j.unservedValueFile == "" && j.unservedBase == nil
 }
 
 // resolve works out how to render each source of req from srcs, its
 // checkouts: the source's Argo CD override files and options
 // (render.SourceOptions), the cluster's capabilities for Helm, the
-// dependencies a chart does not vendor, and the render key. Ref sources
-// provide their checkouts to "$ref/path" value files; as in Argo CD, a
-// later source with the same ref name wins.
-func (s *Service) resolve(ctx context.Context, req *reposerver.Request, srcs []fetched) ([]*job, error) {
+// dependencies a chart does not vendor, the remote bases of a Kustomize
+// source, and the render key. Ref sources provide their checkouts to
+// "$ref/path" value files; as in Argo CD, a later source with the same
+// ref name wins. With partial, a remote base the base Fetcher does not
+// serve marks its source (job.unservedBase) rather than failing.
+func (s *Service) resolve(ctx context.Context, req *reposerver.Request, srcs []fetched, partial bool) ([]*job, error) {
 	refs, unservedRefs := map[string]string{}, map[string]bool{}
 	for _, f := range srcs {
 		if ref := f.source.Ref; ref != "" {
@@ -248,7 +255,18 @@ func (s *Service) resolve(ctx context.Context, req *reposerver.Request, srcs []f
 				return nil, err
 			}
 		}
-		if j.key, err = renderKey(f, opts, srcs); err != nil {
+		if kindErr == nil && kind == render.KindKustomize {
+			opts.RemoteBases, j.bases, err = s.remoteBases(ctx, requestBases(req, f.field), f.checkout.Dir, f.dir(), opts)
+			var ub *UnservedBaseError
+			if partial && errors.As(err, &ub) {
+				j.unservedBase = ub
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if j.key, err = renderKey(f, opts, srcs, j.bases); err != nil {
 			return nil, fmt.Errorf("%s: %w", f.field, err)
 		}
 		j.opts = opts
@@ -279,11 +297,12 @@ func valueFileFrom(src v1alpha1.ApplicationSource, refs map[string]bool) string 
 	return ""
 }
 
-// renderKey identifies a render: repository, commit, path and options, and
-// the repository and commit of every ref source (their files may be read
-// as value files) in place of their checkout directories.
-func renderKey(f fetched, opts render.Options, srcs []fetched) (string, error) {
-	opts.Refs = nil
+// renderKey identifies a render: repository, commit, path and options, the
+// repository and commit of every ref source (their files may be read as
+// value files) and of every remote Kustomize base in place of their
+// checkout directories, so that a base whose ref moved renders again.
+func renderKey(f fetched, opts render.Options, srcs []fetched, bases []fetchedBase) (string, error) {
+	opts.Refs, opts.RemoteBases = nil, nil
 	data, err := json.Marshal(opts)
 	if err != nil {
 		return "", fmt.Errorf("encode render options: %w", err)
@@ -300,6 +319,9 @@ func renderKey(f fetched, opts render.Options, srcs []fetched) (string, error) {
 				fmt.Fprintf(h, "\x00%s\x00%s\x00%s", ref.source.Ref, reposerver.NormalizeURL(ref.source.RepoURL), ref.checkout.Revision)
 			}
 		}
+	}
+	for _, b := range bases {
+		fmt.Fprintf(h, "\x00base\x00%s\x00%s\x00%s", b.entry, b.repoURL, b.revision)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

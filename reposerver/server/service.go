@@ -57,6 +57,11 @@ type Options struct {
 	// Parallelism is how many renders run at once; more wait. Zero or
 	// less: no limit.
 	Parallelism int
+	// Bases fetches the repositories of remote Kustomize bases; nil
+	// fetches them with the Service's Fetcher, as the repo-server does.
+	// tollgate test serves the checkout under test, or the network with
+	// --allow-network.
+	Bases Fetcher
 	// Charts fetches charts from Helm repositories and OCI registries,
 	// and the dependencies charts do not vendor; nil refuses chart
 	// sources and leaves dependencies missing.
@@ -92,9 +97,11 @@ func (r rendered) size() int64 {
 // Service fetches and renders Applications' sources. It is safe for
 // concurrent use.
 type Service struct {
-	sources  Fetcher
-	opts     Options
-	renders  *lru[string, rendered]
+	sources Fetcher
+	opts    Options
+	renders *lru[string, rendered]
+	// found remembers the remote Kustomize bases of checkouts (findBases).
+	found    *lru[string, []render.RemoteEntry]
 	slots    chan struct{}
 	renderer Renderer
 }
@@ -114,7 +121,8 @@ func New(sources Fetcher, opts Options) (*Service, error) {
 	if opts.RenderLimits == (render.Limits{}) {
 		opts.RenderLimits = d.RenderLimits
 	}
-	s := &Service{sources: sources, opts: opts, renders: newLRU[string](opts.RenderCacheSize, rendered.size), renderer: opts.Renderer}
+	s := &Service{sources: sources, opts: opts, renders: newLRU[string](opts.RenderCacheSize, rendered.size),
+		found: newLRU[string](foundCacheSize, foundCost), renderer: opts.Renderer}
 	if s.renderer == nil {
 		s.renderer = InProcess{}
 	}
@@ -150,7 +158,7 @@ func (s *Service) Generate(ctx context.Context, req *reposerver.Request) (*repos
 		}
 		return resp, nil
 	}
-	jobs, err := s.resolve(ctx, req, srcs)
+	jobs, err := s.resolve(ctx, req, srcs, false)
 	if err != nil {
 		return nil, err
 	}

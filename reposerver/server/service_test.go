@@ -203,7 +203,7 @@ func TestRenderKey(t *testing.T) {
 	opts := render.Options{Helm: &render.HelmOptions{ValueFiles: []string{"$values/prod.yaml"}}, Refs: map[string]string{"values": "/c/2"}}
 	key := func(f fetched, o render.Options, srcs ...fetched) string {
 		t.Helper()
-		k, err := renderKey(f, o, srcs)
+		k, err := renderKey(f, o, srcs, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,6 +227,26 @@ func TestRenderKey(t *testing.T) {
 	other.checkout.Revision = "ddd"
 	if got := key(other, opts, other, values); got == base {
 		t.Error("key unchanged when the chart moved to another commit")
+	}
+
+	// A remote Kustomize base counts by its commit, not its checkout.
+	overlay := fetched{source: v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/apps.git", Path: "web"}, checkout: source.Checkout{Revision: "eee", Dir: "/c/3"}}
+	kopts := func(dir string) render.Options {
+		return render.Options{RemoteBases: map[string]render.RemoteBase{"github.com/org/base//b?ref=v1": {Root: dir, Path: "b", RepoURL: "https://github.com/org/base", Ref: "v1"}}}
+	}
+	bkey := func(dir, rev string) string {
+		t.Helper()
+		k, err := renderKey(overlay, kopts(dir), []fetched{overlay}, []fetchedBase{{entry: "github.com/org/base//b?ref=v1", repoURL: "https://github.com/org/base", revision: rev}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	if bkey("/c/4", "fff") != bkey("/elsewhere", "fff") {
+		t.Error("key changed with the remote base's checkout directory; want it to depend on its revision only")
+	}
+	if bkey("/c/4", "fff") == bkey("/c/4", "ggg") {
+		t.Error("key unchanged when the remote base's ref moved to another commit")
 	}
 }
 

@@ -1,0 +1,183 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Bounds of the walk of one kustomization graph (FindRemoteBases).
+const (
+	// MaxKustomizations is how many kustomizations one walk reads.
+	MaxKustomizations = 1000
+	// MaxKustomizationDepth is how deep local bases are followed.
+	MaxKustomizationDepth = 64
+)
+
+// ErrKustomizationGraph is returned (wrapped) when a kustomization graph
+// passes MaxKustomizations or MaxKustomizationDepth.
+var ErrKustomizationGraph = errors.New("kustomization graph too large")
+
+// RemoteEntry is a remote Git base a kustomization names.
+type RemoteEntry struct {
+	// Entry is the entry as written: the key of Options.RemoteBases.
+	Entry string
+	// File is the kustomization naming it, slash-separated and relative
+	// to the checkout's root, and Line its line (0 for a component the
+	// Application adds, kustomize.components).
+	File string
+	Line int
+	Spec GitSpec
+}
+
+// baseFields are the fields of a kustomization whose entries kustomize may
+// clone: the others name files, which it downloads.
+var baseFields = []string{"resources", "bases", "components"}
+
+// FindRemoteBases returns the remote Git bases kustomize would clone to
+// build the application directory dir of the checkout at root with opts:
+// the entries of resources, bases and components (and of the Application's
+// kustomize.components) that ParseGitSpec reads, walking the local bases
+// and components they name, each entry once, in the order found. It reads
+// only kustomization files, at most MaxKustomizations of them and
+// MaxKustomizationDepth deep (ErrKustomizationGraph past either), and no
+// path that leaves root. What kustomize will refuse (a remote file, an
+// entry that is not a Git spec, a kustomization that does not parse) is
+// left for Build to report.
+func FindRemoteBases(root, dir string, opts Options, lim Limits) ([]RemoteEntry, error) {
+	lim = lim.withDefaults()
+	r, err := openRepo(root)
+	if err != nil {
+		return nil, err
+	}
+	appRel, err := r.clean(dir)
+	if err != nil {
+		return nil, nil
+	}
+	appDir, err := r.resolveRel(appRel)
+	if err != nil {
+		return nil, nil
+	}
+	w := &baseWalker{repo: r, lim: lim, seen: map[string]bool{}, visited: map[string]bool{}}
+	w.queue = append(w.queue, walkDir{dir: appDir})
+	src := source{repo: r, dir: appDir, rel: r.rel(appDir), opts: opts, lim: lim}
+	if comps, err := src.kustomizeComponents(); err == nil && len(comps) > 0 {
+		file := r.rel(findKustomization(appDir))
+		for _, c := range comps {
+			w.entry(walkDir{dir: appDir, depth: 0}, file, 0, c, false)
+		}
+	}
+	for len(w.queue) > 0 {
+		d := w.queue[0]
+		w.queue = w.queue[1:]
+		if err := w.visit(d); err != nil {
+			return nil, err
+		}
+	}
+	return w.found, nil
+}
+
+// walkDir is a directory of a kustomization graph to read.
+type walkDir struct {
+	dir   string
+	depth int
+}
+
+// baseWalker walks one kustomization graph.
+type baseWalker struct {
+	repo    repo
+	lim     Limits
+	queue   []walkDir
+	visited map[string]bool
+	seen    map[string]bool
+	found   []RemoteEntry
+}
+
+// visit reads the kustomization of d, if it has one.
+func (w *baseWalker) visit(d walkDir) error {
+	kust := findKustomization(d.dir)
+	if kust == "" || w.visited[d.dir] {
+		return nil
+	}
+	file := w.repo.rel(kust)
+	switch {
+	case len(w.visited) >= MaxKustomizations:
+		return fmt.Errorf("%s: %w: more than %d kustomizations", file, ErrKustomizationGraph, MaxKustomizations)
+	case d.depth > MaxKustomizationDepth:
+		return fmt.Errorf("%s: %w: bases nested more than %d deep", file, ErrKustomizationGraph, MaxKustomizationDepth)
+	}
+	w.visited[d.dir] = true
+	data, err := readFile(kust, w.lim.MaxFileBytes)
+	if err != nil {
+		return nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	top := deref(doc.Content[0])
+	if top.Kind != yaml.MappingNode {
+		return nil
+	}
+	for _, field := range baseFields {
+		_, v := mapEntry(top, field, 0)
+		v = deref(v)
+		items := []*yaml.Node{v}
+		if v != nil && v.Kind == yaml.SequenceNode {
+			items = v.Content
+		}
+		for _, item := range items {
+			if item = deref(item); item != nil && item.Kind == yaml.ScalarNode {
+				w.entry(d, file, item.Line, strings.TrimSpace(item.Value), true)
+			}
+		}
+	}
+	return nil
+}
+
+// entry records s, an entry of the kustomization file in d.dir, when it is
+// a remote Git base, or queues the local directory it names. fileFirst:
+// like kustomize for a resources entry, a local file of that name is read
+// rather than cloned.
+func (w *baseWalker) entry(d walkDir, file string, line int, s string, fileFirst bool) {
+	if s == "" {
+		return
+	}
+	localFile := func() bool {
+		if !fileFirst {
+			return false
+		}
+		real, err := filepath.EvalSymlinks(filepath.Join(d.dir, s))
+		if err != nil || !w.repo.within(real) {
+			return false
+		}
+		fi, err := os.Stat(real)
+		return err == nil && fi.Mode().IsRegular()
+	}
+	if isRemote(s, localFile) {
+		if w.seen[s] || isRemoteFile(s) {
+			return
+		}
+		spec, err := ParseGitSpec(s)
+		if err != nil {
+			return
+		}
+		w.seen[s] = true
+		w.found = append(w.found, RemoteEntry{Entry: s, File: file, Line: line, Spec: spec})
+		return
+	}
+	if filepath.IsAbs(s) {
+		return
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(d.dir, s))
+	if err != nil || !w.repo.within(real) {
+		return
+	}
+	if fi, err := os.Stat(real); err == nil && fi.IsDir() {
+		w.queue = append(w.queue, walkDir{dir: real, depth: d.depth + 1})
+	}
+}
