@@ -58,7 +58,7 @@ func (s *Stack) StartRepoServer(ctx context.Context, exe string) (addr string, p
 	}
 	defer logFile.Close()
 	cmd := exec.Command(exe, "repo-server", "--addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-		"--cert-dir", certDir, "--repo-cache", filepath.Join(s.dataDir, "repo-cache"), "--allow-insecure-repos")
+		"--cert-dir", certDir, "--repo-cache", filepath.Join(s.dataDir, "repo-cache"), "--allow-insecure-repos", "--metrics-addr", "0")
 	cmd.Env = []string{}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = controlplane.ChildProcAttr()

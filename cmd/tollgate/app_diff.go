@@ -188,7 +188,7 @@ func diffManifests(app *v1alpha1.Application, o appDiffOptions) (reposerver.Gene
 		o.repoCache = dir
 		cleanup = func() { os.RemoveAll(dir) }
 	}
-	svc, err := newRepoService(o.repoOptions)
+	svc, err := newRepoService(o.repoOptions, nil)
 	if err != nil {
 		cleanup()
 		return nil, nil, err

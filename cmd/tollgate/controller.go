@@ -304,6 +304,9 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := metrics.RegisterAll(crmetrics.Registry, r.Collectors(ctx)...); err != nil {
+		return err
+	}
 	// argocd-cm's health checks and settings, read live.
 	if err := application.WatchArgoCDConfigMap(ctx, mgr.GetConfig(), o.namespace, r.ApplyArgoCDConfigMap); err != nil {
 		return err
@@ -446,7 +449,11 @@ func runSharded(ctx context.Context, mgr manager.Manager, member *shard.Membersh
 // process under the render limits).
 func controllerManifests(cfg *rest.Config, mgr manager.Manager, o controllerOptions) (server.Server, error) {
 	if len(o.repoServers) == 0 {
-		svc, err := newRepoService(o.repoOptions)
+		git := server.NewGitMetrics() // the repo-server's, served here
+		if err := git.Register(crmetrics.Registry); err != nil {
+			return nil, err
+		}
+		svc, err := newRepoService(o.repoOptions, git)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -104,12 +107,13 @@ func (o repoOptions) check() (repoSettings, error) {
 // newRepoService builds the repository service of o: a Git cache and a
 // Helm chart cache in --repo-cache and a render sandbox, a child process per render under the
 // render limits, so tenant charts and overlays are never parsed in the
-// calling process.
-func newRepoService(o repoOptions) (*server.Service, error) {
+// calling process. requests, when not nil, is told of every Git request.
+func newRepoService(o repoOptions, requests source.RequestObserver) (*server.Service, error) {
 	rs, err := o.check()
 	if err != nil {
 		return nil, err
 	}
+	rs.sources.Requests = requests
 	runner, err := newSandbox(rs.limits)
 	if err != nil {
 		return nil, err
@@ -137,10 +141,12 @@ type repoServerOptions struct {
 	addr     string
 	certDir  string
 	clientCA string
+	// metricsAddr serves Prometheus metrics over HTTP ("0": none).
+	metricsAddr string
 }
 
 func newRepoServerCmd() *cobra.Command {
-	o := repoServerOptions{repoOptions: defaultRepoOptions(), addr: ":8443"}
+	o := repoServerOptions{repoOptions: defaultRepoOptions(), addr: ":8443", metricsAddr: ":8084"}
 	cmd := &cobra.Command{
 		Use:   "repo-server",
 		Short: "Fetch and render Applications' sources for the controller, with no Kubernetes credentials",
@@ -158,7 +164,9 @@ answers only callers that present a client certificate signed by a CA of
 three come from the Secret tollgate-repo-server-tls, which the controller
 keeps (CA and serving certificate, rotated); the controller trusts that CA
 and issues itself a client certificate with its key. GET /healthz answers on
-the same port.`,
+the same port. Prometheus metrics (Argo CD's argocd_git_request_total and
+argocd_git_request_duration_seconds among them) are served over HTTP at
+/metrics on --metrics-addr.`,
 		Example: `  tollgate repo-server --cert-dir /etc/tollgate/tls --repo-cache /tmp/repo-cache`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -169,6 +177,7 @@ the same port.`,
 	f.StringVar(&o.addr, "addr", o.addr, "address to serve HTTPS on")
 	f.StringVar(&o.certDir, "cert-dir", "", "`DIR` with tls.crt and tls.key to serve (required)")
 	f.StringVar(&o.clientCA, "client-ca", "", "CA bundle `FILE` a caller's client certificate must chain to (default: ca.crt in --cert-dir)")
+	f.StringVar(&o.metricsAddr, "metrics-addr", o.metricsAddr, "address of the Prometheus metrics endpoint, plain HTTP (0 disables it; Argo CD's repo-server uses port 8084)")
 	addRepoFlags(f, &o.repoOptions)
 	return cmd
 }
@@ -179,7 +188,12 @@ func runRepoServer(ctx context.Context, o repoServerOptions) error {
 	if o.certDir == "" {
 		return usageError(errors.New("--cert-dir is required: the repo-server serves only HTTPS"))
 	}
-	svc, err := newRepoService(o.repoOptions)
+	reg, git := prometheus.NewRegistry(), server.NewGitMetrics()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if err := git.Register(reg); err != nil {
+		return err
+	}
+	svc, err := newRepoService(o.repoOptions, git)
 	if err != nil {
 		return err
 	}
@@ -206,6 +220,11 @@ func runRepoServer(ctx context.Context, o repoServerOptions) error {
 		// No write timeout: a render takes as long as its own limit allows.
 		TLSConfig: server.ServerTLSConfig(watcher.GetCertificate, clientCAs.Pool),
 	}
+	metricsSrv, err := serveMetrics(o.metricsAddr, reg, log)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make(chan error, 3)
@@ -229,10 +248,34 @@ func runRepoServer(ctx context.Context, o repoServerOptions) error {
 	if serr := srv.Shutdown(shutdown); err == nil && !errors.Is(serr, http.ErrServerClosed) {
 		err = serr
 	}
+	if metricsSrv != nil {
+		_ = metricsSrv.Shutdown(shutdown)
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
 	return err
+}
+
+// serveMetrics serves reg's metrics at /metrics on addr, over HTTP, until
+// the returned server is shut down; nil when addr is "" or "0".
+func serveMetrics(addr string, reg *prometheus.Registry, log logr.Logger) (*http.Server, error) {
+	if addr == "" || addr == "0" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, usageError(fmt.Errorf("--metrics-addr %s: %w", addr, err))
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error(err, "Serve metrics", "addr", addr)
+		}
+	}()
+	return srv, nil
 }
 
 // repoClientOptions are the flags of a client of the repo-servers: the

@@ -229,7 +229,7 @@ func serveUI(ctx context.Context, ln net.Listener, restCfg *rest.Config, o uiOpt
 		}
 		repos, keepRepos = rc, tlsCerts.Start
 	} else {
-		svc, err := newRepoService(o.repoOptions)
+		svc, err := newRepoService(o.repoOptions, nil)
 		if err != nil {
 			return err
 		}

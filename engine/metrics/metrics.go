@@ -1,3 +1,10 @@
+// Package metrics owns the controllers' Prometheus collectors: tollgate's
+// own (tollgate_engine_*) and Argo CD's application controller metrics
+// under Argo CD's names, labels and label values (argocd_*), so that the
+// dashboards and alerts written for Argo CD keep working. The collectors
+// of Argo CD's that read the cache at scrape time take what they read
+// through small interfaces (Applications, Clusters) that the Application
+// controller implements.
 package metrics
 
 import (
@@ -36,6 +43,8 @@ type Metrics struct {
 	shardMember       *prometheus.GaugeVec
 	// notifications counts notifications by service and result.
 	notifications *prometheus.CounterVec
+	// argo are Argo CD's metrics (argocd.go).
+	argo argoCD
 }
 
 // NewMetrics returns unregistered collectors:
@@ -54,6 +63,11 @@ type Metrics struct {
 //   - tollgate_engine_shard_member{member}: 1 for each live replica
 //   - tollgate_engine_notifications_total{service,result} (sent, failed,
 //     dropped)
+//
+// and Argo CD's, under its names: argocd_app_sync_total,
+// argocd_app_reconcile, argocd_app_k8s_request_total and
+// argocd_cluster_events_total (the rest, read at scrape time, are
+// NewAppCollector's and NewClusterCollector's).
 func NewMetrics() *Metrics {
 	return &Metrics{
 		Syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -101,6 +115,7 @@ func NewMetrics() *Metrics {
 			Name: "tollgate_engine_notifications_total",
 			Help: "Notifications, by service name and result (sent; failed after every retry; dropped with the queue full).",
 		}, []string{"service", "result"}),
+		argo: newArgoCD(),
 	}
 }
 
@@ -127,14 +142,20 @@ func (m *Metrics) SetShard(members []string, owned int) {
 
 // Collectors returns the collectors, for registration.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Syncs, m.Duration, m.ApplyCalls, m.Renders, m.Compares, m.Webhooks, m.LiveChanges,
-		m.shardApplications, m.shardMembers, m.shardMember, m.notifications}
+	return append([]prometheus.Collector{m.Syncs, m.Duration, m.ApplyCalls, m.Renders, m.Compares, m.Webhooks, m.LiveChanges,
+		m.shardApplications, m.shardMembers, m.shardMember, m.notifications}, m.argo.collectors()...)
 }
 
 // Register registers every collector with reg.
 func (m *Metrics) Register(reg prometheus.Registerer) error {
+	return RegisterAll(reg, m.Collectors()...)
+}
+
+// RegisterAll registers every collector of cs with reg, e.g. the
+// Application controller's Collectors.
+func RegisterAll(reg prometheus.Registerer, cs ...prometheus.Collector) error {
 	var errs []error
-	for _, c := range m.Collectors() {
+	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
 			errs = append(errs, err)
 		}

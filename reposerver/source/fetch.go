@@ -191,6 +191,7 @@ func (c *Cache) Fetch(ctx context.Context, repoURL, revision string, creds repos
 		entry: e, repo: repo, url: clientURL(repoURL, ep.Protocol), auth: auth, insecure: creds.Insecure,
 		shallow: !c.opts.DisableShallow && ep.Protocol != "file", listingMaxAge: fo.listingMaxAge,
 		clock: c.opts.Clock, needCommit: fo.keyring != nil, log: logr.FromContextOrDiscard(ctx),
+		normURL: norm, requests: c.opts.Requests,
 	}
 	hash, err := f.resolve(ctx, revision) // every fetch of the call is in here
 	if e.budget.stop() {
@@ -244,6 +245,17 @@ type fetcher struct {
 	// its tree on disk (VerifySignature).
 	needCommit bool
 	log        logr.Logger
+	// normURL is the repository's normalized URL; requests, when set, is
+	// told of every request to the server.
+	normURL  string
+	requests RequestObserver
+}
+
+// observe reports a request of requestType that started at start.
+func (f *fetcher) observe(requestType string, start time.Time) {
+	if f.requests != nil {
+		f.requests.ObserveGitRequest(f.normURL, requestType, f.clock.Since(start))
+	}
 }
 
 // logger returns the context's logger with the repository. It is built on
@@ -300,9 +312,11 @@ func (f *fetcher) list(ctx context.Context) ([]*plumbing.Reference, error) {
 		return e.listed, nil
 	}
 	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{f.url}})
+	start := f.clock.Now()
 	refs, err := remote.ListContext(ctx, &git.ListOptions{
 		Auth: f.auth, InsecureSkipTLS: f.insecure, PeelingOption: git.AppendPeeled,
 	})
+	f.observe(RequestLsRemote, start)
 	if err != nil {
 		return nil, classify(ctx, "list references", err)
 	}
@@ -444,6 +458,8 @@ func (f *fetcher) depth() int {
 // fetch runs one go-git fetch; "already up to date" is success.
 func (f *fetcher) fetch(ctx context.Context, specs []config.RefSpec, depth int) error {
 	remote := git.NewRemote(f.repo.Storer, &config.RemoteConfig{Name: "origin", URLs: []string{f.url}})
+	start := f.clock.Now()
+	defer f.observe(RequestFetch, start)
 	err := remote.FetchContext(ctx, &git.FetchOptions{
 		RemoteName:      "origin",
 		RefSpecs:        specs,

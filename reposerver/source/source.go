@@ -79,9 +79,29 @@ type Options struct {
 	// own disk (including other repositories' cached clones): for local
 	// development and tests only.
 	AllowFile bool
-	// Clock tells a reference listing's age (ListingMaxAge); default the
-	// real clock.
+	// Clock tells a reference listing's age (ListingMaxAge) and how long
+	// a request to a Git server took; default the real clock.
 	Clock clock.PassiveClock
+	// Requests, when set, is told of every request to a Git server.
+	Requests RequestObserver
+}
+
+// Types of requests to Git servers, as Argo CD's repo-server names them
+// (its argocd_git_request_total's request_type).
+const (
+	// RequestLsRemote lists a repository's references.
+	RequestLsRemote = "ls-remote"
+	// RequestFetch fetches objects.
+	RequestFetch = "fetch"
+)
+
+// RequestObserver is told of the requests a Cache makes to Git servers.
+type RequestObserver interface {
+	// ObserveGitRequest reports one request of requestType
+	// (RequestLsRemote or RequestFetch) to the repository repo, normalized
+	// (reposerver.NormalizeURL: no credentials), that took took, failed or
+	// not. A listing answered from the cache (ListingMaxAge) is no request.
+	ObserveGitRequest(repo, requestType string, took time.Duration)
 }
 
 // DefaultOptions returns the options used when none are given.

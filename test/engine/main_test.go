@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/go-logr/zapr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -85,6 +87,9 @@ var (
 	applies = &applyCounter{byNamespace: map[string]int{}}
 	// webhookURL is the Git push webhook of the engine under test.
 	webhookURL string
+	// metricsURL is the engine under test's /metrics: its collectors,
+	// registered as tollgate controller registers them.
+	metricsURL string
 )
 
 // TestMain starts one control plane and one controller manager running
@@ -321,8 +326,14 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 			return nil, err
 		}
 	}
-	closeWebhook := func() {}
+	closeWebhook, closeMetrics := func() {}, func() {}
 	if ns == argoNS {
+		reg := prometheus.NewRegistry()
+		if err := metrics.RegisterAll(reg, append(m.Collectors(), r.Collectors(ctx)...)...); err != nil {
+			return nil, err
+		}
+		ms := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		metricsURL, closeMetrics = ms.URL+"/metrics", ms.Close
 		h, err := push.NewHandler(mgr.GetClient(), push.Options{Namespace: ns, ApplicationSetNamespaces: appSetNamespaces, Secret: webhookSecret}, m, log)
 		if err != nil {
 			return nil, err
@@ -334,6 +345,7 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	go func() {
 		defer close(done)
 		defer closeWebhook()
+		defer closeMetrics()
 		defer os.RemoveAll(repoDir)
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/discovery"
@@ -19,6 +20,9 @@ type clusterVersion struct {
 	mu   sync.Mutex
 	at   time.Time
 	text string
+	// last is text, for readers that must not wait on mu (held during a
+	// request): the metrics.
+	last atomic.Pointer[string]
 }
 
 // capabilities returns what Helm charts of Applications on c see as
@@ -70,5 +74,6 @@ func (c *cluster) serverVersion(ctx context.Context, now time.Time) (string, err
 		return "", fmt.Errorf("read server version of %s: %w", c.server, err)
 	}
 	c.kubeVersion.text, c.kubeVersion.at = v.GitVersion, now
+	c.kubeVersion.last.Store(&v.GitVersion)
 	return v.GitVersion, nil
 }

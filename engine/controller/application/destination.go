@@ -1,6 +1,7 @@
 package application
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -44,8 +45,11 @@ var errInvalidDestination = errors.New("invalid destination")
 // cluster is one destination cluster: a metadata cache for cheap idle
 // checks, and the authority, the only door that writes to it.
 type cluster struct {
-	// server is the API server URL the Applications name.
+	// server is the API server URL the Applications name; name is the
+	// name of its cluster Secret (InClusterName for the controller's
+	// own). name is written and read under clusters.mu.
 	server string
+	name   string
 	// version is the resourceVersion of the cluster Secret it was built
 	// from; empty for the in-cluster destination.
 	version   string
@@ -65,6 +69,9 @@ type cluster struct {
 	stop    context.CancelFunc
 	// kubeVersion caches the cluster's server version (capabilities).
 	kubeVersion clusterVersion
+	// stats count the kinds, objects and events of meta, for the metrics;
+	// nil counts nothing.
+	stats *cacheStats
 }
 
 // clusterConfig is the "config" key of an Argo CD cluster Secret. Only the
@@ -89,8 +96,9 @@ type tlsClientConfig struct {
 	KeyData  []byte `json:"keyData,omitempty"`
 }
 
-// clusterFactory builds the client side of a cluster from a REST config.
-type clusterFactory func(ctx context.Context, cfg *rest.Config) (*cluster, error)
+// clusterFactory builds the client side of the cluster server from a REST
+// config.
+type clusterFactory func(ctx context.Context, server string, cfg *rest.Config) (*cluster, error)
 
 // clusters resolves Application destinations to clusters and caches the
 // clients built for them, rebuilding one when its Secret changes.
@@ -121,7 +129,27 @@ func (cs *clusters) resolve(ctx context.Context, dest v1alpha1.ApplicationDestin
 	case server != "" && dest.Name != "":
 		return nil, fmt.Errorf("%w: destination.server and destination.name are both set; set one", errInvalidDestination)
 	}
-	var secret *corev1.Secret
+	secret := findClusterSecret(dest, secrets)
+	if secret == nil {
+		if server == InClusterServer || dest.Name == InClusterName {
+			return cs.get(ctx, InClusterServer, InClusterName, "", func() (*rest.Config, error) { return rest.CopyConfig(cs.local), nil })
+		}
+		if dest.Name != "" {
+			return nil, fmt.Errorf("%w: no cluster named %q (no Secret labelled %s=%s has that name)", errInvalidDestination, dest.Name, SecretTypeLabel, SecretTypeCluster)
+		}
+		return nil, fmt.Errorf("%w: cluster %s is not registered (no Secret labelled %s=%s has that server)", errInvalidDestination, server, SecretTypeLabel, SecretTypeCluster)
+	}
+	url, name := strings.TrimRight(string(secret.Data["server"]), "/"), string(secret.Data["name"])
+	if url == InClusterServer {
+		return cs.get(ctx, InClusterServer, cmp.Or(name, InClusterName), "", func() (*rest.Config, error) { return rest.CopyConfig(cs.local), nil })
+	}
+	return cs.get(ctx, url, name, secret.ResourceVersion, func() (*rest.Config, error) { return restConfigFromSecret(secret) })
+}
+
+// findClusterSecret returns the cluster Secret of secrets that dest names,
+// by name or by server; nil when none does.
+func findClusterSecret(dest v1alpha1.ApplicationDestination, secrets []corev1.Secret) *corev1.Secret {
+	server := strings.TrimRight(dest.Server, "/")
 	for i := range secrets {
 		s := &secrets[i]
 		if s.Labels[SecretTypeLabel] != SecretTypeCluster {
@@ -129,32 +157,35 @@ func (cs *clusters) resolve(ctx context.Context, dest v1alpha1.ApplicationDestin
 		}
 		if (dest.Name != "" && string(s.Data["name"]) == dest.Name) ||
 			(server != "" && strings.TrimRight(string(s.Data["server"]), "/") == server) {
-			secret = s
-			break
+			return s
 		}
 	}
-	if secret == nil {
-		if server == InClusterServer || dest.Name == InClusterName {
-			return cs.get(ctx, InClusterServer, "", func() (*rest.Config, error) { return rest.CopyConfig(cs.local), nil })
-		}
-		if dest.Name != "" {
-			return nil, fmt.Errorf("%w: no cluster named %q (no Secret labelled %s=%s has that name)", errInvalidDestination, dest.Name, SecretTypeLabel, SecretTypeCluster)
-		}
-		return nil, fmt.Errorf("%w: cluster %s is not registered (no Secret labelled %s=%s has that server)", errInvalidDestination, server, SecretTypeLabel, SecretTypeCluster)
+	return nil
+}
+
+// destinationServer returns the API server URL of the cluster dest names,
+// as resolve finds it but without connecting: "" when dest names no
+// cluster by name.
+func destinationServer(dest v1alpha1.ApplicationDestination, secrets []corev1.Secret) string {
+	if dest.Server != "" {
+		return strings.TrimRight(dest.Server, "/")
 	}
-	url := strings.TrimRight(string(secret.Data["server"]), "/")
-	if url == InClusterServer {
-		return cs.get(ctx, InClusterServer, "", func() (*rest.Config, error) { return rest.CopyConfig(cs.local), nil })
+	if s := findClusterSecret(dest, secrets); s != nil {
+		return strings.TrimRight(string(s.Data["server"]), "/")
 	}
-	return cs.get(ctx, url, secret.ResourceVersion, func() (*rest.Config, error) { return restConfigFromSecret(secret) })
+	if dest.Name == InClusterName {
+		return InClusterServer
+	}
+	return ""
 }
 
 // get returns the cached cluster for server at version, building it with
-// build when missing or out of date.
-func (cs *clusters) get(ctx context.Context, server, version string, build func() (*rest.Config, error)) (*cluster, error) {
+// build when missing or out of date; name is the name it goes by.
+func (cs *clusters) get(ctx context.Context, server, name, version string, build func() (*rest.Config, error)) (*cluster, error) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if c, ok := cs.byName[server]; ok && c.version == version {
+		c.name = name
 		return c, nil
 	}
 	cfg, err := build()
@@ -165,11 +196,11 @@ func (cs *clusters) get(ctx context.Context, server, version string, build func(
 		// The caches outlive the reconcile that built them; stop ends them.
 		cs.ctx, cs.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	}
-	c, err := cs.factory(cs.ctx, cfg)
+	c, err := cs.factory(cs.ctx, server, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to cluster %s: %w", server, err)
 	}
-	c.server, c.version = server, version
+	c.server, c.name, c.version = server, name, version
 	if old, ok := cs.byName[server]; ok && old.stop != nil {
 		old.stop()
 	}
@@ -226,8 +257,9 @@ func restConfigFromSecret(s *corev1.Secret) (*rest.Config, error) {
 // newClusterClients builds the clients of a cluster: a dynamic REST mapper
 // (it re-reads discovery when a kind is unknown, e.g. after a CRD was
 // applied), the authority (which alone writes), and a metadata cache whose
-// informers live until ctx ends or the cluster is replaced.
-func newClusterClients(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, opts authority.Options) (*cluster, error) {
+// informers live until ctx ends or the cluster is replaced, each made by
+// newInformer (nil: client-go's).
+func newClusterClients(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, newInformer informerFactory, opts authority.Options) (*cluster, error) {
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("create HTTP client: %w", err)
@@ -241,6 +273,7 @@ func newClusterClients(ctx context.Context, cfg *rest.Config, scheme *runtime.Sc
 		Scheme:           scheme,
 		Mapper:           mapper,
 		DefaultTransform: keepResourceVersion,
+		NewInformer:      newInformer,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create metadata cache: %w", err)

@@ -53,7 +53,7 @@ func TestClustersResolve(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var built []*rest.Config
-			cs := newClusters(local, func(_ context.Context, cfg *rest.Config) (*cluster, error) {
+			cs := newClusters(local, func(_ context.Context, _ string, cfg *rest.Config) (*cluster, error) {
 				built = append(built, cfg)
 				return &cluster{config: cfg}, nil
 			})
@@ -83,7 +83,7 @@ func TestClustersResolve(t *testing.T) {
 
 func TestClustersRebuildOnSecretChange(t *testing.T) {
 	stops := 0
-	cs := newClusters(&rest.Config{}, func(_ context.Context, cfg *rest.Config) (*cluster, error) {
+	cs := newClusters(&rest.Config{}, func(_ context.Context, _ string, cfg *rest.Config) (*cluster, error) {
 		return &cluster{config: cfg, stop: func() { stops++ }}, nil
 	})
 	dest := v1alpha1.ApplicationDestination{Name: "prod"}

@@ -19,6 +19,7 @@ import (
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/argocd"
 	"github.com/tollgate-dev/tollgate/engine/authority"
+	"github.com/tollgate-dev/tollgate/engine/metrics"
 	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
@@ -48,6 +49,8 @@ type pass struct {
 	// fenced: the pass fenced the operation it ran
 	// (AnnotationOperationReplica); its last write removes the fence.
 	fenced bool
+	// server is the API server URL of the destination, once resolved.
+	server string
 }
 
 type pendingEvent struct {
@@ -92,11 +95,16 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request, opera
 	if orig == nil || err != nil {
 		return res, err
 	}
+	var p *pass
+	if !operation {
+		defer func() { r.observeReconcile(orig, p, start) }()
+	}
+	ctx = metrics.WithApplication(ctx, orig) // its requests to the destination count as its
 	app := orig.DeepCopy()
 	if app.DeletionTimestamp != nil {
 		return r.finalize(ctx, app)
 	}
-	p := &pass{
+	p = &pass{
 		app: app, orig: orig, key: req.NamespacedName, operation: operation,
 		instance: app.InstanceName(r.opts.Namespace),
 		now:      metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second)),
@@ -290,6 +298,7 @@ func (r *Reconciler) run(ctx context.Context, p *pass) ([]outcome, error) {
 		p.handOff = true
 		return outs, nil
 	}
+	req.sources = tg.sources
 	synced, syncErr := r.sync(ctx, p, tg.door, req, state, cmp)
 	outs = append(outs, synced)
 	if errors.Is(syncErr, errFenceLost) || errors.Is(syncErr, errNotStarted) {
@@ -427,6 +436,10 @@ func (r *Reconciler) target(ctx context.Context, p *pass) (*target, []outcome, e
 		outs = append(outs, r.refuseOperation(p, tg.op, "operation.sync.manifests is not supported: local manifests are not synced"))
 		tg.op = nil
 	}
+	if tg.op != nil && tg.op.Retry.Refresh {
+		outs = append(outs, r.refuseOperation(p, tg.op, "operation.retry.refresh is not supported: a retry syncs the revision of the first attempt"))
+		tg.op = nil
+	}
 	invalid := func(msg string) (*target, []outcome, error) {
 		outs = append(outs, raise(stepSpec, v1alpha1.ApplicationConditionInvalidSpecError, msg))
 		if tg.op != nil {
@@ -445,6 +458,7 @@ func (r *Reconciler) target(ctx context.Context, p *pass) (*target, []outcome, e
 	if err != nil {
 		return nil, append(outs, failed(err)), err
 	}
+	p.server = tg.cluster.server
 	tg.app = app
 	if tg.op != nil {
 		tg.app = requestedApplication(app, tg.op.Sync)
@@ -505,8 +519,12 @@ func (r *Reconciler) finish(ctx context.Context, p *pass, outs []outcome) error 
 		fence = r.identity()
 		delete(app.Annotations, AnnotationOperationReplica)
 	}
+	ended := operationEnded(p.orig, app)
 	if err := writeApplication(ctx, r.client, p.orig, app, p.ranOp, fence); err != nil {
 		return err
+	}
+	if ended {
+		r.metrics.AppSynced(app, passServer(app, p), app.Status.OperationState)
 	}
 	if r.recorder == nil {
 		return nil

@@ -26,7 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
-	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/engine/argocd"
 	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/engine/desired"
@@ -102,6 +101,9 @@ type Reconciler struct {
 
 	clusters *clusters
 	shard    Sharder
+	// reconciling is set while the controllers run: not on a replica
+	// waiting for leader election, whose metrics list no Application.
+	reconciling atomic.Bool
 
 	// locks keep the status and the operation processors from working on
 	// one Application at once; statusQueue and operations are their
@@ -165,18 +167,6 @@ func New(deps Dependencies, opts Options) (*Reconciler, error) {
 	return r, nil
 }
 
-// newCluster builds the clients and the authority of one destination.
-func (r *Reconciler) newCluster(ctx context.Context, cfg *rest.Config) (*cluster, error) {
-	return newClusterClients(ctx, cfg, r.scheme, authority.Options{
-		Apply: apply.Options{
-			FieldManager: r.opts.FieldManager,
-			Tracking:     r.opts.TrackingMethod,
-			Health:       r.assessHealth,
-		},
-		Judging: r.judging(),
-	})
-}
-
 // judging is how the gate and the authority turn Applications and objects
 // into policy inputs.
 func (r *Reconciler) judging() authority.Judging {
@@ -235,8 +225,12 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) 
 	}); err != nil {
 		return fmt.Errorf("index applications by project: %w", err)
 	}
+	// Like the controllers, this runs once the replica leads (with leader
+	// election) until the manager stops.
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		r.reconciling.Store(true)
 		<-ctx.Done()
+		r.reconciling.Store(false)
 		r.clusters.stop()
 		return nil
 	})); err != nil {
