@@ -71,8 +71,8 @@ var applicationRows = []Row{
 		Note: "retry n waits duration × factor^n, at most maxDuration; the operation stays Running meanwhile"},
 	{Kind: Field, Name: "RetryStrategy.limit", Verdict: Honoured, Proof: "TestRetry",
 		Note: "retries of a failed sync: negative for ever, 0 none; an automated sync without spec.syncPolicy.retry takes 5"},
-	{Kind: Field, Name: "RetryStrategy.refresh", Verdict: Different, Proof: "troubleshooting.md#in-an-applications-spec-and-operations",
-		Note: "in spec.syncPolicy.retry it refuses the Application (\"a retry syncs the revision of the first attempt\"); in an operation's retry it is not read"},
+	{Kind: Field, Name: "RetryStrategy.refresh", Verdict: Refused, Proof: "a retry syncs the revision of the first attempt",
+		Note: "refuses the Application (spec.syncPolicy.retry) or the operation (operation.retry) by name"},
 
 	{Kind: Field, Name: "SyncPolicy.automated", Verdict: Honoured, Proof: "TestSyncDue",
 		Note: "syncs when the desired state differs, once per revision; see its fields"},

@@ -452,3 +452,24 @@ func TestAppendHistorySources(t *testing.T) {
 		t.Errorf("history entry (-want +got):\n%s", diff)
 	}
 }
+
+// TestHistoryRecordsTheSyncedSource: a rollback's history entry (and its
+// sync result) names the source it synced, not the spec's, as Argo CD
+// records it, so a later rollback to it deploys the same path again.
+func TestHistoryRecordsTheSyncedSource(t *testing.T) {
+	started := metav1.NewTime(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	spec := v1alpha1.ApplicationSource{RepoURL: ours, Path: "web-v2", TargetRevision: "main"}
+	synced := v1alpha1.ApplicationSource{RepoURL: ours, Path: "web", TargetRevision: "main"}
+	app := &v1alpha1.Application{Spec: v1alpha1.ApplicationSpec{Source: &spec}}
+	req := &syncRequest{op: v1alpha1.Operation{InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}}, sources: []v1alpha1.ApplicationSource{synced}}
+	(&Reconciler{}).appendHistory(app, req, &desiredState{State: &desired.State{Revisions: []string{"abc"}}}, started, started)
+	if got := app.Status.History[0]; got.Source.Path != "web" || got.Revision != "abc" {
+		t.Errorf("history entry = %s at %s, want the synced source web", got.Source.Path, got.Revision)
+	}
+	if got := req.syncedSources(app); len(got) != 1 || got[0].Path != "web" {
+		t.Errorf("synced sources = %+v", got)
+	}
+	if got := (&syncRequest{}).syncedSources(app); len(got) != 1 || got[0].Path != "web-v2" {
+		t.Errorf("without sources, the spec's: %+v", got)
+	}
+}
