@@ -126,8 +126,13 @@ func renderApplications(ctx context.Context, svc *server.Service, root repoRoot,
 			for _, d := range res.Claimed {
 				c.dirs[cleanRel(d)] = true
 			}
-			if err == nil {
-				err = firstError(res.Sources)
+			if f := failedSource(res.Sources); err == nil && f != nil {
+				// An Application with a source that failed renders
+				// nothing; the failed source's directory is claimed, so
+				// that its walked copy does not report the same failure
+				// again.
+				c.dirs[cleanRel(f.Dir)] = true
+				err = f.Err
 			}
 			if err != nil {
 				failures = append(failures, j.failure(err))
@@ -153,27 +158,16 @@ func renderApplications(ctx context.Context, svc *server.Service, root repoRoot,
 				}
 			}
 		}
-		// An Application with a source that failed renders nothing; the
-		// failed source's directory is claimed, so that its walked copy
-		// does not report the same failure again.
-		for _, res := range results {
-			for _, src := range res.Sources {
-				if src.Err != nil {
-					c.dirs[cleanRel(src.Dir)] = true
-					break
-				}
-			}
-		}
 	}
 	return out, c, skipNotes, failures, nil
 }
 
-// firstError is the error of the first source that failed to render, nil
-// when none did.
-func firstError(srcs []server.SourceRender) error {
-	for _, s := range srcs {
-		if s.Err != nil {
-			return s.Err
+// failedSource is the first source that failed to render, nil when none
+// did.
+func failedSource(srcs []server.SourceRender) *server.SourceRender {
+	for i := range srcs {
+		if srcs[i].Err != nil {
+			return &srcs[i]
 		}
 	}
 	return nil
@@ -210,8 +204,8 @@ func RenderApplication(ctx context.Context, app map[string]any, repoRoot, repoUR
 		return nil, err
 	}
 	res, err := renderApplication(ctx, svc, app, policies.DefaultArgoCDNamespace, render.Capabilities{}, appSetProjects{})
-	if err == nil {
-		err = firstError(res.Sources)
+	if f := failedSource(res.Sources); err == nil && f != nil {
+		err = f.Err
 	}
 	if err != nil {
 		return nil, err
