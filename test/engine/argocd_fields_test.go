@@ -43,15 +43,7 @@ func TestSingleWaveSyncEndsWhenApplied(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, map[string]string{
 		"manifests/configmap.yaml": configMap("settings", "v1"),
-		"manifests/service.yaml": `apiVersion: v1
-kind: Service
-metadata:
-  name: front
-spec:
-  type: LoadBalancer
-  selector: {app: front}
-  ports: [{port: 80}]
-`,
+		"manifests/service.yaml":   loadBalancerFront,
 	})
 	f.application(automated(true, false), nil)
 	app := f.waitApp("synced with the Service still progressing", func(a *v1alpha1.Application) bool {
@@ -141,15 +133,7 @@ func TestUnsupportedFieldsRefused(t *testing.T) {
 func TestRunningSyncShowsProgress(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, map[string]string{
-		"manifests/service.yaml": `apiVersion: v1
-kind: Service
-metadata:
-  name: front
-spec:
-  type: LoadBalancer
-  selector: {app: front}
-  ports: [{port: 80}]
-`,
+		"manifests/service.yaml": loadBalancerFront,
 		"manifests/after.yaml": `apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -185,3 +169,15 @@ data: {k: v}
 		return st != nil && st.Phase == v1alpha1.OperationSucceeded && a.Status.Health.Status == v1alpha1.HealthStatusHealthy
 	})
 }
+
+// loadBalancerFront is a LoadBalancer Service: Progressing for as long as
+// no load balancer gives it an address, as on a cluster without one.
+const loadBalancerFront = `apiVersion: v1
+kind: Service
+metadata:
+  name: front
+spec:
+  type: LoadBalancer
+  selector: {app: front}
+  ports: [{port: 80}]
+`
