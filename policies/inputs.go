@@ -3,6 +3,7 @@ package policies
 import (
 	"fmt"
 	"reflect"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -73,8 +74,11 @@ type InputOptions struct {
 //   - Project is the AppProject named by the Application's spec.project
 //     (empty means "default"); for a "default" project missing from the
 //     set, DefaultProject() with opts.ImplicitDefaultProject, else nil.
+//   - The Application of an object it renders is given without what changes
+//     as it runs (WithoutRuntimeState).
 //
-// The items' maps are shared with the Inputs, not copied.
+// The items' maps are shared with the Inputs, not copied, but for those
+// views.
 func BuildInputs(opts InputOptions, items []Item) []Input {
 	argocdNamespace := opts.ArgoCDNamespace
 	if argocdNamespace == "" {
@@ -112,11 +116,24 @@ func BuildInputs(opts InputOptions, items []Item) []Input {
 	place := placement{served: opts.Scope, rendered: NewScopes(crds...)}
 
 	ins := make([]Input, len(items))
+	var views map[unsafe.Pointer]map[string]any // of the parents, by identity
 	for i, it := range items {
 		obj := it.Object
 		app := it.Application
-		if isKind(obj, "argoproj.io", "Application") && !renderedByParent(it) {
+		switch {
+		case isKind(obj, "argoproj.io", "Application") && !renderedByParent(it):
 			app = obj
+		case len(app) > 0 && !sameMap(app, obj):
+			k := mapKey(app)
+			v, ok := views[k]
+			if !ok {
+				if views == nil {
+					views = map[unsafe.Pointer]map[string]any{}
+				}
+				v = WithoutRuntimeState(app)
+				views[k] = v
+			}
+			app = v
 		}
 		apiVersion, _ := obj["apiVersion"].(string)
 		kind, _ := obj["kind"].(string)
@@ -137,6 +154,31 @@ func BuildInputs(opts InputOptions, items []Item) []Input {
 		}
 	}
 	return ins
+}
+
+// WithoutRuntimeState returns app without what changes as it runs: its
+// status and the resourceVersion, generation and managedFields of its
+// metadata. It is a shallow copy that shares the rest with app. The rules
+// judge an Application by its spec and metadata; an Application whose
+// status alone changed is then the same input, whose facts the evaluator's
+// function cache already holds (and keeps no second copy of).
+func WithoutRuntimeState(app map[string]any) map[string]any {
+	v := make(map[string]any, len(app))
+	for k, x := range app {
+		if k != "status" {
+			v[k] = x
+		}
+	}
+	if md, ok := app["metadata"].(map[string]any); ok {
+		m := make(map[string]any, len(md))
+		for k, x := range md {
+			if k != "resourceVersion" && k != "generation" && k != "managedFields" {
+				m[k] = x
+			}
+		}
+		v["metadata"] = m
+	}
+	return v
 }
 
 // placement places kinds: from the caller's scope first (the cluster's

@@ -378,6 +378,36 @@ func TestBuildInputsKeepsClusterProject(t *testing.T) {
 	}
 }
 
+// TestBuildInputsParentView: the objects an Application renders see it
+// without status and volatile metadata, one view for all of
+// them; the Application's own review sees it whole, and the caller's map is
+// not modified.
+func TestBuildInputsParentView(t *testing.T) {
+	app := application("shop", "team")
+	app["status"] = map[string]any{"sync": map[string]any{"status": "Synced"}}
+	app["operation"] = map[string]any{"sync": map[string]any{}}
+	md := app["metadata"].(map[string]any)
+	md["resourceVersion"], md["generation"], md["labels"] = "42", int64(3), map[string]any{"team": "a"}
+	ins := BuildInputs(InputOptions{Point: PointSync}, []Item{
+		{Object: app}, {Object: object("v1", "ConfigMap", "a", "shop"), Application: app}, {Object: object("v1", "ConfigMap", "b", "shop"), Application: app},
+	})
+	if !sameMap(ins[0].Application, app) {
+		t.Errorf("the Application's own input has %v, want the Application whole", ins[0].Application)
+	}
+	want := application("shop", "team")
+	want["operation"] = map[string]any{"sync": map[string]any{}}
+	want["metadata"].(map[string]any)["labels"] = map[string]any{"team": "a"}
+	if diff := cmp.Diff(want, ins[1].Application); diff != "" {
+		t.Errorf("a rendered object's Application (-want +got):\n%s", diff)
+	}
+	if !sameMap(ins[1].Application, ins[2].Application) {
+		t.Error("the rendered objects have two views of one Application, want one")
+	}
+	if _, ok := app["status"]; !ok || md["resourceVersion"] != "42" {
+		t.Errorf("the caller's Application was modified: %v", app)
+	}
+}
+
 func TestBuildInputsSetsPoint(t *testing.T) {
 	ins := BuildInputs(InputOptions{Point: PointSync, ArgoCDNamespace: "gitops"}, []Item{{Object: object("v1", "ConfigMap", "a", "b")}})
 	want := Context{EnforcementPoint: PointSync, ArgoCDNamespace: "gitops"}

@@ -37,8 +37,8 @@ type Input struct {
 	// AppProject, or a manifest (raw from Git, rendered, or admitted).
 	Object map[string]any `json:"object"`
 	// Application is the Application the object belongs to: the one that
-	// rendered it, or the object itself when it is an Application. Nil for a
-	// plain manifest that no Application claims.
+	// rendered it (WithoutRuntimeState), or the object itself when it is an
+	// Application. Nil for a plain manifest that no Application claims.
 	Application map[string]any `json:"application,omitempty"`
 	// Project is the AppProject of Application, resolved by the caller. Nil
 	// when the Application names a project that does not exist. For the

@@ -83,7 +83,9 @@ type bound struct {
 	project *v1alpha1.AppProject
 	mapper  meta.RESTMapper
 
-	convert    sync.Once
+	convert sync.Once
+	// appMap is the Application as policy input, without its runtime
+	// state (policies.WithoutRuntimeState).
 	appMap     map[string]any
 	opts       policies.InputOptions
 	convertErr error
@@ -117,10 +119,14 @@ func (j Judging) bind(app *v1alpha1.Application, project *v1alpha1.AppProject, m
 // inputs converts the Application and the project to policy input, once.
 func (b *bound) inputs() error {
 	b.convert.Do(func() {
-		b.appMap, b.convertErr = policies.ObjectMap(b.app, v1alpha1.ApplicationGroupVersionKind.GroupVersion().String(), v1alpha1.ApplicationKind)
+		var app map[string]any
+		app, b.convertErr = policies.ObjectMap(b.app, v1alpha1.ApplicationGroupVersionKind.GroupVersion().String(), v1alpha1.ApplicationKind)
 		if b.convertErr != nil {
 			return
 		}
+		// The live Application's status is this controller's own output:
+		// the rules judge its spec and metadata.
+		b.appMap = policies.WithoutRuntimeState(app)
 		b.opts = policies.InputOptions{
 			Point:                  policies.PointSync,
 			ArgoCDNamespace:        b.j.Namespace,

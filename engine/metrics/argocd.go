@@ -20,7 +20,7 @@ var appReconcileBuckets = []float64{0.25, 0.5, 1, 2, 4, 8, 16}
 type argoCD struct {
 	appSyncs      *prometheus.CounterVec
 	appReconcile  *prometheus.HistogramVec
-	k8sRequests   *prometheus.CounterVec
+	k8sRequests   *requestCounts
 	clusterEvents *prometheus.CounterVec
 }
 
@@ -42,10 +42,7 @@ func newArgoCD() argoCD {
 			Help:    "Time to compare one Application with its destination, in seconds (Argo CD's metric; syncs are not included).",
 			Buckets: appReconcileBuckets,
 		}, []string{"namespace", "dest_server"}),
-		k8sRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "argocd_app_k8s_request_total",
-			Help: "Requests to destination clusters' API servers, by the Application that made them (empty for the cluster caches and discovery), verb, resource and response code (Argo CD's metric).",
-		}, []string{"namespace", "name", "project", "server", "response_code", "verb", "resource_kind", "resource_namespace", "dry_run"}),
+		k8sRequests: newRequestCounts(),
 		clusterEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "argocd_cluster_events_total",
 			Help: "Changes of live objects (added, updated, deleted) a destination cluster's cache received, by group and kind (Argo CD's metric).",

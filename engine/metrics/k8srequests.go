@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -71,7 +73,7 @@ func (m *Metrics) KubernetesRequests(server string) func(http.RoundTripper) http
 type requestCounter struct {
 	next     http.RoundTripper
 	server   string
-	requests *prometheus.CounterVec
+	requests *requestCounts
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -86,7 +88,10 @@ func (c *requestCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 		app = noApp
 	}
 	verb, resource, namespace := describeRequest(req.Method, req.URL.Path, req.URL.RawQuery)
-	c.requests.WithLabelValues(app.namespace, app.name, app.project, c.server, statusText(code), verb, resource, namespace, app.dryRun).Inc()
+	c.requests.inc(requestLabels{
+		namespace: app.namespace, name: app.name, project: app.project, server: c.server, code: statusText(code),
+		verb: verb, resource: resource, resourceNamespace: namespace, dryRun: app.dryRun,
+	})
 	return resp, err
 }
 
@@ -176,4 +181,60 @@ func queryHas(query, key, value string) bool {
 		}
 	}
 	return false
+}
+
+var descK8sRequests = prometheus.NewDesc("argocd_app_k8s_request_total",
+	"Requests to destination clusters' API servers, by the Application that made them (empty for the cluster caches and discovery), verb, resource and response code (Argo CD's metric).",
+	[]string{"namespace", "name", "project", "server", "response_code", "verb", "resource_kind", "resource_namespace", "dry_run"}, nil)
+
+// requestCounts is argocd_app_k8s_request_total: a count per label set,
+// turned into metrics at scrape time. An installation has a series per
+// Application, kind, verb and response code, and a CounterVec keeps a
+// metric with its label pairs for each, several times what a count and
+// its label values take.
+type requestCounts struct {
+	mu     sync.RWMutex
+	counts map[requestLabels]*atomic.Uint64
+}
+
+// requestLabels are the label values of one series.
+type requestLabels struct {
+	namespace, name, project, server, code, verb, resource, resourceNamespace, dryRun string
+}
+
+func newRequestCounts() *requestCounts {
+	return &requestCounts{counts: map[requestLabels]*atomic.Uint64{}}
+}
+
+// inc counts one request of l; a label set already in use allocates
+// nothing.
+func (c *requestCounts) inc(l requestLabels) {
+	c.mu.RLock()
+	n := c.counts[l]
+	c.mu.RUnlock()
+	if n == nil {
+		c.mu.Lock()
+		if n = c.counts[l]; n == nil {
+			// resource and resourceNamespace are parts of a request's
+			// path: keep copies, not the path.
+			l.resource, l.resourceNamespace = strings.Clone(l.resource), strings.Clone(l.resourceNamespace)
+			n = new(atomic.Uint64)
+			c.counts[l] = n
+		}
+		c.mu.Unlock()
+	}
+	n.Add(1)
+}
+
+// Describe implements prometheus.Collector.
+func (c *requestCounts) Describe(ch chan<- *prometheus.Desc) { ch <- descK8sRequests }
+
+// Collect implements prometheus.Collector.
+func (c *requestCounts) Collect(ch chan<- prometheus.Metric) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for l, n := range c.counts {
+		ch <- prometheus.MustNewConstMetric(descK8sRequests, prometheus.CounterValue, float64(n.Load()),
+			l.namespace, l.name, l.project, l.server, l.code, l.verb, l.resource, l.resourceNamespace, l.dryRun)
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -73,7 +75,7 @@ func startController(ctx context.Context, o options, tmp, kubeconfig, name strin
 		http:       &http.Client{Timeout: 30 * time.Second},
 		exited:     make(chan struct{}),
 	}
-	if o.memProfile != "" {
+	if o.memProfile != "" || o.cpuProfile != "" {
 		pprofAddr, err := freeAddr()
 		if err != nil {
 			return nil, err
@@ -96,7 +98,9 @@ func startController(ctx context.Context, o options, tmp, kubeconfig, name strin
 	c.stopProcess = stopProcess
 	c.cmd = exec.CommandContext(procCtx, o.tollgate, args...)
 	c.cmd.Stdout, c.cmd.Stderr = output, output
-	c.cmd.Env = append(os.Environ(), "POD_NAME="+name)
+	// The runtime's GC trace (on stderr, into the log) gives the heap at
+	// every collection without a scrape (see peakHeapSince).
+	c.cmd.Env = append(os.Environ(), "POD_NAME="+name, "GODEBUG="+withGCTrace(os.Getenv("GODEBUG")))
 	c.cmd.Cancel = func() error { return c.cmd.Process.Signal(syscall.SIGTERM) }
 	c.cmd.WaitDelay = stopGrace
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
@@ -284,37 +288,97 @@ func (c *controller) passes(ctx context.Context) (count uint64, seconds float64,
 	return count, seconds, nil
 }
 
-// heapInUse returns the controller's go_memstats_heap_inuse_bytes.
-func (c *controller) heapInUse(ctx context.Context) (uint64, error) {
-	families, err := c.scrape(ctx)
+// withGCTrace returns the GODEBUG settings godebug with gctrace=1.
+func withGCTrace(godebug string) string {
+	if godebug == "" {
+		return "gctrace=1"
+	}
+	return godebug + ",gctrace=1"
+}
+
+// gcTraceLine matches a line of the runtime's GC trace; its first group
+// is the heap at the start of that collection, in MiB ("gc 7 @2.1s 1%:
+// ..., 45->46->20 MB, 47 MB goal, ...").
+var gcTraceLine = regexp.MustCompile(`^gc \d+ @\S+ \d+%: .*?, (\d+)->\d+->\d+ MB,`)
+
+// logSize is the length of the controller's log so far.
+func (c *controller) logSize() (int64, error) {
+	fi, err := os.Stat(c.logPath)
 	if err != nil {
 		return 0, err
 	}
-	for _, m := range families["go_memstats_heap_inuse_bytes"].GetMetric() {
-		return uint64(m.GetGauge().GetValue()), nil
+	return fi.Size(), nil
+}
+
+// peakHeapSince returns the largest Go heap at the start of a garbage
+// collection that the controller's GC trace reports after log offset
+// off: the heap's peaks, each just before a collection frees it, read
+// without costing the controller anything (a /metrics scrape of 200
+// Applications' series costs it more than their idle resync). It fails
+// when no collection was traced.
+func (c *controller) peakHeapSince(off int64) (uint64, error) {
+	f, err := os.Open(c.logPath)
+	if err != nil {
+		return 0, err
 	}
-	return 0, errors.New("no go_memstats_heap_inuse_bytes in the controller's metrics")
+	defer f.Close()
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return 0, err
+	}
+	var peak uint64
+	found := false
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		m := gcTraceLine.FindSubmatch(sc.Bytes())
+		if m == nil {
+			continue
+		}
+		n, err := strconv.ParseUint(string(m[1]), 10, 64)
+		if err != nil {
+			continue
+		}
+		peak, found = max(peak, n<<20), true
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	if !found {
+		return 0, fmt.Errorf("no garbage collection traced in %s after offset %d", c.logPath, off)
+	}
+	return peak, nil
 }
 
 // heapProfile writes the controller's heap profile, taken after a garbage
 // collection, to path.
 func (c *controller) heapProfile(ctx context.Context, path string) error {
-	url := c.pprofURL + "/heap?gc=1"
+	return c.profile(ctx, "/heap?gc=1", path, c.http)
+}
+
+// cpuProfile writes the controller's CPU profile of the next d to path.
+func (c *controller) cpuProfile(ctx context.Context, d time.Duration, path string) error {
+	return c.profile(ctx, fmt.Sprintf("/profile?seconds=%d", int(d.Seconds())), path, &http.Client{Timeout: d + c.http.Timeout})
+}
+
+// profile writes the controller's profile at pprof path query, fetched
+// with hc, to path.
+func (c *controller) profile(ctx context.Context, query, path string, hc *http.Client) error {
+	url := c.pprofURL + query
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := c.http.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("heap profile: %w", err)
+		return fmt.Errorf("profile: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("heap profile: GET %s: %s", url, resp.Status)
+		return fmt.Errorf("profile: GET %s: %s", url, resp.Status)
 	}
 	var buf bytes.Buffer
 	if _, err := io.Copy(&buf, io.LimitReader(resp.Body, 256<<20)); err != nil {
-		return fmt.Errorf("heap profile: %w", err)
+		return fmt.Errorf("profile: %w", err)
 	}
 	return os.WriteFile(path, buf.Bytes(), 0o644)
 }

@@ -79,6 +79,9 @@ type options struct {
 	// memProfile, when set, receives heap profiles of the controller taken
 	// at the start (memProfile.base) and the end of the idle window.
 	memProfile string
+	// cpuProfile, when set, receives a CPU profile of the controller over
+	// the idle window.
+	cpuProfile string
 }
 
 func main() {
@@ -91,6 +94,7 @@ func main() {
 	flag.IntVar(&o.cycles, "cycles", 3, "idle resync cycles measured in part 2")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "bound on the whole run")
 	flag.StringVar(&o.memProfile, "memprofile", "", "fetch heap profiles of the controller process (/debug/pprof/heap?gc=1) at the start (FILE.base) and the end (FILE) of the idle window; compare them with go tool pprof -base FILE.base FILE")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "fetch a CPU profile of the controller process over the idle window (/debug/pprof/profile) into FILE")
 	flag.StringVar(&o.part, "part", partEngine, "engine: parts 1 and 2; scale: -apps Applications with 1 replica, then with 2, then steps of -step up to -max-apps while the idle goal holds")
 	flag.IntVar(&o.step, "step", 1000, "scale: Applications added per step after the 2-replica phase (0: no steps)")
 	flag.IntVar(&o.maxApps, "max-apps", 4000, "scale: the most Applications the steps go to")

@@ -300,12 +300,6 @@ type idleResult struct {
 // settlePeriods bounds the wait for the controller to go idle.
 const settlePeriods = 12
 
-// heapSampleEvery is how often the controller's Go heap is read from its
-// metrics during the idle window. Each scrape costs the controller about
-// 3 ms of CPU (its Go collector exports every runtime metric), so about
-// 60 ms of a 10 s resync cycle's CPU figure is the sampling.
-const heapSampleEvery = 500 * time.Millisecond
-
 // settle waits until a whole resync period passes without a full
 // comparison by any of cs (the last syncs settled), for at most
 // settlePeriods periods, then warns and returns.
@@ -346,7 +340,7 @@ func fullCompares(ctx context.Context, cs []*controller) (float64, error) {
 // idle waits until a whole resync period passes without a full comparison
 // (the last syncs settled), then lets the controller resync the untouched
 // Applications for o.cycles periods and measures its process: CPU time
-// and peak RSS from /proc/<pid>, Go heap in use from its metrics, API
+// and peak RSS from /proc/<pid>, the Go heap from its GC trace, API
 // calls from its proxy. The heap profiles of -memprofile are taken just
 // outside the window so that their cost is not measured.
 func (b *bench) idle(ctx context.Context, o options) (idleResult, error) {
@@ -371,28 +365,21 @@ func (b *bench) idle(ctx context.Context, o options) (idleResult, error) {
 	if err != nil {
 		return idleResult{}, err
 	}
-	sampleCtx, stopSampling := context.WithCancel(ctx)
-	sampled := make(chan uint64)
-	go func() {
-		var peak uint64
-		tick := time.NewTicker(heapSampleEvery)
-		defer tick.Stop()
-		for {
-			if heap, err := c.heapInUse(sampleCtx); err == nil {
-				peak = max(peak, heap)
-			}
-			select {
-			case <-sampleCtx.Done():
-				sampled <- peak
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	err = sleep(ctx, time.Duration(o.cycles)*o.resync)
-	stopSampling()
-	peakHeap := <-sampled
+	logStart, err := c.logSize()
 	if err != nil {
+		return idleResult{}, err
+	}
+	window := time.Duration(o.cycles) * o.resync
+	profiled := make(chan error, 1)
+	if o.cpuProfile != "" {
+		go func() { profiled <- c.cpuProfile(ctx, window, o.cpuProfile) }()
+	} else {
+		profiled <- nil
+	}
+	if err := sleep(ctx, window); err != nil {
+		return idleResult{}, err
+	}
+	if err := <-profiled; err != nil {
 		return idleResult{}, err
 	}
 	cpuAfter, err := c.cpuTime()
@@ -408,8 +395,9 @@ func (b *bench) idle(ctx context.Context, o options) (idleResult, error) {
 	if err != nil {
 		return idleResult{}, err
 	}
-	if peakHeap == 0 {
-		return idleResult{}, fmt.Errorf("no sample of go_memstats_heap_inuse_bytes from %s", c.metricsURL)
+	peakHeap, err := c.peakHeapSince(logStart)
+	if err != nil {
+		return idleResult{}, err
 	}
 	if o.memProfile != "" {
 		if err := c.heapProfile(ctx, o.memProfile); err != nil {
@@ -463,7 +451,7 @@ func report(out io.Writer, o options, engineSync, kubectl measurement, synced ti
 	fmt.Fprintf(w, "CPU (controller process, utime+stime)\t%.2fs\t\n", idle.cpu.Seconds())
 	fmt.Fprintf(w, "peak RSS (controller process, VmHWM)\t%.1f MiB\t\n", mib(idle.mem.peak))
 	fmt.Fprintf(w, "  RSS at the end: anonymous / file-backed\t%.1f / %.1f MiB\t\n", mib(idle.mem.anon), mib(idle.mem.file))
-	fmt.Fprintf(w, "peak Go heap in use (controller, sampled)\t%.1f MiB\t\n", mib(idle.peakHeap))
+	fmt.Fprintf(w, "peak Go heap (controller, at GC start)\t%.1f MiB\t\n", mib(idle.peakHeap))
 	fmt.Fprintf(w, "API calls (status patches, reads)\t%.1f\t\n", idle.calls)
 	fmt.Fprintf(w, "apply calls (target 0)\t%.1f\t\n", idle.applies)
 	fmt.Fprintf(w, "dry-run apply calls (target 0)\t%.1f\t\n", idle.dryRuns)
