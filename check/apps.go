@@ -43,11 +43,11 @@ func (c checkout) Fetch(ctx context.Context, repoURL, revision string, creds rep
 // newAppService returns the repo-server service that renders
 // Applications' sources from the checkout of the repository under test
 // (see checkout) with renderer, each source within lim, fetching remote
-// Kustomize bases with bases (nil: co). It fetches no Helm repository
-// charts.
-func newAppService(co checkout, bases server.Fetcher, renderer server.Renderer, lim render.Limits) (*server.Service, error) {
+// Kustomize bases with bases (nil: co), running plugins as local commands
+// (localPlugins). It fetches no Helm repository charts.
+func newAppService(co checkout, bases server.Fetcher, renderer server.Renderer, plugins localPlugins, lim render.Limits) (*server.Service, error) {
 	opts := server.DefaultOptions()
-	opts.Renderer, opts.RenderLimits, opts.Bases = renderer, lim, bases
+	opts.Renderer, opts.RenderLimits, opts.Bases, opts.Plugins = renderer, lim, bases, plugins
 	return server.New(co, opts)
 }
 
@@ -143,6 +143,8 @@ func skipped(r server.SourceRender, src v1alpha1.ApplicationSource) string {
 		return fmt.Sprintf("value file %q comes from a source that is not the repository under test; not rendered", r.ValueFile)
 	case r.RemoteBase != nil:
 		return baseNote(r.RemoteBase, r.RemoteBase.File)
+	case r.Plugin != nil:
+		return pluginNote(r.Plugin)
 	}
 	return ""
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
@@ -51,7 +50,7 @@ status: {sync: {status: 7}}
 							{Name: "web", Count: intstr.FromInt32(2)},
 							{Name: "api", Count: intstr.FromString("3")},
 						}},
-						Plugin:    &runtime.RawExtension{Raw: []byte(`{"name":"x"}`)},
+						Plugin:    &v1alpha1.ApplicationSourcePlugin{Name: "x"},
 						Directory: &v1alpha1.ApplicationSourceDirectory{},
 					},
 					SyncPolicy:           &v1alpha1.SyncPolicy{Retry: &v1alpha1.RetryStrategy{Limit: 5, Backoff: &v1alpha1.Backoff{Factor: new(int64(2))}}},

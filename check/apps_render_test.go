@@ -323,10 +323,10 @@ func TestRunApplicationSourceOptions(t *testing.T) {
 			// rendered for the Application, so the chart is judged as
 			// walked.
 			name:   "a field tollgate does not honour",
-			fields: "helm: {valueFiles: [values-prod.yaml]}, plugin: {name: cmp}",
+			fields: "helm: {valueFiles: [values-prod.yaml]}, tagPrefix: web/",
 			wantRows: []string{
 				"app.yaml Application/web app= default-project missing-resources-finalizer",
-				"app.yaml Application/web app= ERROR spec.source.plugin is not supported: config management plugins are not run",
+				"app.yaml Application/web app= ERROR spec.source.tagPrefix is not supported: a Git targetRevision is not read as a semver constraint over tags",
 				"charts/web/templates/pod.yaml Pod/release-name app= no-latest-tag",
 			},
 		},
@@ -371,9 +371,9 @@ func TestRenderApplication(t *testing.T) {
 		},
 		{
 			name:    "a field tollgate does not honour",
-			fields:  "plugin: {name: cmp}",
+			fields:  "tagPrefix: web/",
 			repoURL: "https://example.com/r",
-			wantErr: "spec.source.plugin is not supported: config management plugins are not run",
+			wantErr: "spec.source.tagPrefix is not supported: a Git targetRevision is not read as a semver constraint over tags",
 		},
 		{
 			name:    "a failed render",

@@ -65,7 +65,7 @@ func (r *recorder) Generate(context.Context, *v1alpha1.ApplicationSet, appset.So
 func plan(t *testing.T, obj map[string]any, repoURL, controlNS, root string) (appPlan, error) {
 	t.Helper()
 	rec := &recorder{}
-	svc, err := newAppService(checkout{root: repoRoot{given: root}, repoURL: reposerver.NormalizeURL(repoURL)}, nil, rec, render.Limits{})
+	svc, err := newAppService(checkout{root: repoRoot{given: root}, repoURL: reposerver.NormalizeURL(repoURL)}, nil, rec, nil, render.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,11 +294,11 @@ func TestPlanApplication(t *testing.T) {
   source:
     repoURL: https://github.com/acme/config
     path: apps/web
-    plugin: {name: cmp}
+    tagPrefix: web/
     kustomize:
       patches: [{patch: "x"}]
 `,
-			wantErr:         "spec.source.plugin is not supported: config management plugins are not run",
+			wantErr:         "spec.source.tagPrefix is not supported: a Git targetRevision is not read as a semver constraint over tags",
 			wantUnsupported: true,
 		},
 		{
@@ -306,9 +306,9 @@ func TestPlanApplication(t *testing.T) {
 			spec: `spec:
   sources:
     - {repoURL: https://github.com/acme/config, path: a}
-    - {repoURL: https://github.com/acme/config, path: b, plugin: {name: cmp}}
+    - {repoURL: https://github.com/acme/config, path: b, tagPrefix: web/}
 `,
-			wantErr:         "spec.sources[1].plugin is not supported: config management plugins are not run",
+			wantErr:         "spec.sources[1].tagPrefix is not supported: a Git targetRevision is not read as a semver constraint over tags",
 			wantUnsupported: true,
 		},
 		{
@@ -321,12 +321,6 @@ func TestPlanApplication(t *testing.T) {
 			name:            "source hydrator",
 			spec:            "spec:\n  sourceHydrator: {drySource: {repoURL: https://github.com/acme/config}}\n  source: {repoURL: https://github.com/acme/config, path: a}\n",
 			wantErr:         "spec.sourceHydrator is not supported: Argo CD's source hydrator is not run",
-			wantUnsupported: true,
-		},
-		{
-			name:            "plugin source",
-			spec:            "spec:\n  source: {repoURL: https://github.com/acme/config, path: a, plugin: {name: cdk8s}}\n",
-			wantErr:         "spec.source.plugin is not supported: config management plugins are not run",
 			wantUnsupported: true,
 		},
 		{

@@ -55,6 +55,10 @@ type Options struct {
 	// place of a destination cluster's; an Application's source overrides
 	// them as in Argo CD. Empty fields keep the Helm SDK's defaults.
 	Capabilities render.Capabilities
+	// Plugins are local commands run in place of config management
+	// plugins, by plugin name (--plugin NAME=COMMAND); a plugin source
+	// whose plugin is not here is a note.
+	Plugins map[string]string
 	// ClusterFiles hold Argo CD cluster Secrets for the clusters generators
 	// of ApplicationSets, beside those found under Paths.
 	ClusterFiles []string
@@ -170,7 +174,7 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 	}
 	defer done()
 	co := checkout{root: root, repoURL: repoURL}
-	svc, err := newAppService(co, checkout{root: root, repoURL: repoURL, network: network}, localRenderer{o.Renderer}, lim)
+	svc, err := newAppService(co, checkout{root: root, repoURL: repoURL, network: network}, localRenderer{o.Renderer}, o.Plugins, lim)
 	if err != nil {
 		return g, err
 	}

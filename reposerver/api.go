@@ -98,6 +98,11 @@ type SignatureCheck struct {
 type Source struct {
 	Source      v1alpha1.ApplicationSource `json:"source"`
 	Credentials Credentials                `json:"credentials"`
+	// Revision, when set, is fetched in place of what Source's
+	// targetRevision resolves to (a commit, or a chart version, an earlier
+	// answer reported), as Argo CD's ManifestRequest.Revision: the build
+	// variables keep the source's targetRevision.
+	Revision string `json:"revision,omitempty"`
 }
 
 // Response is what the sources rendered.

@@ -28,10 +28,11 @@ type ApplicationSource struct {
 	// Directory holds options for a plain directory of manifests.
 	// +optional
 	Directory *ApplicationSourceDirectory `json:"directory,omitempty"`
-	// Plugin holds config management plugin options. tollgate does not run
-	// plugins: it refuses a source that sets it.
+	// Plugin makes the source a config management plugin's: the
+	// repo-server hands it to a plugin sidecar (Argo CD's cmp-server
+	// protocol) chosen by name or by discovery.
 	// +optional
-	Plugin *runtime.RawExtension `json:"plugin,omitempty"`
+	Plugin *ApplicationSourcePlugin `json:"plugin,omitempty"`
 	// Chart is the Helm chart name, for sources from a Helm repository.
 	// +optional
 	Chart string `json:"chart,omitempty"`
@@ -238,4 +239,48 @@ type ApplicationSourceDirectory struct {
 	// pick files such as *.yaml.sealed; those are decoded as YAML.
 	// +optional
 	DisableExtensionFilter bool `json:"disableExtensionFilter,omitempty"`
+}
+
+// ApplicationSourcePlugin holds the options of a config management plugin
+// source, as Argo CD's.
+type ApplicationSourcePlugin struct {
+	// Name selects the plugin: its ConfigManagementPlugin's metadata.name,
+	// with "-<spec.version>" when it has a version. Empty: the plugin whose
+	// discovery rules match the source.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Env is given to the plugin's commands, each as ARGOCD_ENV_<name>.
+	// +optional
+	Env []EnvEntry `json:"env,omitempty"`
+	// Parameters are given to the plugin's commands as
+	// ARGOCD_APP_PARAMETERS (JSON) and PARAM_<NAME> variables.
+	// +optional
+	Parameters []ApplicationSourcePluginParameter `json:"parameters,omitempty"`
+}
+
+// EnvEntry is one variable of a plugin's environment.
+type EnvEntry struct {
+	// Name is the variable's name, usually in capitals.
+	Name string `json:"name"`
+	// Value is its value; $VAR and ${VAR} of the build environment are
+	// expanded.
+	Value string `json:"value"`
+}
+
+// ApplicationSourcePluginParameter is one parameter of a plugin source: a
+// string, a map or an array. A map or array given empty ({} or []) is set,
+// one left out is not.
+type ApplicationSourcePluginParameter struct {
+	// Name is the parameter's name.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// String is its value as a string.
+	// +optional
+	String *string `json:"string,omitempty"`
+	// Map is its value as a map.
+	// +optional
+	Map map[string]string `json:"map,omitempty"`
+	// Array is its value as a list.
+	// +optional
+	Array []string `json:"array,omitempty"`
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/tollgate-dev/tollgate/certs"
 	"github.com/tollgate-dev/tollgate/reposerver"
 	"github.com/tollgate-dev/tollgate/reposerver/chart"
+	plugins "github.com/tollgate-dev/tollgate/reposerver/cmp"
 	"github.com/tollgate-dev/tollgate/reposerver/server"
 	"github.com/tollgate-dev/tollgate/reposerver/source"
 )
@@ -49,6 +50,9 @@ type repoOptions struct {
 	parallelism int
 	// renderCacheSize bounds the rendered sources kept in memory.
 	renderCacheSize string
+	// pluginSocketDir holds the sockets of the config management plugin
+	// sidecars.
+	pluginSocketDir string
 }
 
 // defaultRepoOptions are the defaults of the repository service's flags.
@@ -57,6 +61,7 @@ func defaultRepoOptions() repoOptions {
 		renderTimeout: server.DefaultLimits().Timeout, renderMemory: defaultRenderMemory,
 		fetchTimeout: source.DefaultFetchTimeout, maxFetchBytes: defaultMaxFetchBytes,
 		renderCacheSize: resource.NewQuantity(server.DefaultRenderCacheSize, resource.BinarySI).String(),
+		pluginSocketDir: plugins.DefaultSocketDir,
 	}
 }
 
@@ -70,6 +75,7 @@ func addRepoFlags(f *pflag.FlagSet, o *repoOptions) {
 	f.DurationVar(&o.fetchTimeout, "fetch-timeout", o.fetchTimeout, "time limit of one Git fetch (listing, download and checkout)")
 	f.StringVar(&o.maxFetchBytes, "max-fetch-bytes", o.maxFetchBytes, "size limit of what one Git fetch downloads into a repository's cache (a Kubernetes quantity)")
 	f.IntVar(&o.parallelism, "parallelism", o.parallelism, "renders run at once; more wait (0: no limit)")
+	f.StringVar(&o.pluginSocketDir, "plugin-socket-dir", o.pluginSocketDir, "`DIR` of the sockets of config management plugin sidecars (Argo CD's cmp-server protocol), as Argo CD's repo-server finds them")
 	f.StringVar(&o.renderCacheSize, "render-cache-size", o.renderCacheSize, "bytes of rendered manifests kept in memory, least recently used first out (a Kubernetes quantity); keep it above the renders of every Application, or each comparison renders again")
 }
 
@@ -132,6 +138,7 @@ func newRepoService(o repoOptions, requests source.RequestObserver) (*server.Ser
 	}
 	ropts := server.DefaultOptions()
 	ropts.Renderer, ropts.Parallelism, ropts.Charts, ropts.RenderCacheSize = runner, o.parallelism, charts, rs.renderCache
+	ropts.Plugins = server.PluginSockets(o.pluginSocketDir)
 	return server.New(cache, ropts)
 }
 

@@ -80,6 +80,7 @@ func newRootCmd() *cobra.Command {
 		newHealthCmd(),
 		newControllerCmd(),
 		newRepoServerCmd(),
+		newCmpServerCmd(),
 		newAppCmd(),
 		newApplicationSetCmd(),
 		newRenderWorkerCmd(),

@@ -36,6 +36,8 @@ type testOptions struct {
 	// KubeVersion and APIVersions fill check.Options.Capabilities.
 	KubeVersion string
 	APIVersions []string
+	// Plugins are the --plugin NAME=COMMAND flags, for check.Options.Plugins.
+	Plugins []string
 }
 
 func newTestCmd() *cobra.Command {
@@ -97,6 +99,7 @@ or when something could not be decoded or rendered (after the report).`,
 	f.StringVar(&o.RenderMemory, "render-memory", defaultRenderMemory, "memory limit of one Kustomize or Helm render's, or ApplicationSet generation's, child process (a Kubernetes quantity)")
 	f.StringVar(&o.KubeVersion, "kube-version", "", "Kubernetes version Helm charts render against, in place of the destination cluster's (default: the Helm SDK's, "+chartutil.DefaultCapabilities.KubeVersion.Version+")")
 	f.StringArrayVar(&o.APIVersions, "api-versions", nil, "API version charts see in .Capabilities.APIVersions, \"group/version\" or \"group/version/Kind\" (repeatable; added to the Helm SDK's)")
+	f.StringArrayVar(&o.Plugins, "plugin", nil, "`NAME=COMMAND`: run COMMAND with sh -c in the source's directory in place of the config management plugin NAME (spec.source.plugin.name), with the variables Argo CD gives plugins; its standard output is the manifests (repeatable; other plugins are not run, a note names them)")
 	f.StringVar(&argocdNS, "argocd-namespace", policies.DefaultArgoCDNamespace, "namespace Argo CD runs in (overrides the configuration)")
 	return cmd
 }
@@ -128,6 +131,19 @@ func runTest(cmd *cobra.Command, o testOptions) error {
 		o.Capabilities.KubeVersion = v.String()
 	}
 	o.Capabilities.APIVersions = o.APIVersions
+	for _, p := range o.Plugins {
+		name, command, ok := strings.Cut(p, "=")
+		if !ok || name == "" || strings.TrimSpace(command) == "" {
+			return usageError(fmt.Errorf("invalid --plugin %q: want NAME=COMMAND", p))
+		}
+		if _, dup := o.Options.Plugins[name]; dup {
+			return usageError(fmt.Errorf("invalid --plugin %q: plugin %s is given twice", p, name))
+		}
+		if o.Options.Plugins == nil {
+			o.Options.Plugins = map[string]string{}
+		}
+		o.Options.Plugins[name] = command
+	}
 	lim, err := sandboxLimits(cmp.Or(o.RenderTimeout, server.DefaultLimits().Timeout), cmp.Or(o.RenderMemory, defaultRenderMemory))
 	if err != nil {
 		return err

@@ -230,8 +230,10 @@ func TestStateUnchanged(t *testing.T) {
 	if len(st.Objects) != 1 || st.Objects[0].GetNamespace() != "shop" || st.Objects[0].GetAnnotations()[v1alpha1.AnnotationKeyTrackingID] != "web:/ConfigMap:shop/a" {
 		t.Fatalf("objects %v, want ConfigMap a in shop tracked by web", st.Objects)
 	}
-	if again := g.reqs[1]; again.KnownKey != "" || again.Sources[0].Source.TargetRevision != rev {
-		t.Errorf("second request known key %q at %q, want none at %s", again.KnownKey, again.Sources[0].Source.TargetRevision, rev)
+	// Pinned to the revision answered; the source keeps its targetRevision
+	// (the build variables' ARGOCD_APP_SOURCE_TARGET_REVISION).
+	if again := g.reqs[1]; again.KnownKey != "" || again.Sources[0].Revision != rev || again.Sources[0].Source.TargetRevision != "main" {
+		t.Errorf("second request known key %q at %q (targetRevision %q), want none at %s (main)", again.KnownKey, again.Sources[0].Revision, again.Sources[0].Source.TargetRevision, rev)
 	}
 	if rendered != 2 {
 		t.Errorf("Rendered saw %d answers, want 2", rendered)

@@ -184,7 +184,7 @@ func (b *Builder) loader(req *reposerver.Request, first *reposerver.Response) fu
 		again.KnownKey = ""
 		again.Sources = slices.Clone(req.Sources)
 		for i := range again.Sources {
-			again.Sources[i].Source.TargetRevision = first.Revisions[i]
+			again.Sources[i].Revision = first.Revisions[i]
 		}
 		resp, err := b.Generate(ctx, &again)
 		if err != nil {

@@ -143,6 +143,13 @@ func ApplicationOptions(app AppInfo, s AppSource, revision string, refs map[stri
 		}
 		opts.Helm = ho
 	}
+	if p := src.Plugin; p != nil {
+		po, err := pluginOptions(s.Field+".plugin", p, env, app.KubeVersion, app.APIVersions)
+		if err != nil {
+			return opts, err
+		}
+		opts.Plugin = po
+	}
 	return opts, capabilities(s.Field, src, app, &opts)
 }
 
@@ -157,7 +164,7 @@ func explicitType(src v1alpha1.ApplicationSource) (string, error) {
 		{src.Kustomize != nil, "Kustomize", KindKustomize},
 		{src.Helm != nil, "Helm", KindHelm},
 		{src.Directory != nil, "Directory", KindDirectory},
-		{src.Plugin != nil, "Plugin", ""},
+		{src.Plugin != nil, "Plugin", KindPlugin},
 	} {
 		if t.set {
 			names, kinds = append(names, t.name), append(kinds, t.kind)
@@ -346,7 +353,6 @@ func unsupported(field string, src v1alpha1.ApplicationSource) error {
 			set = append(set, name)
 		}
 	}
-	add(src.Plugin != nil, "plugin")
 	add(src.TagPrefix != "", "tagPrefix")
 	if k := src.Kustomize; k != nil {
 		// Argo CD selects a kustomize binary registered in argocd-cm
@@ -361,8 +367,6 @@ func unsupported(field string, src v1alpha1.ApplicationSource) error {
 	}
 	why := ""
 	switch set[0] {
-	case "plugin":
-		why = "config management plugins are not run"
 	case "tagPrefix":
 		why = "a Git targetRevision is not read as a semver constraint over tags"
 	case "kustomize.version":

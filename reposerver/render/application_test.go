@@ -60,7 +60,40 @@ func TestApplicationOptions(t *testing.T) {
 			},
 			wantErr: "spec.sources[2]: multiple application sources defined: Kustomize,Helm,Directory",
 		},
-		{name: "plugin", src: v1alpha1.ApplicationSource{Plugin: &runtime.RawExtension{Raw: []byte(`{"name":"cmp"}`)}}, wantErr: "spec.source.plugin is not supported: config management plugins are not run"},
+		{
+			// Argo CD's getPluginEnvs: build variables, KUBE_*, the env
+			// entries expanded, then the parameters.
+			name: "plugin: named, env expanded, parameters", kubeVersion: "v1.31.2+k3s1",
+			src: v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/shop.git", Path: "apps/web", TargetRevision: "main",
+				Plugin: &v1alpha1.ApplicationSourcePlugin{
+					Name: "vault-v1.0",
+					Env:  []v1alpha1.EnvEntry{{Name: "REV", Value: "$ARGOCD_APP_REVISION_SHORT-${KUBE_VERSION}$$"}, {Name: "lower", Value: "x"}},
+					Parameters: []v1alpha1.ApplicationSourcePluginParameter{
+						{Name: "image-tag", String: new("1.2")},
+						{Name: "labels", Map: map[string]string{"b": "2", "a.x": "1"}},
+						{Name: "args", Array: []string{"--x", "--y"}},
+						{Name: "empty", Map: map[string]string{}},
+					},
+				}},
+			want: Options{Namespace: "web", AppName: "guestbook", Refs: refs, Type: KindPlugin, Plugin: &PluginOptions{Name: "vault-v1.0", Env: []string{
+				"ARGOCD_APP_NAME=guestbook", "ARGOCD_APP_NAMESPACE=web", "ARGOCD_APP_PROJECT_NAME=shop",
+				"ARGOCD_APP_REVISION=0123456789abcdef", "ARGOCD_APP_REVISION_SHORT=0123456", "ARGOCD_APP_REVISION_SHORT_8=01234567",
+				"ARGOCD_APP_SOURCE_REPO_URL=https://git.example.com/shop.git", "ARGOCD_APP_SOURCE_PATH=apps/web", "ARGOCD_APP_SOURCE_TARGET_REVISION=main",
+				"KUBE_VERSION=1.31.2", "KUBE_API_VERSIONS=",
+				"ARGOCD_ENV_REV=0123456-1.31.2$", "ARGOCD_ENV_lower=x",
+				`ARGOCD_APP_PARAMETERS=[{"name":"image-tag","string":"1.2"},{"map":{"a.x":"1","b":"2"},"name":"labels"},{"array":["--x","--y"],"name":"args"},{"map":{},"name":"empty"}]`,
+				"PARAM_IMAGE_TAG=1.2", "PARAM_LABELS_A_X=1", "PARAM_LABELS_B=2", "PARAM_ARGS_0=--x", "PARAM_ARGS_1=--y",
+			}}, Capabilities: &Capabilities{KubeVersion: "1.31.2"}},
+		},
+		{name: "plugin without anything: discovery, parameters null", src: v1alpha1.ApplicationSource{Plugin: &v1alpha1.ApplicationSourcePlugin{}},
+			want: Options{Namespace: "web", AppName: "guestbook", Refs: refs, Type: KindPlugin, Plugin: &PluginOptions{Env: []string{
+				"ARGOCD_APP_NAME=guestbook", "ARGOCD_APP_NAMESPACE=web", "ARGOCD_APP_PROJECT_NAME=shop",
+				"ARGOCD_APP_REVISION=0123456789abcdef", "ARGOCD_APP_REVISION_SHORT=0123456", "ARGOCD_APP_REVISION_SHORT_8=01234567",
+				"ARGOCD_APP_SOURCE_REPO_URL=", "ARGOCD_APP_SOURCE_PATH=", "ARGOCD_APP_SOURCE_TARGET_REVISION=",
+				"KUBE_VERSION=", "KUBE_API_VERSIONS=", "ARGOCD_APP_PARAMETERS=null",
+			}}}},
+		{name: "plugin and helm blocks together", src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{}, Plugin: &v1alpha1.ApplicationSourcePlugin{}},
+			wantErr: "spec.source: multiple application sources defined: Helm,Plugin"},
 		{
 			name: "jsonnet, values substituted",
 			src: v1alpha1.ApplicationSource{Directory: &v1alpha1.ApplicationSourceDirectory{Jsonnet: &runtime.RawExtension{Raw: []byte(

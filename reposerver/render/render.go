@@ -27,13 +27,16 @@ type Options struct {
 	Directory *DirectoryOptions
 	Kustomize *KustomizeOptions
 	Helm      *HelmOptions
+	// Plugin is set for a plugin source (Type KindPlugin), which Build
+	// does not render.
+	Plugin *PluginOptions `json:",omitempty"`
 	// Namespace is the destination namespace. Helm uses it as the release
 	// namespace when HelmOptions.Namespace is empty.
 	Namespace string
 	// AppName is the Application's name, Helm's release name when
 	// HelmOptions.ReleaseName is empty.
 	AppName string
-	// Type, when set (KindDirectory, KindKustomize or KindHelm), is the
+	// Type, when set (KindDirectory, KindKustomize, KindHelm or KindPlugin), is the
 	// source's explicit type, which wins over detection as in Argo CD (an
 	// Application's directory, kustomize or helm block); "" detects.
 	Type string
@@ -249,6 +252,8 @@ func Build(ctx context.Context, root, dir string, opts Options, lim Limits) (Res
 	kind, kustFile := detect(appDir, opts)
 	res := Result{Kind: kind}
 	switch kind {
+	case KindPlugin:
+		err = errors.New("a config management plugin's source is rendered by its plugin")
 	case KindHelm:
 		res.Documents, res.Notes, err = guarded(ctx, func() ([]Document, []Note, error) { return src.helm() })
 	case KindKustomize:
@@ -293,7 +298,7 @@ func detect(appDir string, opts Options) (kind, kustFile string) {
 	switch opts.Type {
 	case KindKustomize:
 		return KindKustomize, kustFile
-	case KindHelm, KindDirectory:
+	case KindHelm, KindDirectory, KindPlugin:
 		return opts.Type, ""
 	}
 	_, chartErr := os.Stat(filepath.Join(appDir, "Chart.yaml"))

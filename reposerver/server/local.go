@@ -34,13 +34,16 @@ type SourceRender struct {
 	// base Fetcher does not serve this remote Kustomize base of it
 	// (*UnservedBaseError).
 	RemoteBase *UnservedBaseError
+	// Plugin is set for a plugin source that was not rendered because
+	// its plugin is not run here (*UnservedPluginError).
+	Plugin *UnservedPluginError
 	// Err is the source's render error, naming its field.
 	Err error
 }
 
 // Rendered reports whether the source was rendered.
 func (r SourceRender) Rendered() bool {
-	return !r.RefOnly && !r.NotServed && r.ValueFile == "" && r.RemoteBase == nil && r.Err == nil
+	return !r.RefOnly && !r.NotServed && r.ValueFile == "" && r.RemoteBase == nil && r.Plugin == nil && r.Err == nil
 }
 
 // Render fetches, resolves and renders the sources of req the way Generate
@@ -77,6 +80,10 @@ func (s *Service) Render(ctx context.Context, req *reposerver.Request) ([]Source
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
+			}
+			if up := (*UnservedPluginError)(nil); errors.As(err, &up) {
+				out[i].Plugin = up
+				continue
 			}
 			out[i].Err = fmt.Errorf("%s: %w", j.field, err)
 			continue

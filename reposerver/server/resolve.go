@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -78,15 +79,16 @@ func (s *Service) fetch(ctx context.Context, req *reposerver.Request, partial bo
 		if src.RepoURL == "" {
 			return nil, &reposerver.Error{Code: reposerver.CodeInvalid, Message: field + ".repoURL is empty"}
 		}
+		revision := cmp.Or(rs.Revision, src.TargetRevision)
 		if src.Chart != "" {
-			f, err := s.fetchChart(ctx, src, field, chartOptions(req, src))
+			f, err := s.fetchChart(ctx, src, revision, field, chartOptions(req, src))
 			if err != nil {
 				return nil, err
 			}
 			out[i] = f
 			continue
 		}
-		co, err := s.sources.Fetch(ctx, src.RepoURL, src.TargetRevision, rs.Credentials, opts...)
+		co, err := s.sources.Fetch(ctx, src.RepoURL, revision, rs.Credentials, opts...)
 		var ns *NotServedError
 		if partial && errors.As(err, &ns) {
 			out[i].unserved = true
@@ -125,13 +127,13 @@ func signatures(req *reposerver.Request, srcs []fetched) ([]reposerver.Signature
 	return sigs, allowed
 }
 
-// fetchChart fetches the chart of a Helm repository source at its
-// targetRevision (a version or a constraint).
-func (s *Service) fetchChart(ctx context.Context, src v1alpha1.ApplicationSource, field string, o chart.FetchOptions) (fetched, error) {
+// fetchChart fetches the chart of a Helm repository source at revision
+// (a version or a constraint).
+func (s *Service) fetchChart(ctx context.Context, src v1alpha1.ApplicationSource, revision, field string, o chart.FetchOptions) (fetched, error) {
 	if s.opts.Charts == nil {
 		return fetched{}, &reposerver.Error{Code: reposerver.CodeInvalid, Message: fmt.Sprintf("%s.chart is not supported: this repo-server fetches no Helm repository sources (chart %q from %s)", field, src.Chart, reposerver.RedactURL(src.RepoURL))}
 	}
-	ch, err := s.opts.Charts.Fetch(ctx, src.RepoURL, src.Chart, src.TargetRevision, o)
+	ch, err := s.opts.Charts.Fetch(ctx, src.RepoURL, src.Chart, revision, o)
 	if err != nil {
 		return fetched{}, chartError(fmt.Sprintf("%s: fetch chart %s", field, src.Chart), err)
 	}
@@ -184,8 +186,11 @@ func chartError(what string, err error) *reposerver.Error {
 // or why it is not rendered.
 type job struct {
 	fetched
-	opts render.Options
-	key  string
+	// appName is the Application's instance name (reposerver.Request's
+	// AppName), which a plugin is told.
+	appName string
+	opts    render.Options
+	key     string
 	// refOnly: the source only provides files to the others
 	// (render.AppSource.RefOnly).
 	refOnly bool
@@ -228,7 +233,7 @@ func (s *Service) resolve(ctx context.Context, req *reposerver.Request, srcs []f
 	info := render.AppInfo{Name: req.AppName, Namespace: req.Namespace, Project: req.Project, KubeVersion: req.KubeVersion, APIVersions: req.APIVersions}
 	jobs := make([]*job, len(srcs))
 	for i, f := range srcs {
-		j := &job{fetched: f}
+		j := &job{fetched: f, appName: req.AppName}
 		jobs[i] = j
 		as := render.AppSource{Field: f.field, Source: f.source}
 		if j.refOnly = as.RefOnly(len(srcs)); j.refOnly || f.unserved {

@@ -66,6 +66,9 @@ type Options struct {
 	// and the dependencies charts do not vendor; nil refuses chart
 	// sources and leaves dependencies missing.
 	Charts *chart.Cache
+	// Plugins renders the sources of config management plugins; nil
+	// fails them.
+	Plugins Plugins
 }
 
 // DefaultOptions are a Service's defaults.
@@ -237,6 +240,9 @@ func (s *Service) build(ctx context.Context, j *job) (render.Result, error) {
 			return render.Result{}, fmt.Errorf("wait for a render slot: %w", ctx.Err())
 		}
 	}
+	if j.opts.Type == render.KindPlugin {
+		return s.plugin(ctx, j)
+	}
 	return s.renderer.Build(ctx, j.checkout.Dir, j.dir(), j.opts, s.opts.RenderLimits)
 }
 
@@ -275,6 +281,8 @@ func sourceType(kind string) v1alpha1.ApplicationSourceType {
 		return v1alpha1.ApplicationSourceTypeHelm
 	case render.KindKustomize:
 		return v1alpha1.ApplicationSourceTypeKustomize
+	case render.KindPlugin:
+		return v1alpha1.ApplicationSourceTypePlugin
 	}
 	return v1alpha1.ApplicationSourceTypeDirectory
 }

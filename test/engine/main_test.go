@@ -97,6 +97,13 @@ var (
 // it is the render sandbox's child instead, as bin/tollgate is the
 // controller's.
 func TestMain(m *testing.M) {
+	if len(os.Args) == 4 && os.Args[1] == cmpServer {
+		if err := serveCMP(os.Args[2], os.Args[3]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if len(os.Args) > 1 && os.Args[1] == renderWorker {
 		if err := server.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -106,6 +113,10 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(run(m))
 }
+
+// pluginSockets is the directory of the plugin sidecars' sockets
+// (startPluginSidecars).
+var pluginSockets string
 
 // renderWorker is the argument that makes the test binary a render child.
 const renderWorker = "render-worker"
@@ -144,6 +155,13 @@ func run(m *testing.M) int {
 	_ = logFile.Close()
 	engineLog = logFile.Name()
 	defer func() { _ = os.Remove(engineLog) }()
+	sockets, stopPlugins, err := startPluginSidecars()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start plugin sidecars:", err)
+		return 1
+	}
+	defer stopPlugins()
+	pluginSockets = sockets
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done, err := startEngine(ctx, scheme, argoNS, source.Options{AllowInsecure: true, FetchTimeout: fetchTimeout, MaxFetchBytes: maxFetchBytes})
@@ -274,6 +292,7 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	ropts := server.DefaultOptions()
 	ropts.Renderer = &server.Runner{Path: exe, Args: []string{renderWorker}, Limits: lim}
 	ropts.Charts = charts
+	ropts.Plugins = server.PluginSockets(pluginSockets)
 	svc, err := server.New(sources, ropts)
 	if err != nil {
 		return nil, err

@@ -18,11 +18,11 @@ import (
 const module = "github.com/tollgate-dev/tollgate"
 
 // steps are the step packages of the two data paths: the repo-server's
-// (fetch, render, charts, ApplicationSet generation) and the controller's
+// (fetch, render, charts, ApplicationSet generation, plugins) and the controller's
 // (apply with its plan, health, notifications). A step may use the types
 // of the process above it and of api/ and internal/, never another step.
 var steps = []string{
-	"reposerver/source", "reposerver/render", "reposerver/chart", "reposerver/appset",
+	"reposerver/source", "reposerver/render", "reposerver/chart", "reposerver/appset", "reposerver/cmp",
 	"engine/apply", "engine/health", "engine/notify",
 }
 

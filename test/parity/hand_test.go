@@ -241,13 +241,13 @@ var handCases = []handCase{
 		},
 	},
 	{
-		name: "plugin",
+		name: "tag prefix",
 		sources: `  source:
     repoURL: R
     path: plain
-    plugin: {name: envsubst}
+    tagPrefix: web/
 `,
-		wantErr: "spec.source.plugin is not supported: config management plugins are not run",
+		wantErr: "spec.source.tagPrefix is not supported: a Git targetRevision is not read as a semver constraint over tags",
 	},
 	{
 		name: "app-of-apps",
