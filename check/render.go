@@ -40,13 +40,21 @@ type buildFunc func(ctx context.Context, root, dir string, opts render.Options, 
 // plain directory of manifests, which is only decoded (under the
 // decoder's own limits), always in process. It generates ApplicationSets
 // with r. It is the renderer of a check's repo-server service.
-type localRenderer struct{ r Renderer }
+type localRenderer struct {
+	r Renderer
+	// buildOptions are argocd-cm's kustomize.buildOptions for every
+	// Kustomize render (--kustomize-build-options).
+	buildOptions string
+}
 
 // Build renders the source at dir of the checkout at root.
 func (l localRenderer) Build(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error) {
 	kind, err := render.DetectKind(root, dir, opts)
 	if err != nil {
 		return render.Result{}, err
+	}
+	if kind == render.KindKustomize {
+		opts.KustomizeBuildOptions = l.buildOptions
 	}
 	if l.r == nil || (kind == render.KindDirectory && !render.HasJsonnet(root, dir, opts)) {
 		return render.Build(ctx, root, dir, opts, lim)
@@ -65,7 +73,7 @@ func (l localRenderer) Generate(ctx context.Context, set *v1alpha1.ApplicationSe
 func (o Options) builder() buildFunc {
 	return func(ctx context.Context, root, dir string, opts render.Options, lim render.Limits) (render.Result, error) {
 		opts.Capabilities = o.capabilities(opts.Capabilities)
-		return localRenderer{o.Renderer}.Build(ctx, root, dir, opts, lim)
+		return localRenderer{r: o.Renderer, buildOptions: o.KustomizeBuildOptions}.Build(ctx, root, dir, opts, lim)
 	}
 }
 

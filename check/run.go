@@ -55,6 +55,9 @@ type Options struct {
 	// place of a destination cluster's; an Application's source overrides
 	// them as in Argo CD. Empty fields keep the Helm SDK's defaults.
 	Capabilities render.Capabilities
+	// KustomizeBuildOptions are argocd-cm's kustomize.buildOptions, given
+	// to every Kustomize render (--kustomize-build-options).
+	KustomizeBuildOptions string
 	// Plugins are local commands run in place of config management
 	// plugins, by plugin name (--plugin NAME=COMMAND); a plugin source
 	// whose plugin is not here is a note.
@@ -174,7 +177,7 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 	}
 	defer done()
 	co := checkout{root: root, repoURL: repoURL}
-	svc, err := newAppService(co, checkout{root: root, repoURL: repoURL, network: network}, localRenderer{o.Renderer}, o.Plugins, lim)
+	svc, err := newAppService(co, checkout{root: root, repoURL: repoURL, network: network}, localRenderer{r: o.Renderer, buildOptions: o.KustomizeBuildOptions}, o.Plugins, lim)
 	if err != nil {
 		return g, err
 	}

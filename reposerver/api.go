@@ -65,6 +65,9 @@ type Request struct {
 	// to be verified before anything is rendered (the AppProject sets
 	// signatureKeys).
 	SignatureCheck *SignatureCheck `json:"signatureCheck,omitempty"`
+	// KustomizeBuildOptions are argocd-cm's kustomize.buildOptions, given
+	// to every Kustomize render of the request.
+	KustomizeBuildOptions string `json:"kustomizeBuildOptions,omitempty"`
 }
 
 // NewRequest is the request for app's manifests, Argo CD running in

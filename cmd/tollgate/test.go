@@ -99,6 +99,7 @@ or when something could not be decoded or rendered (after the report).`,
 	f.StringVar(&o.RenderMemory, "render-memory", defaultRenderMemory, "memory limit of one Kustomize or Helm render's, or ApplicationSet generation's, child process (a Kubernetes quantity)")
 	f.StringVar(&o.KubeVersion, "kube-version", "", "Kubernetes version Helm charts render against, in place of the destination cluster's (default: the Helm SDK's, "+chartutil.DefaultCapabilities.KubeVersion.Version+")")
 	f.StringArrayVar(&o.APIVersions, "api-versions", nil, "API version charts see in .Capabilities.APIVersions, \"group/version\" or \"group/version/Kind\" (repeatable; added to the Helm SDK's)")
+	f.StringVar(&o.KustomizeBuildOptions, "kustomize-build-options", "", "argocd-cm's kustomize.buildOptions, the `FLAGS` of kustomize build every Kustomize render gets (--load-restrictor, --reorder, --enable-managedby-label; others are refused by name)")
 	f.StringArrayVar(&o.Plugins, "plugin", nil, "`NAME=COMMAND`: run COMMAND with sh -c in the source's directory in place of the config management plugin NAME (spec.source.plugin.name), with the variables Argo CD gives plugins; its standard output is the manifests (repeatable; other plugins are not run, a note names them)")
 	f.StringVar(&argocdNS, "argocd-namespace", policies.DefaultArgoCDNamespace, "namespace Argo CD runs in (overrides the configuration)")
 	return cmd

@@ -62,6 +62,8 @@ type Target struct {
 	ListingMaxAge time.Duration
 	// NoCache renders again even when the output is cached.
 	NoCache bool
+	// KustomizeBuildOptions are argocd-cm's kustomize.buildOptions.
+	KustomizeBuildOptions string
 }
 
 // Request is the request for the manifests of t's Application: its
@@ -78,7 +80,7 @@ func (b *Builder) Request(ctx context.Context, t Target) (*reposerver.Request, e
 	app := t.App
 	req := reposerver.NewRequest(app, b.Namespace)
 	req.KubeVersion, req.APIVersions = t.KubeVersion, t.APIVersions
-	req.ListingMaxAge, req.NoCache = t.ListingMaxAge, t.NoCache
+	req.ListingMaxAge, req.NoCache, req.KustomizeBuildOptions = t.ListingMaxAge, t.NoCache, t.KustomizeBuildOptions
 	creds := &argocd.Credentials{Reader: b.Reader, Namespace: b.Namespace, Secrets: t.Secrets}
 	for _, s := range t.Sources {
 		if s.Chart != "" {

@@ -152,13 +152,14 @@ func TestBuilderRequest(t *testing.T) {
 		secret("other-project-git", repoLabel, map[string]string{"url": repo, "project": "other", "username": "x"}),
 	}
 	b := &Builder{Namespace: "argocd", Reader: fake.NewClientBuilder().Build()}
-	target := Target{App: app, Sources: []v1alpha1.ApplicationSource{src}, Project: project, Secrets: secrets, KubeVersion: "1.37.2"}
+	target := Target{App: app, Sources: []v1alpha1.ApplicationSource{src}, Project: project, Secrets: secrets, KubeVersion: "1.37.2", KustomizeBuildOptions: "--reorder none"}
 	req, err := b.Request(t.Context(), target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if req.AppName != "team_web" || req.Namespace != "shop" || req.Project != "team" || req.KubeVersion != "1.37.2" {
-		t.Errorf("request names %q in %q of %q at %q, want team_web in shop of team at 1.37.2", req.AppName, req.Namespace, req.Project, req.KubeVersion)
+	if req.AppName != "team_web" || req.Namespace != "shop" || req.Project != "team" || req.KubeVersion != "1.37.2" || req.KustomizeBuildOptions != "--reorder none" {
+		t.Errorf("request names %q in %q of %q at %q with build options %q, want team_web in shop of team at 1.37.2 with --reorder none",
+			req.AppName, req.Namespace, req.Project, req.KubeVersion, req.KustomizeBuildOptions)
 	}
 	if len(req.Sources) != 1 || req.Sources[0].Credentials.Username != "bot" {
 		t.Errorf("sources %+v, want the Git source with the credentials of Secret git", req.Sources)

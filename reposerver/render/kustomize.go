@@ -9,7 +9,6 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resource"
-	"sigs.k8s.io/kustomize/api/types"
 )
 
 // kustomize renders the kustomization whose file (real path) is kustFile.
@@ -33,14 +32,11 @@ func (s source) kustomize(kustFile string) ([]Document, []Note, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	k := krusty.MakeKustomizer(&krusty.Options{
-		// The kustomize CLI's default, which Argo CD uses: legacy order
-		// unless the kustomization sets sortOptions.
-		Reorder:           krusty.ReorderOptionUnspecified,
-		AddManagedbyLabel: false,
-		LoadRestrictions:  types.LoadRestrictionsRootOnly,
-		PluginConfig:      types.DisabledPluginConfig(),
-	})
+	kopts, err := kustomizerOptions(s.opts.KustomizeBuildOptions)
+	if err != nil {
+		return nil, nil, err
+	}
+	k := krusty.MakeKustomizer(kopts)
 	// Kustomize keeps the OpenAPI schema of a build (kustomization
 	// `openapi:`) in process-wide state. The product renders each source in
 	// its own child process (reposerver/server), so builds never share

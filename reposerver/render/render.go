@@ -30,6 +30,10 @@ type Options struct {
 	// Plugin is set for a plugin source (Type KindPlugin), which Build
 	// does not render.
 	Plugin *PluginOptions `json:",omitempty"`
+	// KustomizeBuildOptions are argocd-cm's kustomize.buildOptions, the
+	// flags of `kustomize build` every Kustomize render gets (see
+	// kustomizerOptions).
+	KustomizeBuildOptions string `json:",omitempty"`
 	// Namespace is the destination namespace. Helm uses it as the release
 	// namespace when HelmOptions.Namespace is empty.
 	Namespace string

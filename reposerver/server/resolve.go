@@ -261,6 +261,7 @@ func (s *Service) resolve(ctx context.Context, req *reposerver.Request, srcs []f
 			}
 		}
 		if kindErr == nil && kind == render.KindKustomize {
+			opts.KustomizeBuildOptions = req.KustomizeBuildOptions
 			opts.RemoteBases, j.bases, err = s.remoteBases(ctx, requestBases(req, f.field), f.checkout.Dir, f.dir(), opts)
 			var ub *UnservedBaseError
 			if partial && errors.As(err, &ub) {

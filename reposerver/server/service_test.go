@@ -180,6 +180,8 @@ func TestGenerateErrors(t *testing.T) {
 		{name: "missing path", req: reposerver.Request{Sources: []reposerver.Source{src(f.charts, "nope")}}, wantCode: reposerver.CodeInvalid, want: "spec.source ("},
 		{name: "missing revision", req: reposerver.Request{Sources: []reposerver.Source{{Source: v1alpha1.ApplicationSource{RepoURL: f.charts, TargetRevision: "v9"}}}}, wantCode: reposerver.CodeInvalid, want: "v9"},
 		{name: "unreachable", req: reposerver.Request{Sources: []reposerver.Source{src("http://127.0.0.1:1/x.git", "")}}, wantCode: reposerver.CodeUnreachable, want: "repository unreachable"},
+		{name: "kustomize build option", req: reposerver.Request{Sources: []reposerver.Source{src(f.charts, "overlay")}, KustomizeBuildOptions: "--enable-helm"}, wantCode: reposerver.CodeInvalid,
+			want: "argocd-cm kustomize.buildOptions --enable-helm is not supported: kustomize's helmCharts are not inflated"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -194,6 +196,35 @@ func TestGenerateErrors(t *testing.T) {
 				t.Errorf("error does not wrap reposerver.ErrRepoUnreachable")
 			}
 		})
+	}
+}
+
+// TestGenerateKustomizeBuildOptions: argocd-cm's kustomize.buildOptions
+// reach Kustomize renders only: a directory renders the same, with the
+// same key, whatever they are.
+func TestGenerateKustomizeBuildOptions(t *testing.T) {
+	f := newFixture(t)
+	plain := &reposerver.Request{AppName: "shop", Sources: []reposerver.Source{src(f.charts, "plain")}}
+	before, err := f.svc.Generate(t.Context(), plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withOptions := *plain
+	withOptions.KustomizeBuildOptions = "--enable-helm"
+	after, err := f.svc.Generate(t.Context(), &withOptions)
+	if err != nil || after.Key != before.Key {
+		t.Errorf("a directory with build options: error %v, key changed %v", err, err == nil && after.Key != before.Key)
+	}
+	overlay := &reposerver.Request{AppName: "shop", Sources: []reposerver.Source{src(f.charts, "overlay")}}
+	first, err := f.svc.Generate(t.Context(), overlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reordered := *overlay
+	reordered.KustomizeBuildOptions = "--reorder none"
+	second, err := f.svc.Generate(t.Context(), &reordered)
+	if err != nil || second.Key == first.Key {
+		t.Errorf("a kustomization with build options: error %v, key unchanged %v", err, err == nil && second.Key == first.Key)
 	}
 }
 

@@ -23,6 +23,9 @@ func (r *Reconciler) manifestRequest(ctx context.Context, tg *target, listingMax
 		App: tg.app, Sources: tg.sources, Project: tg.project, VerifySignatures: verify, Secrets: tg.secrets,
 		ListingMaxAge: listingMaxAge, NoCache: tg.hard,
 	}
+	if s := r.settings.Load(); s != nil {
+		t.KustomizeBuildOptions = s.KustomizeBuildOptions
+	}
 	if tg.cluster != nil {
 		var err error
 		if t.KubeVersion, t.APIVersions, err = tg.cluster.capabilities(ctx, r.opts.Now()); err != nil {

@@ -42,6 +42,10 @@ type Settings struct {
 	// (application.sync.impersonation.enabled: "true" enables it, any
 	// other value or none disables it, as in Argo CD 2.13+).
 	SyncImpersonation bool
+	// KustomizeBuildOptions are the flags of `kustomize build` every
+	// Kustomize render gets (kustomize.buildOptions); the repo-server
+	// refuses those it does not honour, naming them.
+	KustomizeBuildOptions string
 }
 
 // ResourceFilter is one entry of resource.exclusions or
@@ -62,6 +66,7 @@ const (
 	cmInclusions              = "resource.inclusions"
 	cmCompareOptions          = "resource.compareoptions"
 	cmSyncImpersonation       = "application.sync.impersonation.enabled"
+	cmKustomizeBuildOptions   = "kustomize.buildOptions"
 )
 
 // ignoreSpec is the YAML of a system-level ignoreDifferences entry.
@@ -164,6 +169,7 @@ func ParseSettings(data map[string]string) (Settings, error) {
 		s.IgnoreAggregatedRoles = co.IgnoreAggregatedRoles
 	}
 	s.SyncImpersonation = data[cmSyncImpersonation] == "true"
+	s.KustomizeBuildOptions = strings.TrimSpace(data[cmKustomizeBuildOptions])
 	if s.IgnoreAggregatedRoles {
 		s.IgnoreDifferences = append(s.IgnoreDifferences, apply.IgnoreDifference{
 			Group: "rbac.authorization.k8s.io", Kind: "ClusterRole", JQPathExpressions: []string{`select(.aggregationRule != null) | .rules`},

@@ -22,6 +22,7 @@ func TestParseSettings(t *testing.T) {
 		"resource.exclusions":     "- apiGroups: [cilium.io]\n  kinds: ['*']\n  clusters: ['https://*.internal']\n",
 		"resource.inclusions":     "- apiGroups: ['*']\n  kinds: ['*']\n",
 		"resource.compareoptions": "ignoreAggregatedRoles: true\nignoreResourceStatusField: all\n",
+		"kustomize.buildOptions":  " --load-restrictor LoadRestrictionsNone --reorder none\n",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +39,7 @@ func TestParseSettings(t *testing.T) {
 		Exclusions:            []ResourceFilter{{APIGroups: []string{"cilium.io"}, Kinds: []string{"*"}, Clusters: []string{"https://*.internal"}}},
 		Inclusions:            []ResourceFilter{{APIGroups: []string{"*"}, Kinds: []string{"*"}}},
 		IgnoreAggregatedRoles: true,
+		KustomizeBuildOptions: "--load-restrictor LoadRestrictionsNone --reorder none",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("settings (-want +got):\n%s", diff)
