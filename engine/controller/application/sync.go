@@ -23,6 +23,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/apply/plan"
 	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/engine/metrics"
+	"github.com/tollgate-dev/tollgate/internal/appops"
 )
 
 // sync runs one sync: plan, waves (with hooks and SyncFail hooks), prune,
@@ -409,7 +410,7 @@ func countApplied(results []v1alpha1.ResourceResult) int {
 func shortSHAs(revs []string) []string {
 	out := make([]string, len(revs))
 	for i, r := range revs {
-		out[i] = shortSHA(r)
+		out[i] = appops.ShortRevision(r)
 	}
 	return out
 }
@@ -512,12 +513,4 @@ func (r *Reconciler) refuseOperation(p *pass, op *v1alpha1.Operation, msg string
 
 func equalOperations(a, b *v1alpha1.Operation) bool {
 	return equality.Semantic.DeepEqual(a, b)
-}
-
-// shortSHA abbreviates a commit SHA for messages.
-func shortSHA(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
 }
