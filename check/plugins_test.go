@@ -42,6 +42,7 @@ func TestRunPluginSource(t *testing.T) {
 	appRow := "app.yaml Application/web app= default-project missing-resources-finalizer"
 	tests := []struct {
 		name      string
+		path      string
 		plugins   map[string]string
 		wantRows  []string
 		wantNote  string
@@ -64,6 +65,12 @@ func TestRunPluginSource(t *testing.T) {
 			wantRows: []string{appRow, "plugin gen output Pod/p app=web no-latest-tag", "plugin gen output ConfigMap/got-2-from-the-checkout-web app=web"},
 		},
 		{
+			name:      "a path out of the repository",
+			path:      "../..",
+			plugins:   map[string]string{"gen": "pwd"},
+			wantError: "outside the repository root",
+		},
+		{
 			name:      "a failing command",
 			plugins:   map[string]string{"gen": "echo broken >&2; exit 3"},
 			wantError: "plugin gen (--plugin): \"echo broken >&2; exit 3\": exit status 3: broken",
@@ -71,7 +78,13 @@ func TestRunPluginSource(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep, notes, err := Run(t.Context(), Options{Paths: []string{repo}, RepoRoot: repo, RepoURL: "https://example.com/r", Plugins: tt.plugins})
+			dir := repo
+			if tt.path != "" {
+				dir = t.TempDir()
+				writeFiles(t, dir, pluginRepo)
+				writeFiles(t, dir, map[string]string{"app.yaml": strings.Replace(pluginRepo["app.yaml"], "path: plugin", "path: "+tt.path, 1)})
+			}
+			rep, notes, err := Run(t.Context(), Options{Paths: []string{dir}, RepoRoot: dir, RepoURL: "https://example.com/r", Plugins: tt.plugins})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -52,6 +52,11 @@ func (s *Service) plugin(ctx context.Context, j *job) (render.Result, error) {
 	if s.opts.Plugins == nil {
 		return res, errors.New("no config management plugin is configured (the repo-server's --plugin-socket-dir holds no plugin sidecar's socket)")
 	}
+	// The source's directory, confined to its checkout as a render's is:
+	// the plugin runs there.
+	if _, err := render.DetectKind(j.checkout.Dir, j.dir(), j.opts); err != nil {
+		return res, err
+	}
 	lim := s.opts.RenderLimits
 	manifests, name, err := s.opts.Plugins.Generate(ctx, j.opts.Plugin.Name, cmp.Source{
 		AppName: j.appName, Root: j.checkout.Dir, Path: j.dir(), Env: j.opts.Plugin.Env,
