@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gobwas/glob"
+
 	"github.com/itchyny/gojq"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -18,8 +20,8 @@ const jqTimeout = time.Second
 // IgnoreDifference is one entry of an Application's
 // spec.ignoreDifferences: fields that do not count as drift.
 type IgnoreDifference struct {
-	// Group and Kind select objects; "*" matches any, Group "" is the core
-	// group.
+	// Group and Kind select objects: globs, as Argo CD matches them ("*"
+	// matches any; Group "" is the core group).
 	Group string `json:"group,omitempty"`
 	Kind  string `json:"kind"`
 	// Name and Namespace restrict the rule to one object when set.
@@ -57,8 +59,11 @@ func (p fieldPath) String() string {
 // ignoreRule is a compiled IgnoreDifference.
 type ignoreRule struct {
 	IgnoreDifference
-	pointers [][]string
-	jq       []*gojq.Code
+	// group and kind match the object's API group and kind: globs, as
+	// Argo CD matches them (gobwas/glob, no separators).
+	group, kind *glob.Pattern
+	pointers    [][]string
+	jq          []*gojq.Code
 }
 
 // compileIgnore parses pointers and compiles jq expressions once.
@@ -66,6 +71,13 @@ func compileIgnore(rules []IgnoreDifference) ([]ignoreRule, error) {
 	out := make([]ignoreRule, 0, len(rules))
 	for i, r := range rules {
 		c := ignoreRule{IgnoreDifference: r}
+		var err error
+		if c.group, err = glob.Compile(r.Group); err != nil {
+			return nil, fmt.Errorf("ignoreDifferences[%d]: group %q: %w", i, r.Group, err)
+		}
+		if c.kind, err = glob.Compile(r.Kind); err != nil {
+			return nil, fmt.Errorf("ignoreDifferences[%d]: kind %q: %w", i, r.Kind, err)
+		}
 		for _, p := range r.JSONPointers {
 			tokens, err := parsePointer(p)
 			if err != nil {
@@ -104,8 +116,7 @@ func KeepIgnored(ctx context.Context, obj, live *unstructured.Unstructured, rule
 // matches reports whether the rule applies to obj.
 func (r ignoreRule) matches(obj *unstructured.Unstructured) bool {
 	gvk := obj.GroupVersionKind()
-	return (r.Group == "*" || r.Group == gvk.Group) &&
-		(r.Kind == "*" || r.Kind == gvk.Kind) &&
+	return r.group.Match(gvk.Group) && r.kind.Match(gvk.Kind) &&
 		(r.Name == "" || r.Name == obj.GetName()) &&
 		(r.Namespace == "" || r.Namespace == obj.GetNamespace())
 }

@@ -114,6 +114,14 @@ func TestIgnoredPaths(t *testing.T) {
 		rule: IgnoreDifference{Group: "*", Kind: "*", Name: "web", Namespace: "shop", JSONPointers: []string{"/spec/replicas"}},
 		want: []string{"spec.replicas"},
 	}, {
+		// Group and kind are globs, as Argo CD matches them.
+		name: "glob group and kind",
+		rule: IgnoreDifference{Group: "app?", Kind: "{Deployment,StatefulSet}", JSONPointers: []string{"/spec/replicas"}},
+		want: []string{"spec.replicas"},
+	}, {
+		name: "glob kind that does not match",
+		rule: IgnoreDifference{Group: "*", Kind: "Stateful*", JSONPointers: []string{"/spec/replicas"}},
+	}, {
 		name: "other kind",
 		rule: IgnoreDifference{Group: "apps", Kind: "StatefulSet", JSONPointers: []string{"/spec/replicas"}},
 	}, {
@@ -170,6 +178,7 @@ func TestCompileIgnoreErrors(t *testing.T) {
 		{"pointer without slash", IgnoreDifference{Kind: "X", JSONPointers: []string{"spec/replicas"}}, `ignoreDifferences[0]: json pointer "spec/replicas": must start with /`},
 		{"empty pointer", IgnoreDifference{Kind: "X", JSONPointers: []string{""}}, `ignoreDifferences[0]: json pointer "": empty pointer`},
 		{"bad jq", IgnoreDifference{Kind: "X", JQPathExpressions: []string{".spec["}}, `ignoreDifferences[0]: jq path expression ".spec["`},
+		{"bad kind glob", IgnoreDifference{Kind: "[X"}, `ignoreDifferences[0]: kind "[X"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
