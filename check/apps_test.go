@@ -168,8 +168,8 @@ func TestPlanApplication(t *testing.T) {
 				Path:  "charts/web",
 				Options: render.Options{
 					Helm: &render.HelmOptions{
+						// values is not read beside valuesObject, as in Argo CD.
 						ValueFiles:   []string{"values-prod.yaml", "values-missing.yaml"},
-						Values:       "replicas: 2",
 						ValuesObject: map[string]any{"image": map[string]any{"tag": "1.0"}},
 						Parameters: []render.HelmParameter{
 							{Name: "a", Value: "1"},

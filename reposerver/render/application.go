@@ -322,9 +322,14 @@ func helmOptions(field string, h *v1alpha1.ApplicationSourceHelm, env BuildEnv, 
 		}
 		ho.ValueFiles = append(ho.ValueFiles, vf)
 	}
-	if h.ValuesObject != nil && len(h.ValuesObject.Raw) > 0 && string(h.ValuesObject.Raw) != "null" {
-		if err := json.Unmarshal(h.ValuesObject.Raw, &ho.ValuesObject); err != nil {
-			return nil, fmt.Errorf("%s.valuesObject: want an object: %w", field, err)
+	if h.ValuesObject != nil && len(h.ValuesObject.Raw) > 0 {
+		// As Argo CD's ValuesYAML: valuesObject, when set (null too),
+		// replaces values.
+		ho.Values = ""
+		if string(h.ValuesObject.Raw) != "null" {
+			if err := json.Unmarshal(h.ValuesObject.Raw, &ho.ValuesObject); err != nil {
+				return nil, fmt.Errorf("%s.valuesObject: want an object: %w", field, err)
+			}
 		}
 	}
 	for _, p := range h.Parameters {

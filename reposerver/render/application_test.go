@@ -33,6 +33,24 @@ func TestApplicationOptions(t *testing.T) {
 			want: Options{Namespace: "web", AppName: "guestbook", Refs: refs},
 		},
 		{
+			// Argo CD's ValuesYAML: valuesObject, null too, replaces values.
+			name: "helm values beside valuesObject are not read",
+			src: v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{
+				Values: "replicas: 1\n", ValuesObject: &runtime.RawExtension{Raw: []byte(`{"replicas":3}`)},
+			}},
+			want: Options{Namespace: "web", AppName: "guestbook", Refs: refs, Type: KindHelm, Helm: &HelmOptions{ValuesObject: map[string]any{"replicas": float64(3)}}},
+		},
+		{
+			name: "helm values beside a null valuesObject are not read",
+			src:  v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{Values: "replicas: 1\n", ValuesObject: &runtime.RawExtension{Raw: []byte(`null`)}}},
+			want: Options{Namespace: "web", AppName: "guestbook", Refs: refs, Type: KindHelm, Helm: &HelmOptions{}},
+		},
+		{
+			name: "helm values alone",
+			src:  v1alpha1.ApplicationSource{Helm: &v1alpha1.ApplicationSourceHelm{Values: "replicas: 1\n"}},
+			want: Options{Namespace: "web", AppName: "guestbook", Refs: refs, Type: KindHelm, Helm: &HelmOptions{Values: "replicas: 1\n"}},
+		},
+		{
 			name: "helm options",
 			src: v1alpha1.ApplicationSource{
 				Helm: &v1alpha1.ApplicationSourceHelm{

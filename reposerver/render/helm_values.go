@@ -13,8 +13,8 @@ import (
 )
 
 // helmValues merges the user-supplied values the way `helm template` does
-// with Argo CD's arguments: value files in order, then Values, then
-// ValuesObject, then each parameter as `--set` (or `--set-string`), then
+// with Argo CD's arguments: value files in order, then Values or
+// ValuesObject (ApplicationOptions keeps one, as Argo CD), then each parameter as `--set` (or `--set-string`), then
 // each file parameter as `--set-file`. Chart
 // defaults are coalesced later by Helm itself. Values are read with Helm's
 // own YAML reader so numbers behave exactly as in Helm.
