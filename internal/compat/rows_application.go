@@ -35,12 +35,12 @@ var applicationRows = []Row{
 	{Kind: Field, Name: "ApplicationSpec.syncPolicy", Verdict: Honoured, Proof: "TestSyncDue",
 		Note: "automated sync, sync options, retry and the managed namespace; see its fields"},
 
-	{Kind: Field, Name: "Backoff.duration", Verdict: Different, Proof: "troubleshooting.md#in-an-applications-spec-and-operations",
-		Note: "the first retry's delay, a Go duration or seconds (default 5s); a value that does not parse takes the default where Argo CD fails the operation"},
+	{Kind: Field, Name: "Backoff.duration", Verdict: Honoured, Proof: "TestRetry",
+		Note: "the retry delay, a number of seconds or a Go duration (default 5s); a value that does not parse ends a failed operation in Error (\"failed to retry: unable to parse ... as a duration\"), as in Argo CD"},
 	{Kind: Field, Name: "Backoff.factor", Verdict: Honoured, Proof: "TestRetry",
 		Note: "multiplies the delay after each retry (default 2)"},
-	{Kind: Field, Name: "Backoff.maxDuration", Verdict: Different, Proof: "troubleshooting.md#in-an-applications-spec-and-operations",
-		Note: "caps the delay (default 3m); a value that does not parse takes the default where Argo CD fails the operation"},
+	{Kind: Field, Name: "Backoff.maxDuration", Verdict: Honoured, Proof: "TestRetry",
+		Note: "caps the delay (default 3m); a value that does not parse ends a failed operation in Error, as in Argo CD"},
 
 	{Kind: Field, Name: "Info.name", Verdict: Different, Proof: "troubleshooting.md#in-an-applications-spec-and-operations",
 		Note: "kept as written, shown nowhere"},

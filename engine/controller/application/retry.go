@@ -1,6 +1,7 @@
 package application
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -32,39 +33,46 @@ func retryAllowed(s v1alpha1.RetryStrategy, count int64) bool {
 }
 
 // retryDelay is the wait before retry n (1 for the first) of s, as Argo CD
-// computes it: duration x factor^n, at most maxDuration (when positive).
-func retryDelay(s v1alpha1.RetryStrategy, n int64) time.Duration {
+// computes it: duration x factor^n, at most maxDuration (when positive). A
+// duration that does not parse is Argo CD's error, which ends the
+// operation instead of retrying it.
+func retryDelay(s v1alpha1.RetryStrategy, n int64) (time.Duration, error) {
 	d, factor, maxD := defaultRetryDuration, int64(defaultRetryFactor), defaultRetryMaxDuration
 	if b := s.Backoff; b != nil {
-		d = parseRetryDuration(b.Duration, d)
+		var err error
+		if d, err = parseRetryDuration(b.Duration, d); err != nil {
+			return 0, err
+		}
 		if b.Factor != nil {
 			factor = *b.Factor
 		}
-		maxD = parseRetryDuration(b.MaxDuration, maxD)
+		if maxD, err = parseRetryDuration(b.MaxDuration, maxD); err != nil {
+			return 0, err
+		}
 	}
 	delay := float64(d) * math.Pow(float64(factor), float64(n))
 	if maxD > 0 && delay > float64(maxD) {
-		return maxD
+		return maxD, nil
 	}
 	if delay > float64(math.MaxInt64) {
-		return time.Duration(math.MaxInt64)
+		return time.Duration(math.MaxInt64), nil
 	}
-	return time.Duration(delay)
+	return time.Duration(delay), nil
 }
 
-// parseRetryDuration reads a backoff duration: a Go duration or a number of
-// seconds; def when empty or invalid.
-func parseRetryDuration(v string, def time.Duration) time.Duration {
+// parseRetryDuration reads a backoff duration: a number of seconds or a Go
+// duration; def when empty. Anything else is Argo CD's error.
+func parseRetryDuration(v string, def time.Duration) (time.Duration, error) {
 	if v == "" {
-		return def
+		return def, nil
 	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return time.Duration(n) * time.Second
+	if n, err := strconv.Atoi(v); err == nil {
+		return time.Duration(n) * time.Second, nil
 	}
 	if d, err := time.ParseDuration(v); err == nil {
-		return d
+		return d, nil
 	}
-	return def
+	return 0, fmt.Errorf("unable to parse %s as a duration", v)
 }
 
 // retryWait is how long the requested operation op must still wait for its
@@ -74,7 +82,10 @@ func retryWait(st *v1alpha1.OperationState, op *v1alpha1.Operation, now time.Tim
 	if st == nil || st.Phase != v1alpha1.OperationRunning || st.RetryCount == 0 || st.FinishedAt == nil || !equalOperations(&st.Operation, op) {
 		return 0
 	}
-	due := st.FinishedAt.Add(retryDelay(op.Retry, st.RetryCount))
+	// The strategy is the one whose delay put the operation in this
+	// state, so it parses.
+	delay, _ := retryDelay(op.Retry, st.RetryCount)
+	due := st.FinishedAt.Add(delay)
 	if wait := due.Sub(now); wait > 0 {
 		return wait
 	}

@@ -95,11 +95,17 @@ func (r *Reconciler) sync(ctx context.Context, p *pass, door *authority.Door, re
 	}
 	if runErr != nil {
 		st.Phase, st.Message = v1alpha1.OperationFailed, "sync failed: "+runErr.Error()
-		if !req.dryRun && retryAllowed(req.op.Retry, retries) && !authority.IsRefused(runErr) {
+		retry := !req.dryRun && retryAllowed(req.op.Retry, retries) && !authority.IsRefused(runErr)
+		wait, backoffErr := retryDelay(req.op.Retry, retries+1)
+		if retry && backoffErr != nil {
+			// As Argo CD: a backoff that does not parse ends the operation.
+			st.Phase = v1alpha1.OperationError
+			st.Message = fmt.Sprintf("%s (failed to retry: %v)", st.Message, backoffErr)
+		}
+		if retry && backoffErr == nil {
 			// As Argo CD: the operation stays Running and runs again
 			// after the backoff; the next reconcile is due then.
 			st.RetryCount = retries + 1
-			wait := retryDelay(req.op.Retry, st.RetryCount)
 			st.Phase = v1alpha1.OperationRunning
 			st.Message = fmt.Sprintf("%s. Retrying attempt #%d at %s.", st.Message, st.RetryCount, finished.Add(wait).Format(time.Kitchen))
 			p.ranOp, p.requeueAfter = nil, wait

@@ -1,6 +1,7 @@
 package application
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -207,10 +208,16 @@ func TestRetry(t *testing.T) {
 		{custom, 3, 54 * time.Second},
 		{custom, 4, time.Minute},
 		{v1alpha1.RetryStrategy{Backoff: &v1alpha1.Backoff{Duration: "500ms"}}, 1, time.Second},
-		{v1alpha1.RetryStrategy{Backoff: &v1alpha1.Backoff{Duration: "soon"}}, 1, 10 * time.Second},
 	} {
-		if got := retryDelay(tc.s, tc.n); got != tc.want {
-			t.Errorf("retryDelay(%+v, %d) = %s, want %s", tc.s.Backoff, tc.n, got, tc.want)
+		if got, err := retryDelay(tc.s, tc.n); err != nil || got != tc.want {
+			t.Errorf("retryDelay(%+v, %d) = %s, %v, want %s", tc.s.Backoff, tc.n, got, err, tc.want)
+		}
+	}
+	// As Argo CD: a backoff that does not parse is an error, which ends the
+	// operation instead of retrying it.
+	for _, b := range []v1alpha1.Backoff{{Duration: "soon"}, {MaxDuration: "1x"}} {
+		if _, err := retryDelay(v1alpha1.RetryStrategy{Backoff: &b}, 1); err == nil || !strings.Contains(err.Error(), "unable to parse") {
+			t.Errorf("retryDelay with backoff %+v: error %v, want Argo CD's unable to parse", b, err)
 		}
 	}
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
