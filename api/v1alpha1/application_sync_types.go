@@ -191,3 +191,28 @@ type OperationInitiator struct {
 	// +optional
 	Automated bool `json:"automated,omitempty"`
 }
+
+// RevisionsFor returns the revisions the operation syncs, one per source,
+// as Argo CD reads them: revisions for an Application of several sources
+// (multiple: spec.sources), revision for one of a single source; nil when
+// the operation names none.
+func (s *SyncOperation) RevisionsFor(multiple bool) []string {
+	switch {
+	case multiple:
+		return s.Revisions
+	case s.Revision != "":
+		return []string{s.Revision}
+	}
+	return nil
+}
+
+// SetRevisions sets the revisions the operation syncs where Argo CD reads
+// them (see RevisionsFor).
+func (s *SyncOperation) SetRevisions(multiple bool, revisions []string) {
+	switch {
+	case multiple:
+		s.Revisions = revisions
+	case len(revisions) > 0:
+		s.Revision = revisions[0]
+	}
+}

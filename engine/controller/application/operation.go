@@ -26,10 +26,7 @@ func requestedApplication(app *v1alpha1.Application, op *v1alpha1.SyncOperation)
 	case op.Source != nil:
 		out.Spec.Source, out.Spec.Sources = op.Source.DeepCopy(), nil
 	}
-	revs := op.Revisions
-	if len(revs) == 0 && op.Revision != "" {
-		revs = []string{op.Revision}
-	}
+	revs := op.RevisionsFor(out.Spec.HasMultipleSources())
 	switch {
 	case out.Spec.HasMultipleSources():
 		for i := range out.Spec.Sources {

@@ -59,10 +59,18 @@ func TestRequestedApplication(t *testing.T) {
 			want: multi(src(evil, "main"), src(ours, "abc123")),
 		},
 		{
-			name: "revision of a multi-source application goes to the first source",
+			// As Argo CD: an Application of several sources reads revisions
+			// only, one of a single source revision only.
+			name: "revision of a multi-source application is not read",
 			spec: multi(src(ours, "main"), src(ours, "dev")),
 			op:   v1alpha1.SyncOperation{Revision: "abc123"},
-			want: multi(src(ours, "abc123"), src(ours, "dev")),
+			want: multi(src(ours, "main"), src(ours, "dev")),
+		},
+		{
+			name: "revisions of a single-source application are not read",
+			spec: v1alpha1.ApplicationSpec{Source: new(src(ours, "main"))},
+			op:   v1alpha1.SyncOperation{Revisions: []string{"abc123"}},
+			want: v1alpha1.ApplicationSpec{Source: new(src(ours, "main"))},
 		},
 		{
 			name: "revisions one per source",

@@ -485,11 +485,7 @@ func (r *Reconciler) deny(p *pass, v authority.Verdict, revisions []string) outc
 			return denied
 		}
 		op = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}}
-		if len(revisions) == 1 {
-			op.Sync.Revision = revisions[0]
-		} else {
-			op.Sync.Revisions = revisions
-		}
+		op.Sync.SetRevisions(app.Spec.HasMultipleSources(), revisions)
 	} else {
 		p.ranOp = op.DeepCopy()
 	}

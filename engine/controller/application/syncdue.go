@@ -93,11 +93,7 @@ func (r *Reconciler) syncDue(app *v1alpha1.Application, op *v1alpha1.Operation, 
 		// selective sync: no hooks, no history entry).
 		op2.Sync.Resources = outOfSyncResources(cmp)
 	}
-	if len(state.Revisions) == 1 {
-		op2.Sync.Revision = state.Revisions[0]
-	} else {
-		op2.Sync.Revisions = state.Revisions
-	}
+	op2.Sync.SetRevisions(app.Spec.HasMultipleSources(), state.Revisions)
 	return &syncRequest{op: op2, prune: auto.Prune, syncOptions: syncOptions, resources: op2.Sync.Resources}, 0
 }
 
