@@ -23,32 +23,53 @@ type BuildEnv struct {
 	RepoURL, Path, TargetRevision string
 }
 
-// vars returns the variables by name.
-func (e BuildEnv) vars() map[string]string {
+// envVar is one variable of an environment.
+type envVar struct{ name, value string }
+
+// list returns the variables in the order Argo CD lists them (newEnv).
+func (e BuildEnv) list() []envVar {
 	short := func(n int) string {
 		if len(e.Revision) > n {
 			return e.Revision[:n]
 		}
 		return e.Revision
 	}
-	return map[string]string{
-		"ARGOCD_APP_NAME":                   e.AppName,
-		"ARGOCD_APP_NAMESPACE":              e.Namespace,
-		"ARGOCD_APP_PROJECT_NAME":           e.Project,
-		"ARGOCD_APP_REVISION":               e.Revision,
-		"ARGOCD_APP_REVISION_SHORT":         short(7),
-		"ARGOCD_APP_REVISION_SHORT_8":       short(8),
-		"ARGOCD_APP_SOURCE_REPO_URL":        e.RepoURL,
-		"ARGOCD_APP_SOURCE_PATH":            e.Path,
-		"ARGOCD_APP_SOURCE_TARGET_REVISION": e.TargetRevision,
+	return []envVar{
+		{"ARGOCD_APP_NAME", e.AppName},
+		{"ARGOCD_APP_NAMESPACE", e.Namespace},
+		{"ARGOCD_APP_PROJECT_NAME", e.Project},
+		{"ARGOCD_APP_REVISION", e.Revision},
+		{"ARGOCD_APP_REVISION_SHORT", short(7)},
+		{"ARGOCD_APP_REVISION_SHORT_8", short(8)},
+		{"ARGOCD_APP_SOURCE_REPO_URL", e.RepoURL},
+		{"ARGOCD_APP_SOURCE_PATH", e.Path},
+		{"ARGOCD_APP_SOURCE_TARGET_REVISION", e.TargetRevision},
 	}
+}
+
+// vars returns the variables by name.
+func (e BuildEnv) vars() map[string]string {
+	return varMap(e.list())
+}
+
+// varMap returns vs by name.
+func varMap(vs []envVar) map[string]string {
+	m := make(map[string]string, len(vs))
+	for _, v := range vs {
+		m[v.name] = v.value
+	}
+	return m
 }
 
 // Envsubst expands $VAR and ${VAR} in s as Argo CD's Env.Envsubst does:
 // with os.Expand over the build variables only, unknown names expand to
 // "", and "$$" is a literal "$".
 func (e BuildEnv) Envsubst(s string) string {
-	vars := e.vars()
+	return envsubst(s, e.vars())
+}
+
+// envsubst is Argo CD's Env.Envsubst over vars.
+func envsubst(s string, vars map[string]string) string {
 	return os.Expand(s, func(name string) string {
 		if name == "$" {
 			return "$"

@@ -3,7 +3,6 @@ package render
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -52,21 +51,14 @@ func pluginEnv(p *v1alpha1.ApplicationSourcePlugin, env BuildEnv, kubeVersion st
 		}
 		kubeVersion = v.String()
 	}
-	vars := env.vars()
-	vars["KUBE_VERSION"] = kubeVersion
-	vars["KUBE_API_VERSIONS"] = strings.Join(apiVersions, ",")
-	out := make([]string, 0, len(buildVarNames)+2+len(p.Env)+1+len(p.Parameters))
-	for _, name := range append(buildVarNames[:len(buildVarNames):len(buildVarNames)], "KUBE_VERSION", "KUBE_API_VERSIONS") {
-		out = append(out, name+"="+vars[name])
+	base := append(env.list(), envVar{"KUBE_VERSION", kubeVersion}, envVar{"KUBE_API_VERSIONS", strings.Join(apiVersions, ",")})
+	vars := varMap(base)
+	out := make([]string, 0, len(base)+len(p.Env)+1+len(p.Parameters))
+	for _, v := range base {
+		out = append(out, v.name+"="+v.value)
 	}
 	for _, e := range p.Env {
-		value := os.Expand(e.Value, func(name string) string {
-			if name == "$" {
-				return "$"
-			}
-			return vars[name]
-		})
-		out = append(out, "ARGOCD_ENV_"+e.Name+"="+value)
+		out = append(out, "ARGOCD_ENV_"+e.Name+"="+envsubst(e.Value, vars))
 	}
 	params, err := parametersJSON(p.Parameters)
 	if err != nil {
@@ -91,13 +83,6 @@ func pluginEnv(p *v1alpha1.ApplicationSourcePlugin, env BuildEnv, kubeVersion st
 		}
 	}
 	return out, nil
-}
-
-// buildVarNames are the build variables in the order Argo CD sends them.
-var buildVarNames = []string{
-	"ARGOCD_APP_NAME", "ARGOCD_APP_NAMESPACE", "ARGOCD_APP_PROJECT_NAME",
-	"ARGOCD_APP_REVISION", "ARGOCD_APP_REVISION_SHORT", "ARGOCD_APP_REVISION_SHORT_8",
-	"ARGOCD_APP_SOURCE_REPO_URL", "ARGOCD_APP_SOURCE_PATH", "ARGOCD_APP_SOURCE_TARGET_REVISION",
 }
 
 // parametersJSON is ARGOCD_APP_PARAMETERS as Argo CD marshals it: a list of
