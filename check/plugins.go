@@ -1,15 +1,11 @@
 package check
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tollgate-dev/tollgate/reposerver/cmp"
@@ -25,7 +21,8 @@ const maxPluginOutput = 64 << 20
 
 // localPlugins are the config management plugins tollgate test runs:
 // local commands by plugin name (--plugin NAME=COMMAND), each run with
-// `sh -c` in the source's directory, with this process's environment and
+// `sh -c` in the source's directory as a plugin sidecar runs its commands
+// (cmp.Run), with this process's environment and
 // the variables Argo CD gives the plugin (cmp.Source.Env), its standard
 // output read as the plugin's manifests. Any other plugin, and a source
 // that discovers its plugin, is not run (*server.UnservedPluginError).
@@ -37,46 +34,19 @@ func (p localPlugins) Generate(ctx context.Context, name string, src cmp.Source)
 	if !ok || name == "" {
 		return nil, name, &server.UnservedPluginError{Name: name}
 	}
-	ctx, cancel := context.WithTimeout(ctx, pluginTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", command)
-	cmd.Dir = filepath.Join(src.Root, src.Path)
-	cmd.Env = append(os.Environ(), src.Env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	stdout := &capped{max: maxPluginOutput}
-	var stderr capped
-	stderr.max = 4 << 10
-	cmd.Stdout, cmd.Stderr = stdout, &stderr
-	err := cmd.Run()
+	out, err := cmp.Run(ctx, []string{"sh", "-c", command}, filepath.Join(src.Root, src.Path), append(os.Environ(), src.Env...), pluginTimeout, maxPluginOutput)
+	var ce *cmp.CmdError
 	switch {
-	case stdout.over:
+	case errors.Is(err, cmp.ErrOutputTooLarge):
 		return nil, name, fmt.Errorf("plugin %s (--plugin): output passed %d MiB", name, maxPluginOutput>>20)
-	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case errors.Is(err, cmp.ErrCommandTimeout):
 		return nil, name, fmt.Errorf("plugin %s (--plugin): %q did not finish within %s", name, command, pluginTimeout)
+	case errors.As(err, &ce):
+		return nil, name, fmt.Errorf("plugin %s (--plugin): %q: %w: %s", name, command, ce.Cause, ce.Stderr)
 	case err != nil:
-		return nil, name, fmt.Errorf("plugin %s (--plugin): %q: %w: %s", name, command, err, strings.TrimSpace(stderr.String()))
+		return nil, name, fmt.Errorf("plugin %s (--plugin): %w", name, err)
 	}
-	return []string{stdout.String()}, name, nil
-}
-
-// capped is a buffer that keeps the first max bytes written to it and
-// notes that more came.
-type capped struct {
-	bytes.Buffer
-	max  int
-	over bool
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	if room := c.max - c.Len(); len(p) > room {
-		c.over = true
-		if room > 0 {
-			c.Buffer.Write(p[:room])
-		}
-		return len(p), nil
-	}
-	return c.Buffer.Write(p)
+	return []string{out}, name, nil
 }
 
 // pluginNote is the note for a plugin source tollgate test does not run.

@@ -23,8 +23,9 @@ const killGrace = 5 * time.Second
 // last bytes, where the reason usually is.
 const maxStderrBytes = 16 << 10
 
-// errCommandTimeout is the cause of a command's context at its timeout.
-var errCommandTimeout = errors.New("command timeout")
+// ErrCommandTimeout is what a CmdError's Cause wraps when the command ran
+// out of time.
+var ErrCommandTimeout = errors.New("command timeout")
 
 // CmdError is a plugin command that failed, as argocd-cmp-server reports
 // it: "`<args>` failed <cause>: <stderr>".
@@ -65,14 +66,14 @@ func (r runner) run(ctx context.Context, c Command, dir string, env []string) (s
 	args := argsToLog(argv)
 	if r.timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, r.timeout, errCommandTimeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, r.timeout, ErrCommandTimeout)
 		defer cancel()
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	logr.FromContextOrDiscard(ctx).V(1).Info("running plugin command", "dir", dir, "command", args)
 
-	stdout := &limitedBuffer{max: r.maxOutput, full: func() { cancel(errOutputTooLarge) }}
+	stdout := &limitedBuffer{max: r.maxOutput, full: func() { cancel(ErrOutputTooLarge) }}
 	stderr := &tailBuffer{max: maxStderrBytes}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, stdout, stderr
@@ -104,10 +105,10 @@ func (r runner) run(ctx context.Context, c Command, dir string, env []string) (s
 	if err != nil || ctx.Err() != nil {
 		cause := err
 		switch c := context.Cause(ctx); {
-		case errors.Is(c, errCommandTimeout):
-			cause = fmt.Errorf("timeout after %s", r.timeout)
-		case errors.Is(c, errOutputTooLarge):
-			cause = fmt.Errorf("output over the limit of %d bytes", r.maxOutput)
+		case errors.Is(c, ErrCommandTimeout):
+			cause = limitError{fmt.Sprintf("timeout after %s", r.timeout), ErrCommandTimeout}
+		case errors.Is(c, ErrOutputTooLarge):
+			cause = limitError{fmt.Sprintf("output over the limit of %d bytes", r.maxOutput), ErrOutputTooLarge}
 		case c != nil:
 			cause = c
 		}
@@ -115,6 +116,26 @@ func (r runner) run(ctx context.Context, c Command, dir string, env []string) (s
 	}
 	return strings.TrimSuffix(stdout.String(), "\n"), nil
 }
+
+// Run runs argv in dir with env as a plugin's commands run: in its own
+// process group, ended at timeout (0: only ctx) or when ctx ends, stdout
+// capped at maxOutput bytes (0: no cap); it returns stdout without one
+// trailing newline. A command that fails is a *CmdError whose Cause wraps
+// ErrCommandTimeout or ErrOutputTooLarge when a limit stopped it. For
+// tollgate test's local plugin commands.
+func Run(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration, maxOutput int64) (string, error) {
+	return runner{timeout: timeout, maxOutput: maxOutput}.run(ctx, Command{Command: argv}, dir, env)
+}
+
+// limitError is a limit that stopped a command: its message, and the
+// sentinel it wraps.
+type limitError struct {
+	msg string
+	err error
+}
+
+func (e limitError) Error() string { return e.msg }
+func (e limitError) Unwrap() error { return e.err }
 
 // argsToLog is the command line as Argo CD logs it: arguments with white
 // space quoted, empty ones as "".
@@ -133,8 +154,9 @@ func argsToLog(argv []string) string {
 	return strings.Join(out, " ")
 }
 
-// errOutputTooLarge is a command's stdout over its limit.
-var errOutputTooLarge = errors.New("output too large")
+// ErrOutputTooLarge is what a CmdError's Cause wraps when the command's
+// stdout passed its limit.
+var ErrOutputTooLarge = errors.New("output too large")
 
 // limitedBuffer keeps at most max bytes (0: no limit) and calls full, then
 // fails, when more come. (It has no ReadFrom, which io.Copy would use
@@ -148,7 +170,7 @@ type limitedBuffer struct {
 func (b *limitedBuffer) Write(p []byte) (int, error) {
 	if b.max > 0 && int64(b.buf.Len()+len(p)) > b.max {
 		b.full()
-		return 0, errOutputTooLarge
+		return 0, ErrOutputTooLarge
 	}
 	return b.buf.Write(p)
 }
