@@ -158,18 +158,24 @@ func BuildInputs(opts InputOptions, items []Item) []Input {
 
 // WithoutRuntimeState returns app without what changes as it runs: its
 // status and the resourceVersion, generation and managedFields of its
-// metadata. It is a shallow copy that shares the rest with app. The rules
-// judge an Application by its spec and metadata; an Application whose
-// status alone changed is then the same input, whose facts the evaluator's
-// function cache already holds (and keeps no second copy of).
+// metadata. It is a shallow copy that shares the rest with app, or app
+// itself when it holds none of them (the engine hands BuildInputs maps it
+// stripped already). The rules judge an Application by its spec and
+// metadata; an Application whose status alone changed is then the same
+// input, whose facts the evaluator's function cache already holds (and
+// keeps no second copy of).
 func WithoutRuntimeState(app map[string]any) map[string]any {
+	md, _ := app["metadata"].(map[string]any)
+	if _, ok := app["status"]; !ok && !hasAny(md, "resourceVersion", "generation", "managedFields") {
+		return app
+	}
 	v := make(map[string]any, len(app))
 	for k, x := range app {
 		if k != "status" {
 			v[k] = x
 		}
 	}
-	if md, ok := app["metadata"].(map[string]any); ok {
+	if md != nil {
 		m := make(map[string]any, len(md))
 		for k, x := range md {
 			if k != "resourceVersion" && k != "generation" && k != "managedFields" {
@@ -179,6 +185,16 @@ func WithoutRuntimeState(app map[string]any) map[string]any {
 		v["metadata"] = m
 	}
 	return v
+}
+
+// hasAny reports whether m has one of keys.
+func hasAny(m map[string]any, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // placement places kinds: from the caller's scope first (the cluster's

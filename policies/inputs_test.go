@@ -406,6 +406,9 @@ func TestBuildInputsParentView(t *testing.T) {
 	if _, ok := app["status"]; !ok || md["resourceVersion"] != "42" {
 		t.Errorf("the caller's Application was modified: %v", app)
 	}
+	if stripped := WithoutRuntimeState(app); !sameMap(WithoutRuntimeState(stripped), stripped) {
+		t.Error("an Application without runtime state was copied again")
+	}
 }
 
 func TestBuildInputsSetsPoint(t *testing.T) {
