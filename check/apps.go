@@ -6,6 +6,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver/chart"
 	"github.com/tollgate-dev/tollgate/reposerver/render"
 	"github.com/tollgate-dev/tollgate/reposerver/server"
 	"github.com/tollgate-dev/tollgate/reposerver/source"
@@ -45,19 +46,20 @@ func (c checkout) Fetch(ctx context.Context, repoURL, revision string, creds rep
 // (see checkout) with renderer, each source within lim, fetching remote
 // Kustomize bases with bases (nil: co), running plugins as local commands
 // (localPlugins). It fetches no Helm repository charts.
-func newAppService(co checkout, bases server.Fetcher, renderer server.Renderer, plugins localPlugins, lim render.Limits) (*server.Service, error) {
+func newAppService(co checkout, bases server.Fetcher, charts *chart.Cache, renderer server.Renderer, plugins localPlugins, lim render.Limits) (*server.Service, error) {
 	opts := server.DefaultOptions()
-	opts.Renderer, opts.RenderLimits, opts.Bases, opts.Plugins = renderer, lim, bases, plugins
+	opts.Renderer, opts.RenderLimits, opts.Bases, opts.Charts, opts.Plugins = renderer, lim, bases, charts, plugins
 	return server.New(co, opts)
 }
 
-// baseNote is the note for a remote Kustomize base tollgate test does not
-// fetch, named in the kustomization file when it is not the note's.
+// baseNote is the note for a remote Kustomize base or a chart of
+// helmCharts tollgate test does not fetch, named in the kustomization file
+// when it is not the note's.
 func baseNote(ub *server.UnservedBaseError, file string) string {
 	if file != "" {
-		return fmt.Sprintf("remote base %q of %s is not fetched by tollgate test; pass --allow-network to fetch it", ub.Entry, file)
+		return fmt.Sprintf("%s of %s is not fetched by tollgate test; pass --allow-network to fetch it", ub.What(), file)
 	}
-	return fmt.Sprintf("remote base %q is not fetched by tollgate test; pass --allow-network to fetch it", ub.Entry)
+	return fmt.Sprintf("%s is not fetched by tollgate test; pass --allow-network to fetch it", ub.What())
 }
 
 // appRender is what rendering one Application gave.

@@ -199,7 +199,7 @@ func RenderApplication(ctx context.Context, app map[string]any, repoRoot, repoUR
 	if err != nil {
 		return nil, err
 	}
-	svc, err := newAppService(checkout{root: root, repoURL: u}, nil, localRenderer{r: renderer}, nil, render.DefaultLimits())
+	svc, err := newAppService(checkout{root: root, repoURL: u}, nil, nil, localRenderer{r: renderer}, nil, render.DefaultLimits())
 	if err != nil {
 		return nil, err
 	}

@@ -65,7 +65,7 @@ func (r *recorder) Generate(context.Context, *v1alpha1.ApplicationSet, appset.So
 func plan(t *testing.T, obj map[string]any, repoURL, controlNS, root string) (appPlan, error) {
 	t.Helper()
 	rec := &recorder{}
-	svc, err := newAppService(checkout{root: repoRoot{given: root}, repoURL: reposerver.NormalizeURL(repoURL)}, nil, rec, nil, render.Limits{})
+	svc, err := newAppService(checkout{root: repoRoot{given: root}, repoURL: reposerver.NormalizeURL(repoURL)}, nil, nil, rec, nil, render.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

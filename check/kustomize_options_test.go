@@ -30,8 +30,8 @@ func TestRunKustomizeBuildOptions(t *testing.T) {
 	if rows := run("--load-restrictor LoadRestrictionsNone"); !slices.ContainsFunc(rows, func(r string) bool { return strings.Contains(r, "Pod/shared") && strings.Contains(r, "no-latest-tag") }) {
 		t.Errorf("with LoadRestrictionsNone: rows %q, want the shared Pod judged", rows)
 	}
-	want := "argocd-cm kustomize.buildOptions --enable-helm is not supported"
-	if rows := run("--enable-helm"); !slices.ContainsFunc(rows, func(r string) bool { return strings.Contains(r, "ERROR") && strings.Contains(r, want) }) {
-		t.Errorf("--enable-helm: rows %q, want an error result containing %q", rows, want)
+	want := "argocd-cm kustomize.buildOptions --enable-exec is not supported"
+	if rows := run("--enable-exec"); !slices.ContainsFunc(rows, func(r string) bool { return strings.Contains(r, "ERROR") && strings.Contains(r, want) }) {
+		t.Errorf("--enable-exec: rows %q, want an error result containing %q", rows, want)
 	}
 }

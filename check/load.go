@@ -65,9 +65,10 @@ type loadedUnit struct {
 	err error
 }
 
-// basesFunc fetches the remote Kustomize bases of a kustomization, with
-// server.Service.FetchBases's signature.
-type basesFunc func(ctx context.Context, root, dir string, opts render.Options) (map[string]render.RemoteBase, error)
+// basesFunc returns render options with what a kustomization fetches
+// (its remote bases, the charts of its helmCharts), with
+// server.Service.FetchRemote's signature.
+type basesFunc func(ctx context.Context, root, dir string, opts render.Options) (render.Options, error)
 
 // loadUnits decodes or renders the units concurrently, with up to
 // GOMAXPROCS at once, and returns them in unit order. helmValues are the
@@ -128,7 +129,7 @@ func loadUnit(ctx context.Context, u unit, helmValues map[string]any, build buil
 			return err
 		}
 		if u.kind == unitKustomize && bases != nil {
-			rb, err := bases(ctx, u.root, dir, opts)
+			fetched, err := bases(ctx, u.root, dir, opts)
 			var ub *server.UnservedBaseError
 			if errors.As(err, &ub) {
 				l.notes = append(l.notes, Note{File: u.display(ub.File), Line: ub.Line, Message: baseNote(ub, "")})
@@ -137,7 +138,7 @@ func loadUnit(ctx context.Context, u unit, helmValues map[string]any, build buil
 			if err != nil {
 				return l, wrap(err)
 			}
-			opts.RemoteBases = rb
+			opts = fetched
 		}
 		res, err := build(ctx, u.root, dir, opts, lim)
 		if err != nil {

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/policies/report"
+	"github.com/tollgate-dev/tollgate/reposerver/chart"
 	"github.com/tollgate-dev/tollgate/reposerver/render"
 	"github.com/tollgate-dev/tollgate/reposerver/server"
 	"github.com/tollgate-dev/tollgate/reposerver/source"
@@ -42,14 +44,19 @@ type Options struct {
 	NoBuiltin bool
 	// AllowNetwork lets user policies call http.send, net.* and
 	// opa.runtime, and has the remote Kustomize bases of the
-	// kustomizations rendered fetched (RemoteBases); without it such a
-	// base is a note and its kustomization is not rendered.
+	// kustomizations rendered fetched (RemoteBases) and the charts of
+	// their helmCharts pulled (Charts); without it such a base or chart
+	// is a note and its kustomization is not rendered.
 	AllowNetwork bool
 	// RemoteBases fetches the repositories of remote Kustomize bases when
 	// AllowNetwork is set (the repository under test is read from its
 	// checkout); nil fetches them anonymously into a temporary directory
 	// removed when Run returns (source.NewCache, default options).
 	RemoteBases server.Fetcher
+	// Charts pulls the charts of kustomizations' helmCharts when
+	// AllowNetwork is set; nil pulls them into a temporary directory
+	// removed when Run returns (chart.New, default options).
+	Charts *chart.Cache
 	// Capabilities are the Kubernetes version and API versions Helm charts
 	// render against (`helm template --kube-version --api-versions`), in
 	// place of a destination cluster's; an Application's source overrides
@@ -171,13 +178,13 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 	if err != nil {
 		return g, err
 	}
-	network, done, err := o.network()
+	network, charts, done, err := o.network()
 	if err != nil {
 		return g, err
 	}
 	defer done()
 	co := checkout{root: root, repoURL: repoURL}
-	svc, err := newAppService(co, checkout{root: root, repoURL: repoURL, network: network}, localRenderer{r: o.Renderer, buildOptions: o.KustomizeBuildOptions}, o.Plugins, lim)
+	svc, err := newAppService(co, checkout{root: root, repoURL: repoURL, network: network}, charts, localRenderer{r: o.Renderer, buildOptions: o.KustomizeBuildOptions}, o.Plugins, lim)
 	if err != nil {
 		return g, err
 	}
@@ -189,7 +196,11 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 		return g, err
 	}
 	g.notes = append(g.notes, walkNotes...)
-	loaded, err := loadUnits(ctx, units, helmValues, build, svc.FetchBases, lim)
+	remote := func(ctx context.Context, root, dir string, opts render.Options) (render.Options, error) {
+		opts.KustomizeBuildOptions = o.KustomizeBuildOptions
+		return svc.FetchRemote(ctx, root, dir, opts)
+	}
+	loaded, err := loadUnits(ctx, units, helmValues, build, remote, lim)
 	if err != nil {
 		return g, err
 	}
@@ -257,27 +268,36 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 	return g, nil
 }
 
-// network is the Fetcher of the remote Kustomize bases of other
-// repositories than the one under test: nil without AllowNetwork, else
-// RemoteBases or a cache in a temporary directory that done removes.
-func (o Options) network() (f server.Fetcher, done func(), err error) {
+// network is what fetches the remote Kustomize bases of other
+// repositories than the one under test, and the charts of helmCharts: nil
+// without AllowNetwork, else RemoteBases and Charts, or caches in a
+// temporary directory that done removes.
+func (o Options) network() (f server.Fetcher, charts *chart.Cache, done func(), err error) {
 	if !o.AllowNetwork {
-		return nil, func() {}, nil
+		return nil, nil, func() {}, nil
 	}
-	if o.RemoteBases != nil {
-		return o.RemoteBases, func() {}, nil
+	f, charts, done = o.RemoteBases, o.Charts, func() {}
+	if f != nil && charts != nil {
+		return f, charts, done, nil
 	}
 	dir, err := os.MkdirTemp("", "tollgate-bases-")
 	if err != nil {
-		return nil, nil, fmt.Errorf("create the cache of remote bases: %w", err)
+		return nil, nil, nil, fmt.Errorf("create the cache of remote bases: %w", err)
 	}
 	done = func() { _ = os.RemoveAll(dir) }
-	cache, err := source.NewCache(dir, source.DefaultOptions())
-	if err != nil {
-		done()
-		return nil, nil, err
+	if f == nil {
+		if f, err = source.NewCache(filepath.Join(dir, "git"), source.DefaultOptions()); err != nil {
+			done()
+			return nil, nil, nil, err
+		}
 	}
-	return cache, done, nil
+	if charts == nil {
+		if charts, err = chart.New(chart.Options{Dir: filepath.Join(dir, "charts")}); err != nil {
+			done()
+			return nil, nil, nil, err
+		}
+	}
+	return f, charts, done, nil
 }
 
 // evalChunk is about how many documents judge evaluates at a time before

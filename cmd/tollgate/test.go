@@ -52,8 +52,9 @@ your Rego policies, the way the admission webhook and the sync engine will.
 Directories are walked (.yaml, .yml and .json files; .git and hidden
 directories skipped). A directory with a kustomization is rendered with
 kustomize and a directory with a Chart.yaml with Helm; their output replaces
-their files. Remote Kustomize bases are fetched only with --allow-network;
-without it a note names each one and its kustomization is not rendered.
+their files. Remote Kustomize bases are fetched, and the charts of
+helmCharts pulled, only with --allow-network; without it a note names each
+one and its kustomization is not rendered.
 AppProjects found anywhere, and those given with --project, form the
 project set. An Application whose source repoURL is the repository under
 test (--repo-url, by default the origin remote of the Git repository at
@@ -88,7 +89,7 @@ or when something could not be decoded or rendered (after the report).`,
 	f.StringArrayVar(&o.PolicyDirs, "policy", nil, "`DIR` of user Rego policies (repeatable)")
 	f.StringArrayVar(&o.Namespaces, "namespace", nil, "user policy package to use, e.g. main (repeatable; default all)")
 	f.BoolVar(&o.NoBuiltin, "no-builtin", false, "turn the built-in rules off")
-	f.BoolVar(&o.AllowNetwork, "allow-network", false, "let user policies call http.send, net.* and opa.runtime, and fetch the remote Kustomize bases of the kustomizations rendered")
+	f.BoolVar(&o.AllowNetwork, "allow-network", false, "let user policies call http.send, net.* and opa.runtime, fetch the remote Kustomize bases of the kustomizations rendered and pull the charts of their helmCharts")
 	f.BoolVar(&o.FailOnWarn, "fail-on-warn", false, "exit 1 on warnings too")
 	f.StringArrayVar(&o.HelmValues, "helm-values", nil, "values `FILE` for the Helm charts found under PATH (repeatable)")
 	f.StringArrayVar(&o.Projects, "project", nil, "AppProject `FILE` added to the project set (repeatable)")
@@ -99,7 +100,7 @@ or when something could not be decoded or rendered (after the report).`,
 	f.StringVar(&o.RenderMemory, "render-memory", defaultRenderMemory, "memory limit of one Kustomize or Helm render's, or ApplicationSet generation's, child process (a Kubernetes quantity)")
 	f.StringVar(&o.KubeVersion, "kube-version", "", "Kubernetes version Helm charts render against, in place of the destination cluster's (default: the Helm SDK's, "+chartutil.DefaultCapabilities.KubeVersion.Version+")")
 	f.StringArrayVar(&o.APIVersions, "api-versions", nil, "API version charts see in .Capabilities.APIVersions, \"group/version\" or \"group/version/Kind\" (repeatable; added to the Helm SDK's)")
-	f.StringVar(&o.KustomizeBuildOptions, "kustomize-build-options", "", "argocd-cm's kustomize.buildOptions, the `FLAGS` of kustomize build every Kustomize render gets (--load-restrictor, --reorder, --enable-managedby-label; others are refused by name)")
+	f.StringVar(&o.KustomizeBuildOptions, "kustomize-build-options", "", "argocd-cm's kustomize.buildOptions, the `FLAGS` of kustomize build every Kustomize render gets (--load-restrictor, --reorder, --enable-managedby-label, --enable-helm and --helm-*; others are refused by name)")
 	f.StringArrayVar(&o.Plugins, "plugin", nil, "`NAME=COMMAND`: run COMMAND with sh -c in the source's directory in place of the config management plugin NAME (spec.source.plugin.name), with the variables Argo CD gives plugins; its standard output is the manifests (repeatable; other plugins are not run, a note names them)")
 	f.StringVar(&argocdNS, "argocd-namespace", policies.DefaultArgoCDNamespace, "namespace Argo CD runs in (overrides the configuration)")
 	return cmd

@@ -132,6 +132,10 @@ func NewRepo(username, password string) *Repo {
 	return r
 }
 
+// Handler is the repository's HTTP handler, to serve it another way (over
+// plain HTTP, as a developer's local repository may be).
+func (r *Repo) Handler() http.Handler { return r.srv.Config.Handler }
+
 // Requests returns how many requests the repository received, whether
 // they were authorized or not.
 func (r *Repo) Requests() int64 { return r.requests.Load() }

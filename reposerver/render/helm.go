@@ -97,6 +97,9 @@ func (s source) helm() ([]Document, []Note, error) {
 		}
 	}
 	skipTests := s.opts.Helm != nil && s.opts.Helm.SkipTests
+	if s.opts.Helm != nil && s.opts.Helm.SkipHooks {
+		hooks = nil
+	}
 	for _, h := range hooks {
 		if skipTests && slices.Contains(h.Events, release.HookTest) {
 			continue

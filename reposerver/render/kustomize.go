@@ -9,6 +9,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/api/types"
 )
 
 // kustomize renders the kustomization whose file (real path) is kustFile.
@@ -28,13 +29,17 @@ func (s source) kustomize(kustFile string) ([]Document, []Note, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", s.repo.rel(kustFile), err)
 	}
+	kopts, helm, err := kustomizerOptions(s.opts.KustomizeBuildOptions)
+	if err != nil {
+		return nil, nil, err
+	}
 	fsys, err := newConfinedFS(s.repo, map[string][]byte{kustFile: served}, s.lim.MaxFileBytes, s.opts.RemoteBases)
 	if err != nil {
 		return nil, nil, err
 	}
-	kopts, err := kustomizerOptions(s.opts.KustomizeBuildOptions)
-	if err != nil {
-		return nil, nil, err
+	if helm != nil {
+		fsys.helm = &kustomizeHelm{settings: *helm, caps: s.opts.Capabilities, charts: s.opts.KustomizeCharts, lim: s.lim,
+			rootDir: kopts.LoadRestrictions == types.LoadRestrictionsRootOnly, namespaces: map[string]string{}, files: map[string]helmFile{}}
 	}
 	k := krusty.MakeKustomizer(kopts)
 	// Kustomize keeps the OpenAPI schema of a build (kustomization
@@ -61,19 +66,26 @@ func (s source) kustomize(kustFile string) ([]Document, []Note, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("read origin of %s: %w", res.CurId(), err)
 		}
-		if remote := fsys.remoteOrigin(s.dir, origin); remote != nil {
-			// From a remote base: named as kustomize names what it cloned.
-			origin = remote
-			if !added {
-				if err := res.SetOrigin(origin); err != nil {
-					return nil, nil, fmt.Errorf("set origin of %s: %w", res.CurId(), err)
-				}
-			}
+		// What kustomize itself would write: a chart's objects are its
+		// helm generator's output, a remote base's are named by what it
+		// cloned. The chart is named only here, to find its entry.
+		rewritten := false
+		if inflated := fsys.helm.origin(fsys, s.dir, origin); inflated != nil {
+			origin, rewritten = inflated, true
 		}
-		if added {
-			if err := res.SetOrigin(nil); err != nil {
-				return nil, nil, fmt.Errorf("strip origin of %s: %w", res.CurId(), err)
-			}
+		if remote := fsys.remoteOrigin(s.dir, origin); remote != nil {
+			origin, rewritten = remote, true
+		}
+		switch {
+		case added:
+			err = res.SetOrigin(nil)
+		case rewritten:
+			shown := *origin
+			shown.ConfiguredBy.Name = ""
+			err = res.SetOrigin(&shown)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("set origin of %s: %w", res.CurId(), err)
 		}
 		data, err := res.MarshalJSON()
 		if err != nil {
@@ -231,7 +243,7 @@ func (o *originMapper) generatorLine(file, generatorKind, name string) int {
 	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
 		return 1
 	}
-	key := map[string]string{"ConfigMapGenerator": "configMapGenerator", "SecretGenerator": "secretGenerator"}[generatorKind]
+	key := map[string]string{"ConfigMapGenerator": "configMapGenerator", "SecretGenerator": "secretGenerator", helmGenerator: helmChartsField}[generatorKind]
 	top := deref(doc.Content[0])
 	k, v := mapEntry(top, key, 0)
 	if k == nil {

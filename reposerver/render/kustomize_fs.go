@@ -39,10 +39,15 @@ type confinedFS struct {
 	roots []fsRoot
 	// remote maps a remote base's entry to its directory: a path in its
 	// checkout, symlinks not yet resolved.
-	remote  map[string]string
-	inner   filesys.FileSystem
+	remote map[string]string
+	inner  filesys.FileSystem
+	// overlay holds files served from memory: the edited kustomization,
+	// and the inflated charts of helmCharts, added as their
+	// kustomizations are read (krusty builds in one goroutine).
 	overlay map[string][]byte
 	max     int64
+	// helm inflates helmCharts; nil without --enable-helm.
+	helm *kustomizeHelm
 
 	mu      sync.Mutex
 	blocked error

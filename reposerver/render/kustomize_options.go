@@ -19,10 +19,14 @@ const BuildOptionsField = "argocd-cm kustomize.buildOptions"
 // directory only, no plugins. Honoured: --load-restrictor (with
 // LoadRestrictionsNone a kustomization may read any file of its
 // repository, never one outside it), --reorder and
-// --enable-managedby-label. A flag that would run programs, containers or
-// helm from a tenant's repository, or that tollgate does not know, is an
+// --enable-managedby-label; --enable-helm and the --helm-* flags turn on
+// the inflation of helmCharts, which tollgate does itself with the Helm
+// SDK (helmSettings; krusty's own generator, which runs a helm binary,
+// stays off). A flag that would run programs or containers from a
+// tenant's repository, or that tollgate does not know, is an
 // *UnsupportedError naming it.
-func kustomizerOptions(buildOptions string) (*krusty.Options, error) {
+func kustomizerOptions(buildOptions string) (*krusty.Options, *helmSettings, error) {
+	var helm helmSettings
 	o := &krusty.Options{
 		Reorder:           krusty.ReorderOptionUnspecified,
 		AddManagedbyLabel: false,
@@ -47,7 +51,7 @@ func kustomizerOptions(buildOptions string) (*krusty.Options, error) {
 		case "--load-restrictor", "--load_restrictor":
 			v, err := next()
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			switch v {
 			case types.LoadRestrictionsRootOnly.String():
@@ -55,13 +59,13 @@ func kustomizerOptions(buildOptions string) (*krusty.Options, error) {
 			case types.LoadRestrictionsNone.String():
 				o.LoadRestrictions = types.LoadRestrictionsNone
 			default:
-				return nil, &UnsupportedError{Field: BuildOptionsField + " " + flag + " " + v,
+				return nil, nil, &UnsupportedError{Field: BuildOptionsField + " " + flag + " " + v,
 					Why: "the load restrictor is LoadRestrictionsRootOnly or LoadRestrictionsNone"}
 			}
 		case "--reorder":
 			v, err := next()
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			switch v {
 			case "legacy":
@@ -69,33 +73,65 @@ func kustomizerOptions(buildOptions string) (*krusty.Options, error) {
 			case "none":
 				o.Reorder = krusty.ReorderOptionNone
 			default:
-				return nil, &UnsupportedError{Field: BuildOptionsField + " --reorder " + v, Why: "the order is legacy or none"}
+				return nil, nil, &UnsupportedError{Field: BuildOptionsField + " --reorder " + v, Why: "the order is legacy or none"}
 			}
-		case "--enable-managedby-label":
+		case "--enable-managedby-label", "--enable-helm":
+			// A boolean flag: set, or given true or false.
 			on := true
 			if hasValue {
 				b, err := strconv.ParseBool(value)
 				if err != nil {
-					return nil, &UnsupportedError{Field: BuildOptionsField + " " + args[i], Why: "its value is true or false"}
+					return nil, nil, &UnsupportedError{Field: BuildOptionsField + " " + args[i], Why: "its value is true or false"}
 				}
 				on = b
 			}
-			o.AddManagedbyLabel = on
-		case "--stack-trace":
-			// Only changes error output.
+			if flag == "--enable-helm" {
+				helm.enabled = on
+			} else {
+				o.AddManagedbyLabel = on
+			}
+		case "--helm-kube-version":
+			v, err := next()
+			if err != nil {
+				return nil, nil, err
+			}
+			helm.kubeVersion = v
+		case "--helm-api-versions":
+			v, err := next()
+			if err != nil {
+				return nil, nil, err
+			}
+			helm.apiVersions = append(helm.apiVersions, v)
+		case "--helm-command":
+			// The binary is never run: charts are inflated with the
+			// Helm SDK.
+			if _, err := next(); err != nil {
+				return nil, nil, err
+			}
+		case "--stack-trace", "--helm-debug":
+			// Only change error output.
 		default:
-			return nil, &UnsupportedError{Field: BuildOptionsField + " " + flag, Why: buildOptionWhy(flag)}
+			return nil, nil, &UnsupportedError{Field: BuildOptionsField + " " + flag, Why: buildOptionWhy(flag)}
 		}
 	}
-	return o, nil
+	if !helm.enabled {
+		return o, nil, nil
+	}
+	return o, &helm, nil
+}
+
+// HelmEnabled reports whether kustomize build options (argocd-cm's
+// kustomize.buildOptions) turn on the inflation of helmCharts, as Argo
+// CD's isHelmEnabled does: the repo-server pulls their charts only then.
+func HelmEnabled(buildOptions string) bool {
+	_, h, err := kustomizerOptions(buildOptions)
+	return err == nil && h != nil
 }
 
 // buildOptionWhy says why tollgate does not honour a flag of kustomize
 // build.
 func buildOptionWhy(flag string) string {
 	switch flag {
-	case "--enable-helm", "--helm-command", "--helm-api-versions", "--helm-kube-version", "--helm-debug":
-		return "kustomize's helmCharts are not inflated (tollgate runs no helm binary for a kustomization); render the chart as a Helm source of the Application"
 	case "--enable-alpha-plugins", "--enable-exec", "--enable-star", "--network", "--network-name", "--mount", "--env", "-e", "--as-current-user":
 		return "it would run programs or containers (KRM functions, exec plugins) from the tenant's repository in the repo-server"
 	case "--output", "-o":

@@ -29,7 +29,11 @@ func TestKustomizerOptions(t *testing.T) {
 		}},
 		{options: "--load-restrictor", wantErr: "argocd-cm kustomize.buildOptions --load-restrictor is not supported: it needs a value"},
 		{options: "--load-restrictor LoadRestrictionsEverywhere", wantErr: "argocd-cm kustomize.buildOptions --load-restrictor LoadRestrictionsEverywhere is not supported: the load restrictor is LoadRestrictionsRootOnly or LoadRestrictionsNone"},
-		{options: "--enable-helm", wantErr: "argocd-cm kustomize.buildOptions --enable-helm is not supported: kustomize's helmCharts are not inflated"},
+		{options: "--enable-helm --helm-command /usr/local/bin/helm --helm-debug", check: func(o *krusty.Options) bool {
+			return !o.PluginConfig.HelmConfig.Enabled // krusty's own generator stays off
+		}},
+		{options: "--helm-kube-version", wantErr: "--helm-kube-version is not supported: it needs a value"},
+		{options: "--enable-helm=maybe", wantErr: "--enable-helm=maybe is not supported: its value is true or false"},
 		{options: "--load-restrictor LoadRestrictionsNone --enable-alpha-plugins", wantErr: "argocd-cm kustomize.buildOptions --enable-alpha-plugins is not supported: it would run programs or containers"},
 		{options: "--enable-exec", wantErr: "--enable-exec is not supported: it would run programs"},
 		{options: "--network", wantErr: "--network is not supported: it would run programs or containers"},
@@ -37,7 +41,7 @@ func TestKustomizerOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.options, func(t *testing.T) {
-			o, err := kustomizerOptions(tt.options)
+			o, _, err := kustomizerOptions(tt.options)
 			if tt.wantErr != "" {
 				var ue *UnsupportedError
 				if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), tt.wantErr) {

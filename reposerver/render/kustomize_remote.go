@@ -20,10 +20,6 @@ import (
 // fetch (Options.RemoteBases). Rendering itself never touches the network.
 var ErrRemoteReference = errors.New("remote references are not allowed")
 
-// errHelmInKustomize refuses kustomize's helmCharts, which run the helm
-// binary and download charts.
-var errHelmInKustomize = errors.New("helmCharts are not supported: they run the helm binary and download charts; use a Helm source instead")
-
 // isKustomizationFile reports whether path names a kustomization file.
 func isKustomizationFile(path string) bool {
 	base := filepath.Base(path)
@@ -57,7 +53,6 @@ var (
 		"patches": true, "patchesJson6902": true, "replacements": true,
 	}
 	generatorFields = map[string]bool{"configMapGenerator": true, "secretGenerator": true}
-	helmFields      = map[string]bool{"helmCharts": true, "helmChartInflationGenerator": true}
 )
 
 // serveKustomization returns the kustomization at the real path kustPath,
@@ -78,11 +73,14 @@ func serveKustomization(c *confinedFS, kustPath string, data []byte) ([]byte, er
 	if top.Kind != yaml.MappingNode {
 		return data, nil
 	}
-	rc := &remoteChecker{fs: c, dir: filepath.Dir(kustPath), name: c.name(kustPath), root: c.rootOf(kustPath)}
+	rc := &remoteChecker{fs: c, dir: filepath.Dir(kustPath), kustPath: kustPath, name: c.name(kustPath), root: c.rootOf(kustPath)}
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		if err := rc.field(deref(top.Content[i]).Value, deref(top.Content[i+1])); err != nil {
 			return nil, err
 		}
+	}
+	if err := rc.helm(top); err != nil {
+		return nil, err
 	}
 	if !rc.edited {
 		return data, nil
@@ -102,10 +100,10 @@ func serveKustomization(c *confinedFS, kustPath string, data []byte) ([]byte, er
 // remoteChecker checks the fields of one kustomization file.
 type remoteChecker struct {
 	fs *confinedFS
-	// dir is the kustomization's real directory, name its file for
-	// messages, root the index of its root in fs.
-	dir, name string
-	root      int
+	// dir is the kustomization's real directory, kustPath its file,
+	// name that file for messages, root the index of its root in fs.
+	dir, kustPath, name string
+	root                int
 	// edited is set once a remote base was rewritten.
 	edited bool
 }
@@ -136,10 +134,44 @@ func (rc *remoteChecker) field(key string, v *yaml.Node) error {
 				return err
 			}
 		}
-	case helmFields[key] && len(v.Content) > 0:
-		return fmt.Errorf("%s line %d: %w", rc.name, v.Line, errHelmInKustomize)
 	}
 	return nil
+}
+
+// helm inflates the helmCharts of the kustomization top, once its paths
+// are checked, and tells the kustomizations it names which namespace
+// their charts inherit; without --enable-helm a kustomization with charts
+// is refused, as kustomize refuses it.
+func (rc *remoteChecker) helm(top *yaml.Node) error {
+	e, err := readHelmEntries(top)
+	if err != nil {
+		return fmt.Errorf("%s %w", rc.name, err)
+	}
+	h := rc.fs.helm
+	if h == nil {
+		if e != nil {
+			return fmt.Errorf("%s line %d: %w", rc.name, e.line, errHelmNotEnabled)
+		}
+		return nil
+	}
+	namespace := scalarField(top, "namespace")
+	var entries []string
+	for _, field := range baseFields {
+		v := deref(lookupNode(top, field))
+		if v == nil || v.Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, item := range v.Content {
+			if item = deref(item); item.Kind == yaml.ScalarNode {
+				entries = append(entries, strings.TrimSpace(item.Value))
+			}
+		}
+	}
+	h.inherit(rc.dir, namespace, entries)
+	if e == nil {
+		return nil
+	}
+	return h.inflate(rc, top, e, namespace)
 }
 
 // list checks a list of paths (or a single path).

@@ -10,7 +10,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// Bounds of the walk of one kustomization graph (FindRemoteBases).
+// Bounds of the walk of one kustomization graph (FindRemote).
 const (
 	// MaxKustomizations is how many kustomizations one walk reads.
 	MaxKustomizations = 1000
@@ -34,33 +34,54 @@ type RemoteEntry struct {
 	Spec GitSpec
 }
 
+// RemoteChart is a chart of a kustomization's helmCharts that is not in
+// its chart home: kustomize would pull it, the repo-server does
+// (Options.KustomizeCharts).
+type RemoteChart struct {
+	// Repo, Name and Version are the entry's; Devel allows pre-releases.
+	Repo, Name, Version string
+	Devel               bool
+	// File is the kustomization naming it, slash-separated and relative
+	// to the checkout's root, and Line the line of its helm fields.
+	File string
+	Line int
+}
+
+// Remote is what a kustomization graph fetches: remote Git bases and
+// charts to pull.
+type Remote struct {
+	Bases  []RemoteEntry
+	Charts []RemoteChart
+}
+
 // baseFields are the fields of a kustomization whose entries kustomize may
 // clone: the others name files, which it downloads.
 var baseFields = []string{"resources", "bases", "components"}
 
-// FindRemoteBases returns the remote Git bases kustomize would clone to
-// build the application directory dir of the checkout at root with opts:
-// the entries of resources, bases and components (and of the Application's
-// kustomize.components) that ParseGitSpec reads, walking the local bases
-// and components they name, each entry once, in the order found. It reads
-// only kustomization files, at most MaxKustomizations of them and
-// MaxKustomizationDepth deep (ErrKustomizationGraph past either), and no
-// path that leaves root. What kustomize will refuse (a remote file, an
+// FindRemote returns what kustomize would fetch to build the application
+// directory dir of the checkout at root with opts: the remote Git bases,
+// entries of resources, bases and components (and of the Application's
+// kustomize.components) that ParseGitSpec reads, and the charts of
+// helmCharts with a repo that are not in their chart home; walking the
+// local bases and components they name, each once, in the order found.
+// It reads only kustomization files, at most MaxKustomizations of them
+// and MaxKustomizationDepth deep (ErrKustomizationGraph past either), and
+// no path that leaves root. What kustomize will refuse (a remote file, an
 // entry that is not a Git spec, a kustomization that does not parse) is
 // left for Build to report.
-func FindRemoteBases(root, dir string, opts Options, lim Limits) ([]RemoteEntry, error) {
+func FindRemote(root, dir string, opts Options, lim Limits) (Remote, error) {
 	lim = lim.withDefaults()
 	r, err := openRepo(root)
 	if err != nil {
-		return nil, err
+		return Remote{}, err
 	}
 	appRel, err := r.clean(dir)
 	if err != nil {
-		return nil, nil
+		return Remote{}, nil
 	}
 	appDir, err := r.resolveRel(appRel)
 	if err != nil {
-		return nil, nil
+		return Remote{}, nil
 	}
 	w := &baseWalker{repo: r, lim: lim, seen: map[string]bool{}, visited: map[string]bool{}}
 	w.queue = append(w.queue, walkDir{dir: appDir})
@@ -75,7 +96,7 @@ func FindRemoteBases(root, dir string, opts Options, lim Limits) ([]RemoteEntry,
 		d := w.queue[0]
 		w.queue = w.queue[1:]
 		if err := w.visit(d); err != nil {
-			return nil, err
+			return Remote{}, err
 		}
 	}
 	return w.found, nil
@@ -94,7 +115,7 @@ type baseWalker struct {
 	queue   []walkDir
 	visited map[string]bool
 	seen    map[string]bool
-	found   []RemoteEntry
+	found   Remote
 }
 
 // visit reads the kustomization of d, if it has one.
@@ -136,7 +157,34 @@ func (w *baseWalker) visit(d walkDir) error {
 			}
 		}
 	}
+	w.charts(d, file, top)
 	return nil
+}
+
+// charts records the charts of the kustomization top in d.dir that name
+// a repo and are not in their chart home.
+func (w *baseWalker) charts(d walkDir, file string, top *yaml.Node) {
+	e, err := readHelmEntries(top)
+	if err != nil || e == nil {
+		return
+	}
+	for _, ch := range e.charts {
+		home, err := chartHome(d.dir, e.globals, ch)
+		if err != nil || ch.Repo == "" || ch.Name == "" {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(filepath.Join(home, ch.Name)); err == nil && w.repo.within(real) {
+			if fi, err := os.Stat(real); err == nil && fi.IsDir() {
+				continue
+			}
+		}
+		key := "chart\x00" + ch.Repo + "\x00" + ch.Name + "\x00" + ch.Version
+		if w.seen[key] {
+			continue
+		}
+		w.seen[key] = true
+		w.found.Charts = append(w.found.Charts, RemoteChart{Repo: ch.Repo, Name: ch.Name, Version: ch.Version, Devel: ch.Devel, File: file, Line: e.line})
+	}
 }
 
 // entry records s, an entry of the kustomization file in d.dir, when it is
@@ -167,7 +215,7 @@ func (w *baseWalker) entry(d walkDir, file string, line int, s string, fileFirst
 			return
 		}
 		w.seen[s] = true
-		w.found = append(w.found, RemoteEntry{Entry: s, File: file, Line: line, Spec: spec})
+		w.found.Bases = append(w.found.Bases, RemoteEntry{Entry: s, File: file, Line: line, Spec: spec})
 		return
 	}
 	if filepath.IsAbs(s) {

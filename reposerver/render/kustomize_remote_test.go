@@ -32,29 +32,41 @@ func remoteRepos(t *testing.T, overlay string) (root string, bases map[string]Re
 	}
 }
 
-// TestFindRemoteBases: the remote Git bases of a kustomization graph, its
+// TestFindRemote: the remote Git bases of a kustomization graph, its
 // local bases and components and the Application's components included,
 // each once; remote files, local files of a remote-looking name and what
-// does not parse are left to the build.
-func TestFindRemoteBases(t *testing.T) {
+// does not parse are left to the build. The charts of helmCharts to pull
+// are those with a repo that are not in their chart home.
+func TestFindRemote(t *testing.T) {
 	root := t.TempDir()
 	mustWrite(t, root, "apps/web/kustomization.yaml", "resources:\n- ../base\n- https://raw.githubusercontent.com/org/repo/main/x.yaml\n- github.com/org/local.yaml\n- https://host?ref=x\nbases:\n- "+baseEntry+"\n")
 	mustWrite(t, root, "apps/web/github.com/org/local.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: local\n")
-	mustWrite(t, root, "apps/base/kustomization.yaml", "resources:\n- "+baseEntry+"\ncomponents:\n- ../comp\n")
+	mustWrite(t, root, "apps/base/kustomization.yaml", "resources:\n- "+baseEntry+"\ncomponents:\n- ../comp\n"+
+		"helmGlobals: {chartHome: vendor}\nhelmCharts:\n- {name: web, repo: https://charts.example.com, version: 1.0.0}\n- {name: db, repo: oci://r.example.com/charts, devel: true}\n"+
+		"- {name: kept, repo: https://charts.example.com, version: 2.0.0}\n- {name: local}\n")
+	mustWrite(t, root, "apps/base/vendor/kept-2.0.0/kept/Chart.yaml", "name: kept\n")
 	mustWrite(t, root, "apps/comp/kustomization.yaml", "kind: Component\ncomponents:\n- git@git.example.com:org/comp.git//c\n")
 	mustWrite(t, root, "apps/broken/kustomization.yaml", "resources: [\n")
 	opts := Options{Kustomize: &KustomizeOptions{Components: []string{"ssh://git@git.example.com/org/extra//x?version=v3", "../broken"}}}
-	got, err := FindRemoteBases(root, "apps/web", opts, Limits{})
+	found, err := FindRemote(root, "apps/web", opts, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := found.Bases
 	want := []RemoteEntry{
 		{Entry: "ssh://git@git.example.com/org/extra//x?version=v3", File: "apps/web/kustomization.yaml", Spec: GitSpec{RepoURL: "ssh://git@git.example.com/org/extra", Path: "x", Ref: "v3"}},
 		{Entry: baseEntry, File: "apps/web/kustomization.yaml", Line: 7, Spec: GitSpec{RepoURL: "https://git.example.com/org/base.git", Path: "base", Ref: "v1"}},
 		{Entry: "git@git.example.com:org/comp.git//c", File: "apps/comp/kustomization.yaml", Line: 3, Spec: GitSpec{RepoURL: "git@git.example.com:org/comp.git", Path: "c"}},
 	}
 	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("FindRemoteBases (-want +got):\n%s", d)
+		t.Errorf("FindRemote bases (-want +got):\n%s", d)
+	}
+	wantCharts := []RemoteChart{
+		{Repo: "https://charts.example.com", Name: "web", Version: "1.0.0", File: "apps/base/kustomization.yaml", Line: 5},
+		{Repo: "oci://r.example.com/charts", Name: "db", Devel: true, File: "apps/base/kustomization.yaml", Line: 5},
+	}
+	if d := cmp.Diff(wantCharts, found.Charts); d != "" {
+		t.Errorf("FindRemote charts (-want +got):\n%s", d)
 	}
 
 	// A chain of local bases deeper than the walk goes.
@@ -62,7 +74,7 @@ func TestFindRemoteBases(t *testing.T) {
 	for i := 0; i <= MaxKustomizationDepth+1; i++ {
 		mustWrite(t, deep, fmt.Sprintf("k%d/kustomization.yaml", i), fmt.Sprintf("resources: [../k%d]\n", i+1))
 	}
-	if _, err := FindRemoteBases(deep, "k0", Options{}, Limits{}); !errors.Is(err, ErrKustomizationGraph) {
+	if _, err := FindRemote(deep, "k0", Options{}, Limits{}); !errors.Is(err, ErrKustomizationGraph) {
 		t.Errorf("deep graph: error = %v, want ErrKustomizationGraph", err)
 	}
 }

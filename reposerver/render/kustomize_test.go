@@ -250,8 +250,8 @@ func TestBuildKustomizeRejected(t *testing.T) {
 		wantMsg: `render kustomize remote-git-rejected: remote-git-rejected/kustomization.yaml line 2: resources entry "github.com/example/manifests//deploy?ref=v1.0.0": remote references are not allowed`,
 	}, {
 		dir:     "helmcharts-rejected",
-		wantIs:  errHelmInKustomize,
-		wantMsg: "render kustomize helmcharts-rejected: helmcharts-rejected/kustomization.yaml line 2: helmCharts are not supported",
+		wantIs:  errHelmNotEnabled,
+		wantMsg: "render kustomize helmcharts-rejected: helmcharts-rejected/kustomization.yaml line 1: helmCharts need --enable-helm in argocd-cm kustomize.buildOptions",
 	}, {
 		dir:     "../..",
 		wantIs:  ErrOutsideRoot,

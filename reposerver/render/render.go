@@ -61,6 +61,23 @@ type Options struct {
 	// confined to that checkout, instead of cloning it. A remote entry
 	// that is not here is refused (ErrRemoteReference).
 	RemoteBases map[string]RemoteBase `json:",omitempty"`
+	// KustomizeCharts are the charts of kustomizations' helmCharts that
+	// the repo-server pulled for this source (FindRemoteBases finds
+	// them), used when kustomize.buildOptions enable Helm: kustomize
+	// inflates each from here instead of running `helm pull`.
+	KustomizeCharts []KustomizeChart `json:",omitempty"`
+}
+
+// KustomizeChart is a chart of a kustomization's helmCharts pulled by the
+// repo-server.
+type KustomizeChart struct {
+	// Repo, Name and Version are the entry's, as its kustomization writes
+	// them: the key the render finds the chart by.
+	Repo, Name string
+	Version    string `json:",omitempty"`
+	// Dir is the unpacked chart, an absolute path outside the repository
+	// (its Chart.yaml at the top), read-only.
+	Dir string
 }
 
 // RemoteBase is a remote Kustomize base checked out by the repo-server.
@@ -196,6 +213,9 @@ type HelmOptions struct {
 	// SkipSchemaValidation does not check the values against the chart's
 	// values.schema.json (`--skip-schema-validation`).
 	SkipSchemaValidation bool
+	// SkipHooks leaves out the chart's hooks (`--no-hooks`), which only
+	// a kustomization's helmCharts ask for (skipHooks).
+	SkipHooks bool `json:",omitempty"`
 }
 
 // HelmFileParameter is one `--set-file name=path`.

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver/chart"
 	"github.com/tollgate-dev/tollgate/reposerver/render"
 	"github.com/tollgate-dev/tollgate/reposerver/source"
 )
@@ -19,6 +22,9 @@ const (
 	// MaxRemoteBaseDepth is how deep remote bases inside remote bases are
 	// followed.
 	MaxRemoteBaseDepth = 5
+	// MaxKustomizeCharts is how many charts of helmCharts (distinct
+	// repository, name and version) one source may pull.
+	MaxKustomizeCharts = 32
 )
 
 // UnservedBaseError is a remote Kustomize base whose repository the base
@@ -31,10 +37,23 @@ type UnservedBaseError struct {
 	// entry's line (0 for a component the Application adds).
 	Entry, File string
 	Line        int
+	// Chart is set for a chart of helmCharts (Entry is its name) from
+	// the Helm repository or OCI registry Chart, which the Service
+	// pulls no chart from (Options.Charts is nil).
+	Chart string
 }
 
 func (e *UnservedBaseError) Error() string {
-	return fmt.Sprintf("%s: remote base %q is not fetched here", e.File, e.Entry)
+	return fmt.Sprintf("%s: %s is not fetched here", e.File, e.What())
+}
+
+// What names the base or chart: `remote base "<entry>"` or `helmCharts
+// chart "<name>" of <repository>`.
+func (e *UnservedBaseError) What() string {
+	if e.Chart != "" {
+		return fmt.Sprintf("helmCharts chart %q of %s", e.Entry, reposerver.RedactURL(e.Chart))
+	}
+	return fmt.Sprintf("remote base %q", e.Entry)
 }
 
 // baseFetch is how the remote bases of one source are fetched.
@@ -44,7 +63,10 @@ type baseFetch struct {
 	field string
 	// permit reports whether the project permits a base's repository;
 	// nil permits every repository (no project names the render).
-	permit  func(ctx context.Context, repoURL string) (bool, error)
+	permit func(ctx context.Context, repoURL string) (bool, error)
+	// charts are the options charts of helmCharts are pulled with, their
+	// Permitted judging each repository (nil: any).
+	charts  chart.FetchOptions
 	project string
 	// repos are the credentials to match (reposerver.MatchGitRepository).
 	repos []reposerver.GitRepository
@@ -57,17 +79,26 @@ type baseFetch struct {
 func requestBases(req *reposerver.Request, field string) baseFetch {
 	return baseFetch{
 		field: field, project: req.Project, repos: req.GitRepositories,
-		opts: []source.FetchOption{source.ListingMaxAge(req.ListingMaxAge)},
+		charts: chartOptions(req, v1alpha1.ApplicationSource{}),
+		opts:   []source.FetchOption{source.ListingMaxAge(req.ListingMaxAge)},
 		permit: func(ctx context.Context, repoURL string) (bool, error) {
 			return reposerver.RepositoryPermitted(ctx, req.SourceRepos, repoURL, false)
 		},
 	}
 }
 
-// fetchedBase is one remote base fetched for a source: what its render
-// key holds of it.
+// fetchedBase is one remote base or chart fetched for a source: what its
+// render key holds of it.
 type fetchedBase struct {
 	entry, repoURL, revision string
+}
+
+// kustomizeRemote is what was fetched for the kustomization graph of one
+// source: what the render reads, and what its key holds.
+type kustomizeRemote struct {
+	bases   map[string]render.RemoteBase
+	charts  []render.KustomizeChart
+	fetched []fetchedBase
 }
 
 // pendingBases is a checkout whose kustomization graph is still to be
@@ -81,63 +112,115 @@ type pendingBases struct {
 	via string
 }
 
-// remoteBases fetches the remote Kustomize bases of the application
-// directory dir of the checkout at root (render.FindRemoteBases), and those
-// of the bases, with the Service's base Fetcher: each repository permitted
-// by b, with the credentials b matches for its URL (anonymous when none
-// does), at the entry's ref, through the same cache and limits as
-// sources. Commit signatures are not verified: a signature check covers
-// the Application's sources. It returns the bases to render with
-// (render.Options.RemoteBases) and what was fetched, in the order found.
-func (s *Service) remoteBases(ctx context.Context, b baseFetch, root, dir string, opts render.Options) (map[string]render.RemoteBase, []fetchedBase, error) {
-	bases := map[string]render.RemoteBase{}
-	var fetched []fetchedBase
+// remoteBases fetches what the kustomization graph of the application
+// directory dir of the checkout at root needs (render.FindRemote): its
+// remote Kustomize bases, and those of the bases, with the Service's base
+// Fetcher: each repository permitted by b, with the credentials b matches
+// for its URL (anonymous when none does), at the entry's ref, through the
+// same cache and limits as sources; and, when opts' kustomize build
+// options enable Helm, the charts of helmCharts its kustomizations do not
+// hold, with the Service's chart cache, from the repositories b permits,
+// with the credentials of the project's Helm repositories. Commit
+// signatures are not verified: a signature check covers the
+// Application's sources.
+func (s *Service) remoteBases(ctx context.Context, b baseFetch, root, dir string, opts render.Options) (kustomizeRemote, error) {
+	out := kustomizeRemote{bases: map[string]render.RemoteBase{}}
+	helm := render.HelmEnabled(opts.KustomizeBuildOptions)
 	queue := []pendingBases{{root: root, dir: dir, opts: opts}}
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
 		found, err := s.findBases(p.root, p.dir, p.opts)
 		if err != nil {
-			return nil, nil, b.error(p.via, err)
+			return kustomizeRemote{}, b.error(p.via, err)
 		}
-		for _, e := range found {
-			if _, ok := bases[e.Entry]; ok {
+		for _, e := range found.Bases {
+			if _, ok := out.bases[e.Entry]; ok {
 				continue
 			}
-			where := b.where(p.via, e)
+			where := b.where(p.via, e.File, e.Line, fmt.Sprintf("remote base %q", e.Entry))
 			switch {
 			case p.depth >= MaxRemoteBaseDepth:
-				return nil, nil, &reposerver.Error{Code: reposerver.CodeLimit, Message: fmt.Sprintf("%s: remote bases nested more than %d deep", where, MaxRemoteBaseDepth)}
-			case len(bases) >= MaxRemoteBases:
-				return nil, nil, &reposerver.Error{Code: reposerver.CodeLimit, Message: fmt.Sprintf("%s: more than %d remote bases", where, MaxRemoteBases)}
+				return kustomizeRemote{}, &reposerver.Error{Code: reposerver.CodeLimit, Message: fmt.Sprintf("%s: remote bases nested more than %d deep", where, MaxRemoteBaseDepth)}
+			case len(out.bases) >= MaxRemoteBases:
+				return kustomizeRemote{}, &reposerver.Error{Code: reposerver.CodeLimit, Message: fmt.Sprintf("%s: more than %d remote bases", where, MaxRemoteBases)}
 			}
 			if err := b.check(ctx, where, e); err != nil {
-				return nil, nil, err
+				return kustomizeRemote{}, err
 			}
 			creds := reposerver.MatchGitRepository(e.Spec.RepoURL, b.repos)
 			co, err := s.bases().Fetch(ctx, e.Spec.RepoURL, e.Spec.Ref, creds, b.opts...)
 			var ns *NotServedError
 			if errors.As(err, &ns) {
-				return nil, nil, &UnservedBaseError{Entry: e.Entry, File: e.File, Line: e.Line}
+				return kustomizeRemote{}, &UnservedBaseError{Entry: e.Entry, File: e.File, Line: e.Line}
 			}
 			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", where, err)
+				return kustomizeRemote{}, fmt.Errorf("%s: %w", where, err)
 			}
-			bases[e.Entry] = render.RemoteBase{Root: co.Dir, Path: e.Spec.Path, RepoURL: e.Spec.RepoURL, Ref: e.Spec.Ref}
-			fetched = append(fetched, fetchedBase{entry: e.Entry, repoURL: reposerver.NormalizeURL(e.Spec.RepoURL), revision: co.Revision})
+			out.bases[e.Entry] = render.RemoteBase{Root: co.Dir, Path: e.Spec.Path, RepoURL: e.Spec.RepoURL, Ref: e.Spec.Ref}
+			out.fetched = append(out.fetched, fetchedBase{entry: e.Entry, repoURL: reposerver.NormalizeURL(e.Spec.RepoURL), revision: co.Revision})
 			queue = append(queue, pendingBases{root: co.Dir, dir: e.Spec.Path, depth: p.depth + 1, via: e.Entry})
 		}
+		if !helm {
+			continue
+		}
+		for _, c := range found.Charts {
+			if err := s.pullChart(ctx, b, p.via, c, &out); err != nil {
+				return kustomizeRemote{}, err
+			}
+		}
 	}
-	return bases, fetched, nil
+	return out, nil
+}
+
+// pullChart pulls chart c of helmCharts, found in the kustomization graph
+// of the source (via "") or of remote base via, into out, as kustomize's
+// `helm pull` would: from a repository b permits, at c's version (the
+// latest, pre-releases too with devel, when it names none).
+func (s *Service) pullChart(ctx context.Context, b baseFetch, via string, c render.RemoteChart, out *kustomizeRemote) error {
+	if slices.ContainsFunc(out.charts, func(k render.KustomizeChart) bool {
+		return k.Repo == c.Repo && k.Name == c.Name && k.Version == c.Version
+	}) {
+		return nil
+	}
+	where := b.where(via, c.File, c.Line, fmt.Sprintf("helmCharts chart %q", c.Name))
+	if len(out.charts) >= MaxKustomizeCharts {
+		return &reposerver.Error{Code: reposerver.CodeLimit, Message: fmt.Sprintf("%s: more than %d charts", where, MaxKustomizeCharts)}
+	}
+	if p := b.charts.Permitted; p != nil {
+		ok, err := p(ctx, c.Repo, reposerver.IsOCI(c.Repo, b.charts.Repositories))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &reposerver.Error{Code: reposerver.CodeInvalid, Message: fmt.Sprintf(
+				"project-source-denied: %s: repository %s is not permitted in project %q: add it to the project's spec.sourceRepos",
+				where, reposerver.RedactURL(c.Repo), b.project)}
+		}
+	}
+	if s.opts.Charts == nil {
+		return &UnservedBaseError{Entry: c.Name, File: c.File, Line: c.Line, Chart: c.Repo}
+	}
+	version := c.Version
+	if version == "" && c.Devel {
+		version = ">0.0.0-0"
+	}
+	ch, err := s.opts.Charts.Fetch(ctx, c.Repo, c.Name, version, b.charts)
+	if err != nil {
+		return chartError(where, err)
+	}
+	out.charts = append(out.charts, render.KustomizeChart{Repo: c.Repo, Name: c.Name, Version: c.Version, Dir: ch.Dir})
+	out.fetched = append(out.fetched, fetchedBase{entry: "chart " + c.Name + " " + c.Version, repoURL: reposerver.NormalizeHelmURL(c.Repo), revision: ch.Version + " " + ch.Digest})
+	return nil
 }
 
 // foundCacheSize bounds the bytes of remote bases found kept per Service.
 const foundCacheSize = 8 << 20
 
-// findBases is render.FindRemoteBases, remembered per checkout directory
-// and options: a checkout holds one commit's files and is never modified,
-// so an idle comparison reads no kustomization again.
-func (s *Service) findBases(root, dir string, opts render.Options) ([]render.RemoteEntry, error) {
+// findBases is render.FindRemote, remembered per checkout directory and
+// options: a checkout holds one commit's files and is never modified, so
+// an idle comparison reads no kustomization again.
+func (s *Service) findBases(root, dir string, opts render.Options) (render.Remote, error) {
 	key := root + "\x00" + dir
 	if k := opts.Kustomize; k != nil {
 		key += fmt.Sprintf("\x00%t\x00%s", k.IgnoreMissingComponents, strings.Join(k.Components, "\x00"))
@@ -145,7 +228,7 @@ func (s *Service) findBases(root, dir string, opts render.Options) ([]render.Rem
 	if found, ok := s.found.Get(key); ok {
 		return found, nil
 	}
-	found, err := render.FindRemoteBases(root, dir, opts, s.opts.RenderLimits)
+	found, err := render.FindRemote(root, dir, opts, s.opts.RenderLimits)
 	if err == nil {
 		s.found.Add(key, found)
 	}
@@ -153,10 +236,13 @@ func (s *Service) findBases(root, dir string, opts render.Options) ([]render.Rem
 }
 
 // foundCost is what a result of findBases costs its cache.
-func foundCost(found []render.RemoteEntry) int64 {
+func foundCost(found render.Remote) int64 {
 	n := int64(128)
-	for _, e := range found {
+	for _, e := range found.Bases {
 		n += int64(len(e.Entry)+len(e.File)+len(e.Spec.RepoURL)+len(e.Spec.Path)+len(e.Spec.Ref)) + 64
+	}
+	for _, c := range found.Charts {
+		n += int64(len(c.Repo)+len(c.Name)+len(c.Version)+len(c.File)) + 64
 	}
 	return n
 }
@@ -187,17 +273,18 @@ func (b baseFetch) check(ctx context.Context, where string, e render.RemoteEntry
 		where, reposerver.RedactURL(e.Spec.RepoURL), b.project)}
 }
 
-// where names remote base e in messages: the source, the kustomization
-// (in the remote base via, when it is one) and line, and the entry.
-func (b baseFetch) where(via string, e render.RemoteEntry) string {
-	s := e.File
-	if e.Line > 0 {
-		s = fmt.Sprintf("%s line %d", s, e.Line)
+// where names what a kustomization file names at line in messages: the
+// source, the kustomization (in the remote base via, when it is one) and
+// line, and what.
+func (b baseFetch) where(via, file string, line int, what string) string {
+	s := file
+	if line > 0 {
+		s = fmt.Sprintf("%s line %d", s, line)
 	}
 	if via != "" {
 		s = fmt.Sprintf("%s of remote base %q", s, via)
 	}
-	s = fmt.Sprintf("%s: remote base %q", s, e.Entry)
+	s = fmt.Sprintf("%s: %s", s, what)
 	if b.field != "" {
 		s = b.field + ": " + s
 	}
@@ -221,17 +308,24 @@ func (b baseFetch) error(via string, err error) error {
 	return &reposerver.Error{Code: code, Message: msg}
 }
 
-// FetchBases fetches the remote Kustomize bases of the kustomization at
-// dir of the checkout at root, and those of the bases, with the base
-// Fetcher (Options.Bases): from any repository, anonymously, as tollgate
-// test does for a directory it walks, which no Application or project
-// names. It returns the bases to render dir with
-// (render.Options.RemoteBases), nil when there are none; a base the
-// Fetcher does not serve is an *UnservedBaseError.
-func (s *Service) FetchBases(ctx context.Context, root, dir string, opts render.Options) (map[string]render.RemoteBase, error) {
-	bases, _, err := s.remoteBases(ctx, baseFetch{}, root, dir, opts)
-	if err != nil || len(bases) == 0 {
-		return nil, err
+// FetchRemote returns opts with what the kustomization at dir of the
+// checkout at root needs (remoteBases): its remote bases, fetched with the
+// base Fetcher (Options.Bases), and the charts of its helmCharts, pulled
+// with the chart cache (Options.Charts), from any repository,
+// anonymously, as tollgate test does for a directory it walks, which no
+// Application or project names. A base the Fetcher does not serve, or a
+// chart without a chart cache, is an *UnservedBaseError.
+func (s *Service) FetchRemote(ctx context.Context, root, dir string, opts render.Options) (render.Options, error) {
+	r, err := s.remoteBases(ctx, baseFetch{charts: chart.FetchOptions{Permitted: anyRepository}}, root, dir, opts)
+	if err != nil {
+		return opts, err
 	}
-	return bases, nil
+	if len(r.bases) > 0 {
+		opts.RemoteBases = r.bases
+	}
+	opts.KustomizeCharts = r.charts
+	return opts, nil
 }
+
+// anyRepository permits every repository.
+func anyRepository(context.Context, string, bool) (bool, error) { return true, nil }

@@ -131,8 +131,8 @@ func TestRenderRemoteBaseNotServed(t *testing.T) {
 	if _, err := svc.Generate(t.Context(), req); !errors.As(err, &want) {
 		t.Errorf("Generate: error = %v, want an *UnservedBaseError", err)
 	}
-	bases, err := svc.FetchBases(t.Context(), t.TempDir(), ".", render.Options{})
-	if err != nil || bases != nil {
-		t.Errorf("FetchBases of a directory without a kustomization = %v, %v; want none", bases, err)
+	fetched, err := svc.FetchRemote(t.Context(), t.TempDir(), ".", render.Options{})
+	if err != nil || fetched.RemoteBases != nil || fetched.KustomizeCharts != nil {
+		t.Errorf("FetchRemote of a directory without a kustomization = %+v, %v; want nothing fetched", fetched, err)
 	}
 }

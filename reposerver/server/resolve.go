@@ -252,7 +252,7 @@ func (s *Service) resolve(ctx context.Context, req *reposerver.Request, srcs []f
 		// sources keep their render key (and the engine its idle
 		// comparisons) when the cluster's API versions change.
 		kind, kindErr := render.DetectKind(f.checkout.Dir, f.dir(), opts)
-		if kindErr == nil && kind != render.KindHelm {
+		if kindErr == nil && kind != render.KindHelm && (kind != render.KindKustomize || !render.HelmEnabled(req.KustomizeBuildOptions)) {
 			opts.Capabilities = nil
 		}
 		if kindErr == nil && kind == render.KindHelm && s.opts.Charts != nil {
@@ -262,7 +262,8 @@ func (s *Service) resolve(ctx context.Context, req *reposerver.Request, srcs []f
 		}
 		if kindErr == nil && kind == render.KindKustomize {
 			opts.KustomizeBuildOptions = req.KustomizeBuildOptions
-			opts.RemoteBases, j.bases, err = s.remoteBases(ctx, requestBases(req, f.field), f.checkout.Dir, f.dir(), opts)
+			r, err := s.remoteBases(ctx, requestBases(req, f.field), f.checkout.Dir, f.dir(), opts)
+			opts.RemoteBases, opts.KustomizeCharts, j.bases = r.bases, r.charts, r.fetched
 			var ub *UnservedBaseError
 			if partial && errors.As(err, &ub) {
 				j.unservedBase = ub
@@ -308,7 +309,7 @@ func valueFileFrom(src v1alpha1.ApplicationSource, refs map[string]bool) string 
 // value files) and of every remote Kustomize base in place of their
 // checkout directories, so that a base whose ref moved renders again.
 func renderKey(f fetched, opts render.Options, srcs []fetched, bases []fetchedBase) (string, error) {
-	opts.Refs, opts.RemoteBases = nil, nil
+	opts.Refs, opts.RemoteBases, opts.KustomizeCharts = nil, nil, nil
 	data, err := json.Marshal(opts)
 	if err != nil {
 		return "", fmt.Errorf("encode render options: %w", err)

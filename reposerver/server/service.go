@@ -103,8 +103,8 @@ type Service struct {
 	sources Fetcher
 	opts    Options
 	renders *lru[string, rendered]
-	// found remembers the remote Kustomize bases of checkouts (findBases).
-	found    *lru[string, []render.RemoteEntry]
+	// found remembers the remote Kustomize bases of checkouts (findBases) and the charts of their helmCharts.
+	found    *lru[string, render.Remote]
 	slots    chan struct{}
 	renderer Renderer
 }

@@ -180,8 +180,8 @@ func TestGenerateErrors(t *testing.T) {
 		{name: "missing path", req: reposerver.Request{Sources: []reposerver.Source{src(f.charts, "nope")}}, wantCode: reposerver.CodeInvalid, want: "spec.source ("},
 		{name: "missing revision", req: reposerver.Request{Sources: []reposerver.Source{{Source: v1alpha1.ApplicationSource{RepoURL: f.charts, TargetRevision: "v9"}}}}, wantCode: reposerver.CodeInvalid, want: "v9"},
 		{name: "unreachable", req: reposerver.Request{Sources: []reposerver.Source{src("http://127.0.0.1:1/x.git", "")}}, wantCode: reposerver.CodeUnreachable, want: "repository unreachable"},
-		{name: "kustomize build option", req: reposerver.Request{Sources: []reposerver.Source{src(f.charts, "overlay")}, KustomizeBuildOptions: "--enable-helm"}, wantCode: reposerver.CodeInvalid,
-			want: "argocd-cm kustomize.buildOptions --enable-helm is not supported: kustomize's helmCharts are not inflated"},
+		{name: "kustomize build option", req: reposerver.Request{Sources: []reposerver.Source{src(f.charts, "overlay")}, KustomizeBuildOptions: "--enable-exec"}, wantCode: reposerver.CodeInvalid,
+			want: "argocd-cm kustomize.buildOptions --enable-exec is not supported: it would run programs"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -210,7 +210,7 @@ func TestGenerateKustomizeBuildOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	withOptions := *plain
-	withOptions.KustomizeBuildOptions = "--enable-helm"
+	withOptions.KustomizeBuildOptions = "--enable-exec"
 	after, err := f.svc.Generate(t.Context(), &withOptions)
 	if err != nil || after.Key != before.Key {
 		t.Errorf("a directory with build options: error %v, key changed %v", err, err == nil && after.Key != before.Key)
