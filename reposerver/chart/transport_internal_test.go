@@ -2,6 +2,7 @@ package chart
 
 import (
 	"errors"
+	"net/http"
 	"net/netip"
 	"testing"
 )
@@ -46,5 +47,36 @@ func TestCheckDial(t *testing.T) {
 	}
 	if err := (&Cache{}).checkDial("tcp", "127.0.0.1:8443", nil); err == nil {
 		t.Error("without AllowLoopback, loopback was allowed")
+	}
+}
+
+// TestFileRedirect: a remote file's download follows redirects to other
+// hosts, never from https to http, never to another scheme, at most
+// maxRedirects times.
+func TestFileRedirect(t *testing.T) {
+	c := &Cache{opts: Options{AllowInsecure: true}}
+	req := func(u string) *http.Request {
+		r, err := http.NewRequest(http.MethodGet, u, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	first := []*http.Request{req("https://github.com/org/repo/releases/download/v1/install.yaml")}
+	if err := c.fileRedirect(req("https://objects.example.com/asset"), first); err != nil {
+		t.Errorf("to another host: %v", err)
+	}
+	if err := c.fileRedirect(req("http://objects.example.com/asset"), first); !errors.Is(err, ErrNotAllowed) {
+		t.Errorf("from https to http: %v, want ErrNotAllowed", err)
+	}
+	if err := c.fileRedirect(req("ftp://objects.example.com/asset"), []*http.Request{req("http://example.com/x.yaml")}); !errors.Is(err, ErrNotAllowed) {
+		t.Errorf("to ftp: %v, want ErrNotAllowed", err)
+	}
+	many := make([]*http.Request, maxRedirects+1)
+	for i := range many {
+		many[i] = first[0]
+	}
+	if err := c.fileRedirect(req("https://objects.example.com/asset"), many); !errors.Is(err, ErrNotAllowed) {
+		t.Errorf("past %d redirects: %v, want ErrNotAllowed", maxRedirects, err)
 	}
 }

@@ -37,6 +37,7 @@ func (s source) kustomize(kustFile string) ([]Document, []Note, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	fsys.files = s.opts.RemoteFiles
 	if helm != nil {
 		fsys.helm = &kustomizeHelm{settings: *helm, caps: s.opts.Capabilities, charts: s.opts.KustomizeCharts, lim: s.lim,
 			rootDir: kopts.LoadRestrictions == types.LoadRestrictionsRootOnly, namespaces: map[string]string{}, files: map[string]helmFile{}}
@@ -70,6 +71,17 @@ func (s source) kustomize(kustFile string) ([]Document, []Note, error) {
 		// helm generator's output, a remote base's are named by what it
 		// cloned. The chart is named only here, to find its entry.
 		rewritten := false
+		file, index, line := "", 0, 0
+		if rf, ok := fsys.remoteFileOrigin(s.dir, origin); ok {
+			// From a remote file: placed at its entry.
+			file, line = o.kustRel, rf.line
+			if s.repo.within(rf.kustPath) {
+				file = s.repo.rel(rf.kustPath)
+			} else {
+				line = 0
+			}
+			origin, rewritten = &resource.Origin{Path: rf.url}, true
+		}
 		if inflated := fsys.helm.origin(fsys, s.dir, origin); inflated != nil {
 			origin, rewritten = inflated, true
 		}
@@ -91,7 +103,9 @@ func (s source) kustomize(kustFile string) ([]Document, []Note, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("encode %s: %w", res.CurId(), err)
 		}
-		file, index, line := o.locate(origin, res.GetKind(), res.GetName(), res.GetNamespace())
+		if file == "" {
+			file, index, line = o.locate(origin, res.GetKind(), res.GetName(), res.GetNamespace())
+		}
 		ds, ns, err := decodeData(file, data, s.lim, true)
 		if err != nil {
 			return nil, nil, err

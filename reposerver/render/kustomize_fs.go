@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -48,6 +49,11 @@ type confinedFS struct {
 	max     int64
 	// helm inflates helmCharts; nil without --enable-helm.
 	helm *kustomizeHelm
+	// files are the downloaded remote files of resources by URL
+	// (Options.RemoteFiles); served maps the overlay file each entry was
+	// rewritten to (real path) to that entry.
+	files  map[string][]byte
+	served map[string]remoteFileEntry
 
 	mu      sync.Mutex
 	blocked error
@@ -89,6 +95,39 @@ func newConfinedFS(r repo, overlay map[string][]byte, max int64, bases map[strin
 		c.remote[entry] = filepath.Join(c.roots[i].root, filepath.FromSlash(rel))
 	}
 	return c, nil
+}
+
+// remoteFileEntry is an entry of a kustomization's resources that names
+// a remote file.
+type remoteFileEntry struct {
+	kustPath, url string
+	line          int
+}
+
+// addRemoteFile puts data, the remote file url that the kustomization at
+// kustPath (in dir) names at line, in the overlay, and returns its path
+// relative to dir: in a directory of its own, under the URL's file name,
+// as kustomize would name it.
+func (c *confinedFS) addRemoteFile(dir, kustPath string, line int, url string, data []byte) string {
+	name := path.Base(strings.SplitN(strings.SplitN(url, "?", 2)[0], "#", 2)[0])
+	rel := fmt.Sprintf(".remote-%d/%s", len(c.served), name)
+	real := filepath.Join(dir, filepath.FromSlash(rel))
+	c.overlay[real] = data
+	if c.served == nil {
+		c.served = map[string]remoteFileEntry{}
+	}
+	c.served[real] = remoteFileEntry{kustPath: kustPath, url: url, line: line}
+	return rel
+}
+
+// remoteFileOrigin returns, for the origin of a resource of a build in
+// dir, the remote file entry it was read from, if it was.
+func (c *confinedFS) remoteFileOrigin(dir string, origin *resource.Origin) (remoteFileEntry, bool) {
+	if len(c.served) == 0 || origin == nil || origin.Path == "" || origin.Repo != "" {
+		return remoteFileEntry{}, false
+	}
+	e, ok := c.served[filepath.Join(dir, filepath.FromSlash(origin.Path))]
+	return e, ok
 }
 
 // rootOf returns the index of the root the absolute, clean path abs is

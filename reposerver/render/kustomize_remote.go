@@ -212,8 +212,11 @@ func (rc *remoteChecker) path(field string, v *yaml.Node, stripKey bool) error {
 		return rc.local(field, v.Line, s)
 	}
 	where := fmt.Sprintf("%s line %d: %s entry %q", rc.name, v.Line, field, s)
+	if isRemoteFile(s) && (field == "resources" || field == "bases") {
+		return rc.remoteFile(where, v, s)
+	}
 	if !slices.Contains(baseFields, field) || isRemoteFile(s) {
-		return fmt.Errorf("%s: %w: kustomize would download this file; remote files are not fetched, only remote Git bases of resources, bases and components", where, ErrRemoteReference)
+		return fmt.Errorf("%s: %w: kustomize would download this file; only the remote files of resources and bases are fetched", where, ErrRemoteReference)
 	}
 	if _, err := ParseGitSpec(s); err != nil {
 		return fmt.Errorf("%s: %w: not a Git repository kustomize can clone: %v", where, ErrRemoteReference, err)
@@ -227,6 +230,20 @@ func (rc *remoteChecker) path(field string, v *yaml.Node, stripKey bool) error {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	v.Value, v.Style, v.Tag = filepath.ToSlash(rel), 0, "!!str"
+	rc.edited = true
+	rc.fs.rewrote(v.Value, s)
+	return nil
+}
+
+// remoteFile serves the remote file s, entry v of resources, from what
+// the repo-server downloaded (Options.RemoteFiles): rewritten to a file
+// of the kustomization's directory held in memory.
+func (rc *remoteChecker) remoteFile(where string, v *yaml.Node, s string) error {
+	data, ok := rc.fs.files[s]
+	if !ok {
+		return fmt.Errorf("%s: %w: the remote file was not fetched", where, ErrRemoteReference)
+	}
+	v.Value, v.Style, v.Tag = rc.fs.addRemoteFile(rc.dir, rc.kustPath, v.Line, s, data), 0, "!!str"
 	rc.edited = true
 	rc.fs.rewrote(v.Value, s)
 	return nil

@@ -47,10 +47,23 @@ type RemoteChart struct {
 	Line int
 }
 
-// Remote is what a kustomization graph fetches: remote Git bases and
-// charts to pull.
+// RemoteFile is a file a kustomization names by URL in its resources:
+// kustomize would download it, the repo-server does
+// (Options.RemoteFiles).
+type RemoteFile struct {
+	// URL is the entry as written.
+	URL string
+	// File is the kustomization naming it, slash-separated and relative
+	// to the checkout's root, and Line the entry's line.
+	File string
+	Line int
+}
+
+// Remote is what a kustomization graph fetches: remote Git bases, files
+// and charts to pull.
 type Remote struct {
 	Bases  []RemoteEntry
+	Files  []RemoteFile
 	Charts []RemoteChart
 }
 
@@ -61,7 +74,8 @@ var baseFields = []string{"resources", "bases", "components"}
 // FindRemote returns what kustomize would fetch to build the application
 // directory dir of the checkout at root with opts: the remote Git bases,
 // entries of resources, bases and components (and of the Application's
-// kustomize.components) that ParseGitSpec reads, and the charts of
+// kustomize.components) that ParseGitSpec reads, the files they name by
+// URL (isRemoteFile), and the charts of
 // helmCharts with a repo that are not in their chart home; walking the
 // local bases and components they name, each once, in the order found.
 // It reads only kustomization files, at most MaxKustomizations of them
@@ -207,7 +221,12 @@ func (w *baseWalker) entry(d walkDir, file string, line int, s string, fileFirst
 		return err == nil && fi.Mode().IsRegular()
 	}
 	if isRemote(s, localFile) {
-		if w.seen[s] || isRemoteFile(s) {
+		if w.seen[s] {
+			return
+		}
+		if isRemoteFile(s) {
+			w.seen[s] = true
+			w.found.Files = append(w.found.Files, RemoteFile{URL: s, File: file, Line: line})
 			return
 		}
 		spec, err := ParseGitSpec(s)

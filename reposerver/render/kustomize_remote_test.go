@@ -61,6 +61,10 @@ func TestFindRemote(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("FindRemote bases (-want +got):\n%s", d)
 	}
+	wantFiles := []RemoteFile{{URL: "https://raw.githubusercontent.com/org/repo/main/x.yaml", File: "apps/web/kustomization.yaml", Line: 3}}
+	if d := cmp.Diff(wantFiles, found.Files); d != "" {
+		t.Errorf("FindRemote files (-want +got):\n%s", d)
+	}
 	wantCharts := []RemoteChart{
 		{Repo: "https://charts.example.com", Name: "web", Version: "1.0.0", File: "apps/base/kustomization.yaml", Line: 5},
 		{Repo: "oci://r.example.com/charts", Name: "db", Devel: true, File: "apps/base/kustomization.yaml", Line: 5},
@@ -122,7 +126,7 @@ func TestBuildRemoteBaseRefused(t *testing.T) {
 	t.Run("remote file", func(t *testing.T) {
 		root, bases := remoteRepos(t, "resources:\n- https://example.com/all.yaml\n")
 		_, err := Build(t.Context(), root, "apps/web", Options{RemoteBases: bases}, Limits{})
-		want := `render kustomize apps/web: apps/web/kustomization.yaml line 2: resources entry "https://example.com/all.yaml": remote references are not allowed: kustomize would download this file; remote files are not fetched, only remote Git bases of resources, bases and components`
+		want := `render kustomize apps/web: apps/web/kustomization.yaml line 2: resources entry "https://example.com/all.yaml": remote references are not allowed: the remote file was not fetched`
 		if !errors.Is(err, ErrRemoteReference) || err.Error() != want {
 			t.Errorf("error:\n got %v\nwant %s", err, want)
 		}
@@ -150,4 +154,37 @@ func TestBuildRemoteBaseRefused(t *testing.T) {
 			t.Errorf("error = %v, want the symlink out of the base refused", err)
 		}
 	})
+}
+
+// TestBuildRemoteFile: a file a kustomization's resources name by URL is
+// read from what the repo-server downloaded, placed at its entry, and
+// transformed like the kustomization's own; one not downloaded is
+// refused, as is a URL in a field whose files are never downloaded.
+func TestBuildRemoteFile(t *testing.T) {
+	const url = "https://raw.example.com/org/repo/main/deploy/cm.yaml?x=1"
+	root := writeTree(t, map[string]string{
+		"app/kustomization.yaml":   "namePrefix: p-\nresources:\n- local.yaml\n- " + url + "\n",
+		"app/local.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: local}\n",
+		"patch/kustomization.yaml": "resources: [../app]\npatches:\n- path: https://raw.example.com/patch.yaml\n",
+	})
+	opts := Options{RemoteFiles: map[string][]byte{url: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: remote}\n")}}
+	res, err := Build(t.Context(), root, "app", opts, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []docRef{
+		{File: "app/local.yaml", Index: 0, Line: 1, Kind: "ConfigMap", Name: "p-local"},
+		{File: "app/kustomization.yaml", Index: 0, Line: 4, Kind: "ConfigMap", Name: "p-remote"},
+	}
+	if d := cmp.Diff(want, refs(res.Documents)); d != "" {
+		t.Errorf("documents (-want +got):\n%s", d)
+	}
+	if _, err := Build(t.Context(), root, "app", Options{}, Limits{}); !errors.Is(err, ErrRemoteReference) ||
+		!strings.Contains(err.Error(), `app/kustomization.yaml line 4: resources entry "`+url+`": remote references are not allowed: the remote file was not fetched`) {
+		t.Errorf("not downloaded: error %v", err)
+	}
+	if _, err := Build(t.Context(), root, "patch", opts, Limits{}); !errors.Is(err, ErrRemoteReference) ||
+		!strings.Contains(err.Error(), "only the remote files of resources and bases are fetched") {
+		t.Errorf("a remote patch: error %v", err)
+	}
 }

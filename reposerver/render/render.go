@@ -66,6 +66,12 @@ type Options struct {
 	// them), used when kustomize.buildOptions enable Helm: kustomize
 	// inflates each from here instead of running `helm pull`.
 	KustomizeCharts []KustomizeChart `json:",omitempty"`
+	// RemoteFiles are the files kustomizations name by URL in their
+	// resources that the repo-server downloaded for this source
+	// (FindRemote finds them), by URL as written: kustomize reads each
+	// from here instead of downloading it. A remote file that is not
+	// here is refused (ErrRemoteReference).
+	RemoteFiles map[string][]byte `json:",omitempty"`
 }
 
 // KustomizeChart is a chart of a kustomization's helmCharts pulled by the

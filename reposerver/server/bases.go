@@ -2,10 +2,13 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/reposerver"
@@ -22,6 +25,9 @@ const (
 	// MaxRemoteBaseDepth is how deep remote bases inside remote bases are
 	// followed.
 	MaxRemoteBaseDepth = 5
+	// MaxRemoteFiles is how many files named by URL one source may
+	// download.
+	MaxRemoteFiles = 32
 	// MaxKustomizeCharts is how many charts of helmCharts (distinct
 	// repository, name and version) one source may pull.
 	MaxKustomizeCharts = 32
@@ -39,8 +45,11 @@ type UnservedBaseError struct {
 	Line        int
 	// Chart is set for a chart of helmCharts (Entry is its name) from
 	// the Helm repository or OCI registry Chart, which the Service
-	// pulls no chart from (Options.Charts is nil).
-	Chart string
+	// pulls no chart from (Options.Charts is nil); RemoteFile for a file
+	// of resources named by URL (Entry), which it downloads with the
+	// chart client.
+	Chart      string
+	RemoteFile bool
 }
 
 func (e *UnservedBaseError) Error() string {
@@ -50,8 +59,11 @@ func (e *UnservedBaseError) Error() string {
 // What names the base or chart: `remote base "<entry>"` or `helmCharts
 // chart "<name>" of <repository>`.
 func (e *UnservedBaseError) What() string {
-	if e.Chart != "" {
+	switch {
+	case e.Chart != "":
 		return fmt.Sprintf("helmCharts chart %q of %s", e.Entry, reposerver.RedactURL(e.Chart))
+	case e.RemoteFile:
+		return fmt.Sprintf("remote file %q", reposerver.RedactURL(e.Entry))
 	}
 	return fmt.Sprintf("remote base %q", e.Entry)
 }
@@ -66,7 +78,9 @@ type baseFetch struct {
 	permit func(ctx context.Context, repoURL string) (bool, error)
 	// charts are the options charts of helmCharts are pulled with, their
 	// Permitted judging each repository (nil: any).
-	charts  chart.FetchOptions
+	charts chart.FetchOptions
+	// maxAge is how old a remote file downloaded before may be.
+	maxAge  time.Duration
 	project string
 	// repos are the credentials to match (reposerver.MatchGitRepository).
 	repos []reposerver.GitRepository
@@ -79,8 +93,8 @@ type baseFetch struct {
 func requestBases(req *reposerver.Request, field string) baseFetch {
 	return baseFetch{
 		field: field, project: req.Project, repos: req.GitRepositories,
-		charts: chartOptions(req, v1alpha1.ApplicationSource{}),
-		opts:   []source.FetchOption{source.ListingMaxAge(req.ListingMaxAge)},
+		charts: chartOptions(req, v1alpha1.ApplicationSource{}), maxAge: req.ListingMaxAge,
+		opts: []source.FetchOption{source.ListingMaxAge(req.ListingMaxAge)},
 		permit: func(ctx context.Context, repoURL string) (bool, error) {
 			return reposerver.RepositoryPermitted(ctx, req.SourceRepos, repoURL, false)
 		},
@@ -97,6 +111,7 @@ type fetchedBase struct {
 // source: what the render reads, and what its key holds.
 type kustomizeRemote struct {
 	bases   map[string]render.RemoteBase
+	files   map[string][]byte
 	charts  []render.KustomizeChart
 	fetched []fetchedBase
 }
@@ -145,7 +160,7 @@ func (s *Service) remoteBases(ctx context.Context, b baseFetch, root, dir string
 			case len(out.bases) >= MaxRemoteBases:
 				return kustomizeRemote{}, &reposerver.Error{Code: reposerver.CodeLimit, Message: fmt.Sprintf("%s: more than %d remote bases", where, MaxRemoteBases)}
 			}
-			if err := b.check(ctx, where, e); err != nil {
+			if err := b.check(ctx, where, e.Spec.RepoURL); err != nil {
 				return kustomizeRemote{}, err
 			}
 			creds := reposerver.MatchGitRepository(e.Spec.RepoURL, b.repos)
@@ -161,6 +176,11 @@ func (s *Service) remoteBases(ctx context.Context, b baseFetch, root, dir string
 			out.fetched = append(out.fetched, fetchedBase{entry: e.Entry, repoURL: reposerver.NormalizeURL(e.Spec.RepoURL), revision: co.Revision})
 			queue = append(queue, pendingBases{root: co.Dir, dir: e.Spec.Path, depth: p.depth + 1, via: e.Entry})
 		}
+		for _, f := range found.Files {
+			if err := s.remoteFile(ctx, b, p.via, f, &out); err != nil {
+				return kustomizeRemote{}, err
+			}
+		}
 		if !helm {
 			continue
 		}
@@ -172,6 +192,56 @@ func (s *Service) remoteBases(ctx context.Context, b baseFetch, root, dir string
 	}
 	return out, nil
 }
+
+// remoteFile downloads remote file f of the kustomization graph of the
+// source (via "") or of remote base via into out, as kustomize would:
+// from a URL b permits, anonymously, with the chart client's limits, at
+// most the render's file size; a download younger than b's listing age is
+// used again.
+func (s *Service) remoteFile(ctx context.Context, b baseFetch, via string, f render.RemoteFile, out *kustomizeRemote) error {
+	if _, ok := out.files[f.URL]; ok {
+		return nil
+	}
+	where := b.where(via, f.File, f.Line, fmt.Sprintf("remote file %q", f.URL))
+	if len(out.files) >= MaxRemoteFiles {
+		return &reposerver.Error{Code: reposerver.CodeLimit, Message: fmt.Sprintf("%s: more than %d remote files", where, MaxRemoteFiles)}
+	}
+	if err := b.check(ctx, where, f.URL); err != nil {
+		return err
+	}
+	if s.opts.Charts == nil {
+		return &UnservedBaseError{Entry: f.URL, File: f.File, Line: f.Line, RemoteFile: true}
+	}
+	got, ok := s.files.Get(f.URL)
+	if !ok || time.Since(got.at) > b.maxAge {
+		data, err := s.opts.Charts.FetchFile(ctx, f.URL, s.opts.RenderLimits.MaxFileBytes)
+		if err != nil {
+			return chartError(where, err)
+		}
+		sum := sha256.Sum256(data)
+		got = downloaded{data: data, sum: hex.EncodeToString(sum[:]), at: time.Now()}
+		s.files.Add(f.URL, got)
+	}
+	if out.files == nil {
+		out.files = map[string][]byte{}
+	}
+	out.files[f.URL] = got.data
+	out.fetched = append(out.fetched, fetchedBase{entry: "file", repoURL: f.URL, revision: got.sum})
+	return nil
+}
+
+// filesCacheSize bounds the bytes of remote files kept per Service.
+const filesCacheSize = 32 << 20
+
+// downloaded is a remote file as downloaded.
+type downloaded struct {
+	data []byte
+	sum  string
+	at   time.Time
+}
+
+// size is what a download costs its cache.
+func (d downloaded) size() int64 { return int64(len(d.data)+len(d.sum)) + 64 }
 
 // pullChart pulls chart c of helmCharts, found in the kustomization graph
 // of the source (via "") or of remote base via, into out, as kustomize's
@@ -255,13 +325,13 @@ func (s *Service) bases() Fetcher {
 	return s.sources
 }
 
-// check refuses a remote base whose repository the project does not
-// permit.
-func (b baseFetch) check(ctx context.Context, where string, e render.RemoteEntry) error {
+// check refuses a remote base or file whose repository (URL) the project
+// does not permit.
+func (b baseFetch) check(ctx context.Context, where, repoURL string) error {
 	if b.permit == nil {
 		return nil
 	}
-	ok, err := b.permit(ctx, e.Spec.RepoURL)
+	ok, err := b.permit(ctx, repoURL)
 	if err != nil {
 		return err
 	}
@@ -270,7 +340,7 @@ func (b baseFetch) check(ctx context.Context, where string, e render.RemoteEntry
 	}
 	return &reposerver.Error{Code: reposerver.CodeInvalid, Message: fmt.Sprintf(
 		"project-source-denied: %s: repository %s is not permitted in project %q: add it to the project's spec.sourceRepos",
-		where, reposerver.RedactURL(e.Spec.RepoURL), b.project)}
+		where, reposerver.RedactURL(repoURL), b.project)}
 }
 
 // where names what a kustomization file names at line in messages: the
@@ -323,7 +393,7 @@ func (s *Service) FetchRemote(ctx context.Context, root, dir string, opts render
 	if len(r.bases) > 0 {
 		opts.RemoteBases = r.bases
 	}
-	opts.KustomizeCharts = r.charts
+	opts.RemoteFiles, opts.KustomizeCharts = r.files, r.charts
 	return opts, nil
 }
 

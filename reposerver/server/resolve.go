@@ -263,7 +263,7 @@ func (s *Service) resolve(ctx context.Context, req *reposerver.Request, srcs []f
 		if kindErr == nil && kind == render.KindKustomize {
 			opts.KustomizeBuildOptions = req.KustomizeBuildOptions
 			r, err := s.remoteBases(ctx, requestBases(req, f.field), f.checkout.Dir, f.dir(), opts)
-			opts.RemoteBases, opts.KustomizeCharts, j.bases = r.bases, r.charts, r.fetched
+			opts.RemoteBases, opts.RemoteFiles, opts.KustomizeCharts, j.bases = r.bases, r.files, r.charts, r.fetched
 			var ub *UnservedBaseError
 			if partial && errors.As(err, &ub) {
 				j.unservedBase = ub
@@ -309,7 +309,7 @@ func valueFileFrom(src v1alpha1.ApplicationSource, refs map[string]bool) string 
 // value files) and of every remote Kustomize base in place of their
 // checkout directories, so that a base whose ref moved renders again.
 func renderKey(f fetched, opts render.Options, srcs []fetched, bases []fetchedBase) (string, error) {
-	opts.Refs, opts.RemoteBases, opts.KustomizeCharts = nil, nil, nil
+	opts.Refs, opts.RemoteBases, opts.RemoteFiles, opts.KustomizeCharts = nil, nil, nil, nil
 	data, err := json.Marshal(opts)
 	if err != nil {
 		return "", fmt.Errorf("encode render options: %w", err)

@@ -103,8 +103,10 @@ type Service struct {
 	sources Fetcher
 	opts    Options
 	renders *lru[string, rendered]
-	// found remembers the remote Kustomize bases of checkouts (findBases) and the charts of their helmCharts.
+	// found remembers what the kustomizations of checkouts fetch
+	// (findBases); files the remote files downloaded (remoteFile).
 	found    *lru[string, render.Remote]
+	files    *lru[string, downloaded]
 	slots    chan struct{}
 	renderer Renderer
 }
@@ -125,7 +127,7 @@ func New(sources Fetcher, opts Options) (*Service, error) {
 		opts.RenderLimits = d.RenderLimits
 	}
 	s := &Service{sources: sources, opts: opts, renders: newLRU[string](opts.RenderCacheSize, rendered.size),
-		found: newLRU[string](foundCacheSize, foundCost), renderer: opts.Renderer}
+		found: newLRU[string](foundCacheSize, foundCost), files: newLRU[string](filesCacheSize, downloaded.size), renderer: opts.Renderer}
 	if s.renderer == nil {
 		s.renderer = InProcess{}
 	}

@@ -2,6 +2,9 @@ package engine_test
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -69,5 +72,37 @@ func TestKustomizeRemoteBaseNotPermitted(t *testing.T) {
 		entry, base, f.name))
 	if n := f.git.Fetches("base"); n != 0 {
 		t.Errorf("the base's repository was read %d times, want never", n)
+	}
+}
+
+// TestKustomizeRemoteFile syncs a kustomization whose resources name a
+// file by URL, downloaded by the repo-server from a URL the project
+// permits; the same kustomization in a project that does not permit the
+// URL is refused by name and nothing is downloaded.
+func TestKustomizeRemoteFile(t *testing.T) {
+	var downloads atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		downloads.Add(1)
+		_, _ = w.Write([]byte(configMap("remote", "from-url")))
+	}))
+	defer srv.Close()
+	url := srv.URL + "/release/v1/settings.yaml"
+	files := map[string]string{"manifests/kustomization.yaml": "resources:\n- local.yaml\n- " + url + "\n", "manifests/local.yaml": configMap("local", "in-git")}
+
+	denied := newFixture(t, files)
+	denied.application(&v1alpha1.SyncPolicyAutomated{}, nil)
+	denied.waitRefused(fmt.Sprintf(`project-source-denied: spec.source: manifests/kustomization.yaml line 3: remote file %q: repository %s is not permitted in project %q: add it to the project's spec.sourceRepos`,
+		url, url, denied.name))
+	if n := downloads.Load(); n != 0 {
+		t.Errorf("the URL was downloaded %d times for a project that does not permit it", n)
+	}
+
+	f := newFixture(t, files)
+	f.repos = append(f.repos, srv.URL+"/release/**")
+	f.application(&v1alpha1.SyncPolicyAutomated{}, nil)
+	f.waitSynced(f.head)
+	var cm corev1.ConfigMap
+	if err := f.get(&cm, "remote"); err != nil || cm.Data["key"] != "from-url" {
+		t.Errorf("the remote file's ConfigMap: %v, data %v; want key from-url", err, cm.Data)
 	}
 }
