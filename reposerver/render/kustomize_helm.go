@@ -139,9 +139,14 @@ func readHelmEntries(top *yaml.Node) (*helmEntries, error) {
 }
 
 // templateName renders a release name template as helm's --name-template:
-// a text template with sprig's functions and no data.
+// a text template with sprig's functions and no data, less those that
+// read the process's environment, which Helm's chart engine leaves out
+// too.
 func templateName(text string) (string, error) {
-	t, err := template.New("name-template").Funcs(sprig.TxtFuncMap()).Parse(text)
+	funcs := sprig.TxtFuncMap()
+	delete(funcs, "env")
+	delete(funcs, "expandenv")
+	t, err := template.New("name-template").Funcs(funcs).Parse(text)
 	if err != nil {
 		return "", err
 	}

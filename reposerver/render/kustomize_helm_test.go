@@ -199,6 +199,7 @@ func TestBuildKustomizeHelmChartsRefused(t *testing.T) {
 		{"no chart", "helmCharts: [{name: other, releaseName: r}]\n", enableHelm, "no repo specified for pull, no chart found at 'app/charts/other'"},
 		{"values outside", "helmCharts: [{name: web, releaseName: r, valuesFile: ../secret.yaml}]\n", enableHelm, "security; file '../secret.yaml' is not in or below 'app'"},
 		{"values outside the repository", "helmCharts: [{name: web, releaseName: r, valuesFile: ../../etc.yaml}]\n", enableHelm + " --load-restrictor LoadRestrictionsNone", "outside the repository root"},
+		{"environment in the name", "helmCharts: [{name: web, nameTemplate: '{{ env \"HOME\" }}'}]\n", enableHelm, `function "env" not defined`},
 		{"bad merge", "helmCharts: [{name: web, releaseName: r, valuesMerge: sideways, valuesInline: {a: 1}}]\n", enableHelm, "valuesMerge must be one of [merge override replace]"},
 		{"absolute home", "helmGlobals: {chartHome: /tmp}\nhelmCharts: [{name: web, releaseName: r}]\n", enableHelm, `helmGlobals.chartHome "/tmp": an absolute chart home is outside the repository`},
 	}
