@@ -227,8 +227,12 @@ var parserErrors = []string{
 	"found incompatible YAML document",
 }
 
-// parseYAML splits data into YAML document nodes.
+// parseYAML splits data into YAML document nodes: fastYAML's when it
+// reads data, else yaml.v3's.
 func parseYAML(data []byte) ([]*yaml.Node, error) {
+	if docs, ok := fastYAML(data); ok {
+		return docs, nil
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []*yaml.Node
 	for {
