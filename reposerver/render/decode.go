@@ -233,6 +233,16 @@ func parseYAML(data []byte) ([]*yaml.Node, error) {
 	if docs, ok := fastYAML(data); ok {
 		return docs, nil
 	}
+	docs, err := parseYAMLv3(data)
+	if err != nil {
+		return nil, yamlError(len(docs), err, data)
+	}
+	return docs, nil
+}
+
+// parseYAMLv3 splits data into document nodes with yaml.v3; on an error
+// it returns the documents before the one that failed.
+func parseYAMLv3(data []byte) ([]*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []*yaml.Node
 	for {
@@ -242,7 +252,7 @@ func parseYAML(data []byte) ([]*yaml.Node, error) {
 			return docs, nil
 		}
 		if err != nil {
-			return nil, yamlError(len(docs), err, data)
+			return docs, err
 		}
 		docs = append(docs, n)
 	}

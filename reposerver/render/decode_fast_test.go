@@ -1,10 +1,7 @@
 package render
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,23 +11,6 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// yamlv3 parses data with yaml.v3 alone.
-func yamlv3(data []byte) ([]*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var docs []*yaml.Node
-	for {
-		n := new(yaml.Node)
-		err := dec.Decode(n)
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		docs = append(docs, n)
-	}
-}
-
 // sameAsYAMLv3 checks that when fastYAML reads data, it gives the trees
 // yaml.v3 gives, comments aside; it reports whether fastYAML read it.
 func sameAsYAMLv3(t *testing.T, name string, data []byte) bool {
@@ -39,7 +19,7 @@ func sameAsYAMLv3(t *testing.T, name string, data []byte) bool {
 	if !ok {
 		return false
 	}
-	want, err := yamlv3(data)
+	want, err := parseYAMLv3(data)
 	if err != nil {
 		t.Errorf("%s: fastYAML read what yaml.v3 refuses (%v):\n%s", name, err, data)
 		return true
