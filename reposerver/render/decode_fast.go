@@ -138,7 +138,7 @@ const maxKey = 1000
 // node returns a new node.
 func (p *fastParser) node(kind yaml.Kind, line, column int) *yaml.Node {
 	if len(p.slab) == 0 {
-		p.slab = make([]yaml.Node, 64)
+		p.slab = make([]yaml.Node, 16)
 	}
 	n := &p.slab[0]
 	p.slab = p.slab[1:]

@@ -208,12 +208,20 @@ func (h *kustomizeHelm) inflate(rc *remoteChecker, top *yaml.Node, e *helmEntrie
 			continue
 		case "resources":
 			resources = deref(top.Content[i+1])
+			if resources.Kind == yaml.ScalarNode && resources.ShortTag() == "!!null" {
+				// "resources:" with nothing: the list of the charts.
+				resources = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+				top.Content[i+1] = resources
+			}
 		}
 		kept = append(kept, top.Content[i], top.Content[i+1])
 	}
-	if resources == nil || resources.Kind != yaml.SequenceNode {
+	if resources == nil {
 		resources = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 		kept = append(kept, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "resources"}, resources)
+	}
+	if resources.Kind != yaml.SequenceNode {
+		return fmt.Errorf("%s: resources is not a list", rc.name)
 	}
 	for _, f := range files {
 		resources.Content = append(resources.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: f})

@@ -215,6 +215,13 @@ func TestBuildKustomizeHelmChartsRefused(t *testing.T) {
 			}
 		})
 	}
+	// An empty resources field takes the charts' output.
+	root0 := writeTree(t, mergedFiles(helmChartFiles("app/charts/web"), map[string]string{
+		"app/kustomization.yaml": "resources:\nhelmCharts: [{name: web, releaseName: r}]\n",
+	}))
+	if res, err := Build(t.Context(), root0, "app", Options{KustomizeBuildOptions: enableHelm}, Limits{}); err != nil || len(res.Documents) != 2 {
+		t.Errorf("with an empty resources field: %v, %v", kindNames(res.Documents), err)
+	}
 	// A name template names the release.
 	root := writeTree(t, mergedFiles(helmChartFiles("app/charts/web"), map[string]string{
 		"app/kustomization.yaml": "helmCharts: [{name: web, nameTemplate: '{{ \"TMPL\" | lower }}'}]\n",
