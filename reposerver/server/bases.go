@@ -34,8 +34,9 @@ const (
 )
 
 // UnservedBaseError is a remote Kustomize base whose repository the base
-// Fetcher does not serve (*NotServedError): tollgate test without
-// --allow-network. Render leaves the source out and says so
+// Fetcher does not serve (*NotServedError), or a chart or remote file of a
+// kustomization a Service without a chart cache does not fetch: tollgate
+// test without --allow-network. Render leaves the source out and says so
 // (SourceRender.RemoteBase); Generate fails with it.
 type UnservedBaseError struct {
 	// Entry is the base as its kustomization writes it; File that
@@ -56,8 +57,8 @@ func (e *UnservedBaseError) Error() string {
 	return fmt.Sprintf("%s: %s is not fetched here", e.File, e.What())
 }
 
-// What names the base or chart: `remote base "<entry>"` or `helmCharts
-// chart "<name>" of <repository>`.
+// What names the base, chart or file: `remote base "<entry>"`,
+// `helmCharts chart "<name>" of <repository>` or `remote file "<url>"`.
 func (e *UnservedBaseError) What() string {
 	switch {
 	case e.Chart != "":
@@ -132,9 +133,9 @@ type pendingBases struct {
 // remote Kustomize bases, and those of the bases, with the Service's base
 // Fetcher: each repository permitted by b, with the credentials b matches
 // for its URL (anonymous when none does), at the entry's ref, through the
-// same cache and limits as sources; and, when opts' kustomize build
-// options enable Helm, the charts of helmCharts its kustomizations do not
-// hold, with the Service's chart cache, from the repositories b permits,
+// same cache and limits as sources; the files its resources name by URL
+// (remoteFile); and, when opts' kustomize build options enable Helm, the
+// charts of helmCharts its kustomizations do not hold, with the Service's chart cache, from the repositories b permits,
 // with the credentials of the project's Helm repositories. Commit
 // signatures are not verified: a signature check covers the
 // Application's sources.
