@@ -28,7 +28,7 @@ func newAppRow(app *v1alpha1.Application) appRow {
 		Destination: destination(app.Spec.Destination),
 		Sync:        cmp.Or(string(app.Status.Sync.Status), "Unknown"),
 		Health:      cmp.Or(string(app.Status.Health.Status), "Unknown"),
-		Revision:    appops.ShortRevision(cmp.Or(app.Status.Sync.Revision, strings.Join(app.Status.Sync.Revisions, ", "))),
+		Revision:    v1alpha1.ShortRevision(cmp.Or(app.Status.Sync.Revision, strings.Join(app.Status.Sync.Revisions, ", "))),
 	}
 	if st := app.Status.OperationState; st != nil {
 		r.Operation = string(st.Phase)

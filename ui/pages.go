@@ -39,7 +39,7 @@ func parseTemplates() (pageSet, error) {
 		"lower": strings.ToLower,
 		"join":  strings.Join,
 		"path":  url.PathEscape,
-		"short": appops.ShortRevision,
+		"short": v1alpha1.ShortRevision,
 		"title": func(msg string) string { t, _, _ := strings.Cut(msg, "\n"); return t },
 		"date":  apptext.Time,
 	}

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -82,4 +83,13 @@ func (s *ApplicationSpec) UnsupportedField() (field, why string) {
 		return "spec.syncPolicy.retry.refresh", "a retry syncs the revision of the first attempt"
 	}
 	return "", ""
+}
+
+// ShortRevision abbreviates a Git commit hash to 7 characters and leaves
+// anything else (a tag, a chart version) as it is, for people to read.
+func ShortRevision(rev string) string {
+	if (len(rev) == 40 || len(rev) == 64) && strings.Trim(rev, "0123456789abcdef") == "" {
+		return rev[:7]
+	}
+	return rev
 }

@@ -75,7 +75,7 @@ func writeAppList(w io.Writer, apps []v1alpha1.Application) error {
 		}
 		short := make([]string, len(revs))
 		for i, r := range revs {
-			short[i] = appops.ShortRevision(r)
+			short[i] = v1alpha1.ShortRevision(r)
 		}
 		rev := strings.Join(short, ",")
 		conds := "-"

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -187,15 +186,6 @@ func Refresh(ctx context.Context, c client.Client, key types.NamespacedName, typ
 		return fmt.Errorf("refresh application %s: the controller did not compare it within %s (is tollgate controller running for namespace %s?): %w", key.Name, timeout, key.Namespace, err)
 	}
 	return nil
-}
-
-// ShortRevision abbreviates a Git commit hash to 7 characters and leaves
-// anything else (a tag, a chart version) as it is, for people to read.
-func ShortRevision(rev string) string {
-	if (len(rev) == 40 || len(rev) == 64) && strings.Trim(rev, "0123456789abcdef") == "" {
-		return rev[:7]
-	}
-	return rev
 }
 
 // Initiator is who started an operation, for people to read.

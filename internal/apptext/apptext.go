@@ -132,7 +132,7 @@ func syncStatus(app *v1alpha1.Application) string {
 		}
 		revs := make([]string, len(st.Revisions))
 		for i, r := range st.Revisions {
-			revs[i] = appops.ShortRevision(r)
+			revs[i] = v1alpha1.ShortRevision(r)
 		}
 		return out + " (" + strings.Join(revs, ", ") + ")"
 	}
@@ -148,7 +148,7 @@ func syncStatus(app *v1alpha1.Application) string {
 	default:
 		return out
 	}
-	if rev := appops.ShortRevision(st.Revision); rev != "" && rev != target {
+	if rev := v1alpha1.ShortRevision(st.Revision); rev != "" && rev != target {
 		out += " (" + rev + ")"
 	}
 	return out

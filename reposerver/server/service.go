@@ -221,7 +221,7 @@ func (s *Service) Generate(ctx context.Context, req *reposerver.Request) (*repos
 func (s *Service) render(ctx context.Context, j *job) (rendered, error) {
 	res, err := s.build(ctx, j)
 	if err != nil {
-		return rendered{}, fmt.Errorf("%s (%s at %s): %w", j.field, reposerver.RedactURL(j.source.RepoURL), shortSHA(j.checkout.Revision), err)
+		return rendered{}, fmt.Errorf("%s (%s at %s): %w", j.field, reposerver.RedactURL(j.source.RepoURL), v1alpha1.ShortRevision(j.checkout.Revision), err)
 	}
 	out := rendered{kind: res.Kind, objects: make([]json.RawMessage, len(res.Documents))}
 	for i, d := range res.Documents {
@@ -287,12 +287,4 @@ func sourceType(kind string) v1alpha1.ApplicationSourceType {
 		return v1alpha1.ApplicationSourceTypePlugin
 	}
 	return v1alpha1.ApplicationSourceTypeDirectory
-}
-
-// shortSHA abbreviates a commit SHA for messages.
-func shortSHA(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
 }

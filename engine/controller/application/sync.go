@@ -23,7 +23,6 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/apply/plan"
 	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/engine/metrics"
-	"github.com/tollgate-dev/tollgate/internal/appops"
 )
 
 // sync runs one sync: plan, waves (with hooks and SyncFail hooks), prune,
@@ -416,7 +415,7 @@ func countApplied(results []v1alpha1.ResourceResult) int {
 func shortSHAs(revs []string) []string {
 	out := make([]string, len(revs))
 	for i, r := range revs {
-		out[i] = appops.ShortRevision(r)
+		out[i] = v1alpha1.ShortRevision(r)
 	}
 	return out
 }
