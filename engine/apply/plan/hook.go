@@ -77,7 +77,7 @@ func hookOf(obj *unstructured.Unstructured) hookInfo {
 	ann := obj.GetAnnotations()
 	if v, ok := ann[AnnotationHook]; ok {
 		var info hookInfo
-		for _, t := range splitCSV(v) {
+		for _, t := range SplitList(v) {
 			if p := Phase(t); knownPhase(p) {
 				info.phases = appendPhase(info.phases, p)
 			}
@@ -91,7 +91,7 @@ func hookOf(obj *unstructured.Unstructured) hookInfo {
 		return hookInfo{}
 	}
 	info := hookInfo{hook: true}
-	for _, t := range splitCSV(v) {
+	for _, t := range SplitList(v) {
 		if p, ok := helmPhases[t]; ok {
 			info.phases = appendPhase(info.phases, p)
 		}
@@ -122,12 +122,12 @@ func knownPolicy(p HookDeletePolicy) bool {
 func UnknownHookValues(obj *unstructured.Unstructured) []string {
 	ann := obj.GetAnnotations()
 	var out []string
-	for _, t := range splitCSV(ann[AnnotationHook]) {
+	for _, t := range SplitList(ann[AnnotationHook]) {
 		if !knownPhase(Phase(t)) && t != hookSkip {
 			out = append(out, AnnotationHook+": "+t)
 		}
 	}
-	for _, t := range splitCSV(ann[AnnotationHookDeletePolicy]) {
+	for _, t := range SplitList(ann[AnnotationHookDeletePolicy]) {
 		if !knownPolicy(HookDeletePolicy(t)) {
 			out = append(out, AnnotationHookDeletePolicy+": "+t)
 		}
@@ -148,12 +148,12 @@ func Ignored(obj *unstructured.Unstructured) bool {
 func deletePoliciesOf(obj *unstructured.Unstructured) []HookDeletePolicy {
 	ann := obj.GetAnnotations()
 	var out []HookDeletePolicy
-	for _, t := range splitCSV(ann[AnnotationHookDeletePolicy]) {
+	for _, t := range SplitList(ann[AnnotationHookDeletePolicy]) {
 		if p := HookDeletePolicy(t); knownPolicy(p) {
 			out = appendPolicy(out, p)
 		}
 	}
-	for _, t := range splitCSV(ann[AnnotationHelmHookDeletePolicy]) {
+	for _, t := range SplitList(ann[AnnotationHelmHookDeletePolicy]) {
 		if p, ok := helmDeletePolicies[t]; ok {
 			out = appendPolicy(out, p)
 		}
@@ -188,12 +188,13 @@ func IsDeleteHook(obj *unstructured.Unstructured) bool {
 // by the cleanup after the Application's deletion, as Argo CD does.
 func HasDeletePolicyAnnotation(obj *unstructured.Unstructured) bool {
 	ann := obj.GetAnnotations()
-	return len(splitCSV(ann[AnnotationHookDeletePolicy])) > 0 || len(splitCSV(ann[AnnotationHelmHookDeletePolicy])) > 0
+	return len(SplitList(ann[AnnotationHookDeletePolicy])) > 0 || len(SplitList(ann[AnnotationHelmHookDeletePolicy])) > 0
 }
 
-// splitCSV splits a comma-separated annotation value, trimming spaces and
+// SplitList splits a comma-separated annotation value (sync options,
+// compare options, hook phases and delete policies), trimming spaces and
 // dropping empty items.
-func splitCSV(v string) []string {
+func SplitList(v string) []string {
 	var out []string
 	for _, s := range strings.Split(v, ",") {
 		if s = strings.TrimSpace(s); s != "" {

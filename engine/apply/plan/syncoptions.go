@@ -121,7 +121,7 @@ func ParseSyncOptions(opts ...string) (SyncOptions, error) {
 // spec.syncPolicy.syncOptions) overridden by obj's
 // `argocd.argoproj.io/sync-options` annotation.
 func SyncOptionsFor(obj *unstructured.Unstructured, appOpts ...string) (SyncOptions, error) {
-	all := append(append([]string(nil), appOpts...), splitCSV(obj.GetAnnotations()[AnnotationSyncOptions])...)
+	all := append(append([]string(nil), appOpts...), SplitList(obj.GetAnnotations()[AnnotationSyncOptions])...)
 	return ParseSyncOptions(all...)
 }
 

@@ -66,12 +66,7 @@ const compareIgnoreExtraneous = "IgnoreExtraneous"
 // hasCompareOption reports whether obj's argocd.argoproj.io/compare-options
 // annotation (comma-separated) holds opt.
 func hasCompareOption(obj *unstructured.Unstructured, opt string) bool {
-	for _, o := range strings.Split(obj.GetAnnotations()[v1alpha1.AnnotationKeyCompareOptions], ",") {
-		if strings.TrimSpace(o) == opt {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(plan.SplitList(obj.GetAnnotations()[v1alpha1.AnnotationKeyCompareOptions]), opt)
 }
 
 // resourceRef is the ref of a resource status.
