@@ -156,16 +156,8 @@ func (rc *remoteChecker) helm(top *yaml.Node) error {
 	}
 	namespace := scalarField(top, "namespace")
 	var entries []string
-	for _, field := range baseFields {
-		v := deref(lookupNode(top, field))
-		if v == nil || v.Kind != yaml.SequenceNode {
-			continue
-		}
-		for _, item := range v.Content {
-			if item = deref(item); item.Kind == yaml.ScalarNode {
-				entries = append(entries, strings.TrimSpace(item.Value))
-			}
-		}
+	for _, item := range baseEntries(top) {
+		entries = append(entries, strings.TrimSpace(item.Value))
 	}
 	h.inherit(rc.dir, namespace, entries)
 	if e == nil {

@@ -158,6 +158,17 @@ func (w *baseWalker) visit(d walkDir) error {
 	if top.Kind != yaml.MappingNode {
 		return nil
 	}
+	for _, item := range baseEntries(top) {
+		w.entry(d, file, item.Line, strings.TrimSpace(item.Value), true)
+	}
+	w.charts(d, file, top)
+	return nil
+}
+
+// baseEntries returns the entries of the kustomization top's resources,
+// bases and components: the scalars of each list (or the field's scalar).
+func baseEntries(top *yaml.Node) []*yaml.Node {
+	var out []*yaml.Node
 	for _, field := range baseFields {
 		_, v := mapEntry(top, field, 0)
 		v = deref(v)
@@ -167,12 +178,11 @@ func (w *baseWalker) visit(d walkDir) error {
 		}
 		for _, item := range items {
 			if item = deref(item); item != nil && item.Kind == yaml.ScalarNode {
-				w.entry(d, file, item.Line, strings.TrimSpace(item.Value), true)
+				out = append(out, item)
 			}
 		}
 	}
-	w.charts(d, file, top)
-	return nil
+	return out
 }
 
 // charts records the charts of the kustomization top in d.dir that name

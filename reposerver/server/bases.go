@@ -161,7 +161,7 @@ func (s *Service) remoteBases(ctx context.Context, b baseFetch, root, dir string
 			case len(out.bases) >= MaxRemoteBases:
 				return kustomizeRemote{}, &reposerver.Error{Code: reposerver.CodeLimit, Message: fmt.Sprintf("%s: more than %d remote bases", where, MaxRemoteBases)}
 			}
-			if err := b.check(ctx, where, e.Spec.RepoURL); err != nil {
+			if err := b.check(ctx, where, e.Spec.RepoURL, b.permit); err != nil {
 				return kustomizeRemote{}, err
 			}
 			creds := reposerver.MatchGitRepository(e.Spec.RepoURL, b.repos)
@@ -207,7 +207,7 @@ func (s *Service) remoteFile(ctx context.Context, b baseFetch, via string, f ren
 	if len(out.files) >= MaxRemoteFiles {
 		return &reposerver.Error{Code: reposerver.CodeLimit, Message: fmt.Sprintf("%s: more than %d remote files", where, MaxRemoteFiles)}
 	}
-	if err := b.check(ctx, where, f.URL); err != nil {
+	if err := b.check(ctx, where, f.URL, b.permit); err != nil {
 		return err
 	}
 	if s.opts.Charts == nil {
@@ -258,16 +258,14 @@ func (s *Service) pullChart(ctx context.Context, b baseFetch, via string, c rend
 	if len(out.charts) >= MaxKustomizeCharts {
 		return &reposerver.Error{Code: reposerver.CodeLimit, Message: fmt.Sprintf("%s: more than %d charts", where, MaxKustomizeCharts)}
 	}
+	var permit func(context.Context, string) (bool, error)
 	if p := b.charts.Permitted; p != nil {
-		ok, err := p(ctx, c.Repo, reposerver.IsOCI(c.Repo, b.charts.Repositories))
-		if err != nil {
-			return err
+		permit = func(ctx context.Context, repoURL string) (bool, error) {
+			return p(ctx, repoURL, reposerver.IsOCI(repoURL, b.charts.Repositories))
 		}
-		if !ok {
-			return &reposerver.Error{Code: reposerver.CodeInvalid, Message: fmt.Sprintf(
-				"project-source-denied: %s: repository %s is not permitted in project %q: add it to the project's spec.sourceRepos",
-				where, reposerver.RedactURL(c.Repo), b.project)}
-		}
+	}
+	if err := b.check(ctx, where, c.Repo, permit); err != nil {
+		return err
 	}
 	if s.opts.Charts == nil {
 		return &UnservedBaseError{Entry: c.Name, File: c.File, Line: c.Line, Chart: c.Repo}
@@ -326,13 +324,13 @@ func (s *Service) bases() Fetcher {
 	return s.sources
 }
 
-// check refuses a remote base or file whose repository (URL) the project
-// does not permit.
-func (b baseFetch) check(ctx context.Context, where, repoURL string) error {
-	if b.permit == nil {
+// check refuses a remote base, file or chart whose repository (URL)
+// permit does not permit; a nil permit permits every repository.
+func (b baseFetch) check(ctx context.Context, where, repoURL string, permit func(context.Context, string) (bool, error)) error {
+	if permit == nil {
 		return nil
 	}
-	ok, err := b.permit(ctx, repoURL)
+	ok, err := permit(ctx, repoURL)
 	if err != nil {
 		return err
 	}
