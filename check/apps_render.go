@@ -147,7 +147,7 @@ func renderApplications(ctx context.Context, svc *server.Service, root repoRoot,
 					c.dirs[cleanRel(src.Dir)] = true
 				}
 				for _, d := range src.Result.Documents {
-					e := entry{doc: withoutSyntax(d), root: root.given, file: d.File, app: j.app.doc.Object, appName: j.name}
+					e := entry{doc: d, root: root.given, file: d.File, app: j.app.doc.Object, appName: j.name}
 					out = append(out, e)
 					if isKind(d.Object, "argoproj.io", "Application") {
 						pending = append(pending, e)

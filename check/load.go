@@ -148,21 +148,12 @@ func loadUnit(ctx context.Context, u unit, helmValues map[string]any, build buil
 	}
 	l.entries = make([]entry, len(docs))
 	for i, d := range docs {
-		l.entries[i] = entry{doc: withoutSyntax(d), root: u.root, file: u.display(d.File)}
+		l.entries[i] = entry{doc: d, root: u.root, file: u.display(d.File)}
 	}
 	for _, n := range notes {
 		l.notes = append(l.notes, Note{File: u.display(n.File), Line: n.Line, Message: n.Message})
 	}
 	return l, nil
-}
-
-// withoutSyntax returns d without the YAML syntax tree it keeps for
-// LineOf, which takes several times the memory of the object itself. The
-// lines of violations are found by decoding the file again (lineFinder):
-// few documents have violations, every document holds memory until the
-// report is built.
-func withoutSyntax(d render.Document) render.Document {
-	return render.Document{Object: d.Object, File: d.File, Index: d.Index, Line: d.Line, Rendered: d.Rendered, Origin: d.Origin}
 }
 
 // forEach calls fn for every index in [0, n) on up to GOMAXPROCS

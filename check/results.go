@@ -72,7 +72,7 @@ func buildResults(ctx context.Context, results []report.Result, seen map[string]
 // the line of each violation's field (0 for the document's line), indexed
 // like decisions[i].Violations.
 //
-// Documents do not keep their YAML syntax tree (see withoutSyntax), so the
+// Documents do not keep their YAML syntax tree (render.DecodeFileLines), so the
 // files behind violations are decoded again, each once and concurrently. A
 // document read from a file is looked up in the file at its index and line.
 // A kustomize output document is looked up in the source document it came
@@ -104,7 +104,7 @@ func fieldLines(ctx context.Context, entries []entry, decisions []policies.Decis
 		f := files[n]
 		// The file was decoded before; if it changed or vanished since,
 		// violations fall back to their documents' lines.
-		docs, _, _ := render.DecodeFile(f.root, f.name, lim)
+		docs, _, _ := render.DecodeFileLines(f.root, f.name, lim)
 		for _, i := range f.entries {
 			vs := decisions[i].Violations
 			lines[i] = make([]int, len(vs))

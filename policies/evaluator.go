@@ -103,6 +103,9 @@ type Evaluator struct {
 	// are no user rules.
 	user      *rego.PreparedEvalQuery
 	userRules []userRule
+	// userReads is what the user rules read of the object; nil when
+	// they may read anything (see userReads).
+	userReads *reads
 
 	checks []Check
 	// checkDefaults are the default severities of Options.CheckRules.
@@ -169,7 +172,7 @@ func newEvaluator(ctx context.Context, opts Options, lib fs.FS) (*Evaluator, err
 		if err != nil {
 			return nil, err
 		}
-		e.user, e.userRules = up.query, up.rules
+		e.user, e.userRules, e.userReads = up.query, up.rules, up.reads
 		for id := range up.ids {
 			known[id] = true
 		}

@@ -124,7 +124,13 @@ func (e *Evaluator) evaluate(ctx context.Context, in Input, cache valueCache) ([
 		vs = append(vs, reservedAnnotationViolations(in)...)
 	}
 	if e.user != nil {
-		obj, err := whole()
+		var obj ast.Value
+		var err error
+		if r := e.userReads; r != nil && !r.whole && in.Object != nil {
+			obj, err = convertRead(in.Object, r)
+		} else {
+			obj, err = whole()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("convert object: %w", err)
 		}

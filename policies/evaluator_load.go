@@ -42,6 +42,8 @@ type preparedUser struct {
 	// ids are the rule ids the user policies can report that New can tell
 	// statically: package paths and literal "rule"/"id" values.
 	ids map[string]bool
+	// reads is what the rules read of the object.
+	reads *reads
 }
 
 // isPolicyFile reports whether name is a product policy file: *.rego but not
@@ -161,7 +163,7 @@ func prepareUser(ctx context.Context, dirs, namespaces []string, allowNetwork bo
 	if err != nil {
 		return preparedUser{}, fmt.Errorf("prepare policies: %w", err)
 	}
-	out.query = pq
+	out.query, out.reads = pq, userReads(compiler, rules)
 	return out, nil
 }
 

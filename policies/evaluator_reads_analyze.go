@@ -10,7 +10,8 @@ import (
 )
 
 // The analyzer walks the compiled built-in rules and computes what each
-// reads of input.object (see reads, in evaluator_reads.go).
+// reads of input.object (see reads, in evaluator_reads.go); for the user
+// policies, whose input is the object itself, what they read of input.
 
 // ruleSummary is what a rule or a function reads and what its value is.
 type ruleSummary struct {
@@ -25,6 +26,9 @@ type ruleSummary struct {
 // analyzer computes the reads of the built-in rules.
 type analyzer struct {
 	compiler *ast.Compiler
+	// user: the input is the object (the user policies'), not the
+	// built-in rules' input with the object at input.object.
+	user bool
 	// kind is the kind of input.object, "" when not known. A body that
 	// requires another kind (ruleKinds) fails before it matters, so its
 	// reads are left out.
@@ -73,6 +77,26 @@ func readsOf(compiler *ast.Compiler, pkgs []string, kind string) (*reads, error)
 	}
 	out.finish()
 	return out, nil
+}
+
+// userReads returns what the user rules read of their input, the object
+// under review; nil when the analysis gave up (convert the whole object).
+// A rule's value is the result: read whole.
+func userReads(compiler *ast.Compiler, rules []userRule) *reads {
+	a := &analyzer{compiler: compiler, user: true, summaries: map[string]*ruleSummary{}, active: map[string]bool{}}
+	out := &reads{}
+	for _, r := range rules {
+		s := a.summarise(r.ref.String(), compiler.GetRulesWithPrefix(r.ref), nil)
+		for _, o := range s.value {
+			a.need(newScope(s), o, true)
+		}
+		if a.failed != nil {
+			return nil
+		}
+		out.merge(&s.object)
+	}
+	out.finish()
+	return out
 }
 
 func (a *analyzer) fail(format string, args ...any) {
@@ -449,6 +473,9 @@ func (a *analyzer) ref(sc *scope, ref ast.Ref) origins {
 		if len(ref) < 2 {
 			a.fail("bare input")
 			return nil
+		}
+		if a.user {
+			return a.exists(sc, origins{{root: rootObject, path: a.steps(sc, ref[1:])}})
 		}
 		key, ok := ref[1].Value.(ast.String)
 		if !ok {

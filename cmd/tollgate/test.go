@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -36,6 +37,9 @@ type testOptions struct {
 	// KubeVersion and APIVersions fill check.Options.Capabilities.
 	KubeVersion string
 	APIVersions []string
+	// CPUProfile is where a CPU profile of the run is written (hidden:
+	// for finding where a run's time goes, as docs/benchmarks.md does).
+	CPUProfile string
 	// Plugins are the --plugin NAME=COMMAND flags, for check.Options.Plugins.
 	Plugins []string
 }
@@ -103,6 +107,8 @@ or when something could not be decoded or rendered (after the report).`,
 	f.StringVar(&o.KustomizeBuildOptions, "kustomize-build-options", "", "argocd-cm's kustomize.buildOptions, the `FLAGS` of kustomize build every Kustomize render gets (--load-restrictor, --reorder, --enable-managedby-label, --enable-helm and --helm-*; others are refused by name)")
 	f.StringArrayVar(&o.Plugins, "plugin", nil, "`NAME=COMMAND`: run COMMAND with sh -c in the source's directory in place of the config management plugin NAME (spec.source.plugin.name), with the variables Argo CD gives plugins; its standard output is the manifests (repeatable; other plugins are not run, a note names them)")
 	f.StringVar(&argocdNS, "argocd-namespace", policies.DefaultArgoCDNamespace, "namespace Argo CD runs in (overrides the configuration)")
+	f.StringVar(&o.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE`")
+	_ = f.MarkHidden("cpuprofile")
 	return cmd
 }
 
@@ -120,6 +126,13 @@ const testMemoryLimit = 120 << 20
 func runTest(cmd *cobra.Command, o testOptions) error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(testMemoryLimit))
+	}
+	if o.CPUProfile != "" {
+		stop, err := startCPUProfile(o.CPUProfile)
+		if err != nil {
+			return usageError(err)
+		}
+		defer stop()
 	}
 	format := cmp.Or(o.Output, report.FormatText)
 	if !slices.Contains(report.Formats(), format) {
@@ -178,6 +191,22 @@ func runTest(cmd *cobra.Command, o testOptions) error {
 		return deniedError()
 	}
 	return nil
+}
+
+// startCPUProfile starts writing a CPU profile to path; stop ends it.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }
 
 // writeNotes prints the notes as "note: ..." lines.

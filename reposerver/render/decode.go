@@ -136,11 +136,12 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // their items. Any other problem is a *DecodeError. A name ending in .json is
 // decoded as a stream of JSON values.
 func Decode(name string, data []byte, lim Limits) ([]Document, []Note, error) {
-	return decodeData(name, data, lim, strings.HasSuffix(strings.ToLower(name), ".json"))
+	return decodeData(name, data, lim, strings.HasSuffix(strings.ToLower(name), ".json"), false)
 }
 
-// decodeData is Decode with the format chosen by the caller.
-func decodeData(name string, data []byte, lim Limits, asJSON bool) ([]Document, []Note, error) {
+// decodeData is Decode with the format chosen by the caller; with lines
+// the documents keep their syntax trees for LineOf.
+func decodeData(name string, data []byte, lim Limits, asJSON, lines bool) ([]Document, []Note, error) {
 	lim = lim.withDefaults()
 	if int64(len(data)) > lim.MaxFileBytes {
 		return nil, nil, &DecodeError{File: name, Index: -1,
@@ -156,7 +157,15 @@ func decodeData(name string, data []byte, lim Limits, asJSON bool) ([]Document, 
 	if asJSON {
 		docs, err = parseJSON(data)
 	} else {
-		docs, err = parseYAML(data)
+		a := new(arena)
+		if !lines {
+			a = arenas.Get().(*arena)
+			defer func() {
+				a.reset()
+				arenas.Put(a)
+			}()
+		}
+		docs, err = parseYAML(data, a)
 		if err != nil && looksLikeJSON(data) {
 			// libyaml rejects a few JSON escapes (\/, surrogate pairs).
 			if jdocs, jerr := parseJSON(data); jerr == nil {
@@ -171,7 +180,7 @@ func decodeData(name string, data []byte, lim Limits, asJSON bool) ([]Document, 
 		}
 		return nil, nil, err
 	}
-	d := decoder{file: name, limit: lim.MaxNodes, budget: lim.MaxNodes}
+	d := decoder{file: name, limit: lim.MaxNodes, budget: lim.MaxNodes, lines: lines}
 	for i, doc := range docs {
 		if err := d.document(i, doc); err != nil {
 			return nil, nil, err
@@ -186,16 +195,32 @@ func decodeData(name string, data []byte, lim Limits, asJSON bool) ([]Document, 
 // file by its slash-separated path relative to root. Every error is a
 // *DecodeError naming the file.
 func DecodeFile(root, path string, lim Limits) ([]Document, []Note, error) {
+	return decodeFileIn(root, path, lim, false)
+}
+
+// DecodeFileLines is DecodeFile for documents whose LineOf finds the
+// lines of their fields: they keep the file's syntax tree, several times
+// the memory of their objects, where the others let it go.
+func DecodeFileLines(root, path string, lim Limits) ([]Document, []Note, error) {
+	return decodeFileIn(root, path, lim, true)
+}
+
+func decodeFileIn(root, path string, lim Limits, lines bool) ([]Document, []Note, error) {
 	lim = lim.withDefaults()
 	r, err := openRepo(root)
 	if err != nil {
 		return nil, nil, &DecodeError{File: path, Index: -1, Err: err}
 	}
-	return r.decodeFile(path, lim)
+	return r.decodeFileLines(path, lim, lines)
 }
 
 // decodeFile is DecodeFile inside an opened repo.
 func (r repo) decodeFile(path string, lim Limits) ([]Document, []Note, error) {
+	return r.decodeFileLines(path, lim, false)
+}
+
+// decodeFileLines is decodeFile, keeping the syntax trees with lines.
+func (r repo) decodeFileLines(path string, lim Limits, lines bool) ([]Document, []Note, error) {
 	real, rel, err := r.resolve(path)
 	if err != nil {
 		return nil, nil, &DecodeError{File: filepathOrRel(path, rel), Index: -1, Err: err}
@@ -204,7 +229,7 @@ func (r repo) decodeFile(path string, lim Limits) ([]Document, []Note, error) {
 	if err != nil {
 		return nil, nil, &DecodeError{File: rel, Index: -1, Err: err}
 	}
-	return Decode(rel, data, lim)
+	return decodeData(rel, data, lim, strings.HasSuffix(strings.ToLower(rel), ".json"), lines)
 }
 
 func filepathOrRel(path, rel string) string {
@@ -227,10 +252,10 @@ var parserErrors = []string{
 	"found incompatible YAML document",
 }
 
-// parseYAML splits data into YAML document nodes: fastYAML's when it
-// reads data, else yaml.v3's.
-func parseYAML(data []byte) ([]*yaml.Node, error) {
-	if docs, ok := fastYAML(data); ok {
+// parseYAML splits data into YAML document nodes: fastYAML's, cut from
+// a, when it reads data, else yaml.v3's.
+func parseYAML(data []byte, a *arena) ([]*yaml.Node, error) {
+	if docs, ok := fastYAML(data, a); ok {
 		return docs, nil
 	}
 	docs, err := parseYAMLv3(data)

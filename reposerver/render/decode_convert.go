@@ -16,7 +16,9 @@ type decoder struct {
 	// limit is Limits.MaxNodes; budget is how many more nodes the file may
 	// expand to.
 	limit, budget int
-	docs          []Document
+	// lines: the documents keep their nodes, for LineOf.
+	lines bool
+	docs  []Document
 	notes         []Note
 }
 
@@ -143,7 +145,11 @@ func (d *decoder) object(index int, n *yaml.Node, obj map[string]any, where stri
 		}
 		return nil
 	}
-	d.docs = append(d.docs, Document{Object: obj, File: d.file, Index: index, Line: n.Line, node: n})
+	doc := Document{Object: obj, File: d.file, Index: index, Line: n.Line}
+	if d.lines {
+		doc.node = n
+	}
+	d.docs = append(d.docs, doc)
 	return nil
 }
 

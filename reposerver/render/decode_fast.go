@@ -21,13 +21,13 @@ import (
 // that decodes manifests reads. It exists because yaml.v3's parser is most
 // of the time of reading a large repository (TestFastYAMLMatchesYAMLv3
 // holds the two to the same trees).
-func fastYAML(data []byte) (docs []*yaml.Node, ok bool) {
+func fastYAML(data []byte, a *arena) (docs []*yaml.Node, ok bool) {
 	for _, c := range data {
 		if (c < ' ' && c != '\n') || c >= 0x7f {
 			return nil, false
 		}
 	}
-	p := &fastParser{lines: bytes.Split(data, []byte("\n")), text: string(data)}
+	p := &fastParser{lines: bytes.Split(data, []byte("\n")), text: string(data), a: a}
 	p.offs = make([]int, len(p.lines))
 	for i, off := 0, 0; i < len(p.lines); i++ {
 		p.offs[i] = off
@@ -72,7 +72,10 @@ func fastYAML(data []byte) (docs []*yaml.Node, ok bool) {
 		if !explicit {
 			docLine = body.Line
 		}
-		docs = append(docs, &yaml.Node{Kind: yaml.DocumentNode, Line: docLine, Column: 1, Content: []*yaml.Node{body}})
+		doc := p.node(yaml.DocumentNode, docLine, 1)
+		doc.Content = p.a.ptrs.take(1)
+		doc.Content[0] = body
+		docs = append(docs, doc)
 		p.skip()
 		if p.pos < len(p.lines) && !isDocStart(p.lines[p.pos]) {
 			return nil, false
@@ -121,8 +124,8 @@ type fastParser struct {
 	// from; offs are where each line starts in it.
 	text string
 	offs []int
-	// slab holds nodes not yet handed out: allocated a block at a time.
-	slab []yaml.Node
+	// a holds the nodes.
+	a *arena
 	// depth is how many collections enclose the one being read.
 	depth int
 }
@@ -137,11 +140,7 @@ const maxKey = 1000
 
 // node returns a new node.
 func (p *fastParser) node(kind yaml.Kind, line, column int) *yaml.Node {
-	if len(p.slab) == 0 {
-		p.slab = make([]yaml.Node, 16)
-	}
-	n := &p.slab[0]
-	p.slab = p.slab[1:]
+	n := p.a.node()
 	n.Kind, n.Line, n.Column = kind, line, column
 	return n
 }
@@ -194,6 +193,7 @@ func (p *fastParser) mapping(at, parent int) (*yaml.Node, bool) {
 	defer func() { p.depth-- }()
 	m := p.node(yaml.MappingNode, p.pos+1, at+1)
 	m.Tag = "!!map"
+	base := len(p.a.stack)
 	for {
 		p.skip()
 		if p.pos >= len(p.lines) || p.start() != at || isDocStart(p.lines[p.pos]) {
@@ -211,9 +211,9 @@ func (p *fastParser) mapping(at, parent int) (*yaml.Node, bool) {
 		if !ok {
 			return nil, false
 		}
-		m.Content = append(m.Content, key, val)
+		p.a.push(key, val)
 	}
-	if len(m.Content) == 0 {
+	if m.Content = p.a.content(base); len(m.Content) == 0 {
 		return nil, false
 	}
 	p.skip()
@@ -297,7 +297,9 @@ func (p *fastParser) value(from, at int, inMap bool) (*yaml.Node, bool) {
 		if from < len(line) {
 			return nil, false // a comment where yaml.v3 places the null differently
 		}
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: emptyLine, Column: emptyCol}, true
+		n := p.node(yaml.ScalarNode, emptyLine, emptyCol)
+		n.Tag = "!!null"
+		return n, true
 	}
 	var n *yaml.Node
 	end := len(line)
@@ -307,7 +309,8 @@ func (p *fastParser) value(from, at int, inMap bool) (*yaml.Node, bool) {
 		if !ok {
 			return nil, false
 		}
-		n = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: quoteStyle(c), Value: v, Line: p.pos + 1, Column: from + 1}
+		n = p.node(yaml.ScalarNode, p.pos+1, from+1)
+		n.Tag, n.Style, n.Value = "!!str", quoteStyle(c), v
 		end = e
 	case '[', '{':
 		f := flow{p: p, line: line, i: from, row: p.pos + 1}
@@ -355,6 +358,7 @@ func (p *fastParser) sequence(at, parent int) (*yaml.Node, bool) {
 	defer func() { p.depth-- }()
 	s := p.node(yaml.SequenceNode, p.pos+1, at+1)
 	s.Tag = "!!seq"
+	base := len(p.a.stack)
 	for {
 		p.skip()
 		if p.pos >= len(p.lines) || isDocStart(p.lines[p.pos]) || p.start() != at {
@@ -379,8 +383,9 @@ func (p *fastParser) sequence(at, parent int) (*yaml.Node, bool) {
 		if !ok {
 			return nil, false
 		}
-		s.Content = append(s.Content, item)
+		p.a.push(item)
 	}
+	s.Content = p.a.content(base)
 	p.skip()
 	if p.pos < len(p.lines) && !isDocStart(p.lines[p.pos]) && p.start() > parent && p.start() != at {
 		return nil, false
@@ -414,7 +419,8 @@ func (p *fastParser) startsMapping(line []byte, from int) bool {
 // column at.
 func (p *fastParser) literal(from, at int) (*yaml.Node, bool) {
 	line := p.lines[p.pos]
-	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.LiteralStyle, Line: p.pos + 1, Column: from + 1}
+	n := p.node(yaml.ScalarNode, p.pos+1, from+1)
+	n.Tag, n.Style = "!!str", yaml.LiteralStyle
 	chomp := byte(0)
 	i := from + 1
 	if i < len(line) && (line[i] == '-' || line[i] == '+') {

@@ -81,7 +81,9 @@ func (f *flow) node() (*yaml.Node, bool) {
 			return nil, false
 		}
 		defer func() { f.p.depth-- }()
-		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: f.row, Column: pos + 1}
+		n := f.p.node(yaml.SequenceNode, f.row, pos+1)
+		n.Tag, n.Style = "!!seq", yaml.FlowStyle
+		base := len(f.p.a.stack)
 		closer := byte(']')
 		if c == '{' {
 			n.Kind, n.Tag, closer = yaml.MappingNode, "!!map", '}'
@@ -94,6 +96,7 @@ func (f *flow) node() (*yaml.Node, bool) {
 			}
 			if f.line[f.i] == closer {
 				f.i++
+				n.Content = f.p.a.content(base)
 				return n, true
 			}
 			item, ok := f.node()
@@ -113,13 +116,13 @@ func (f *flow) node() (*yaml.Node, bool) {
 				if !ok {
 					return nil, false
 				}
-				n.Content = append(n.Content, item, val)
+				f.p.a.push(item, val)
 			} else {
 				f.spaces()
 				if f.i < len(f.line) && f.line[f.i] == ':' {
 					return nil, false // a single-pair mapping in a sequence
 				}
-				n.Content = append(n.Content, item)
+				f.p.a.push(item)
 			}
 			f.spaces()
 			if f.i >= len(f.line) {
@@ -143,7 +146,9 @@ func (f *flow) node() (*yaml.Node, bool) {
 			return nil, false
 		}
 		f.i = e
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: quoteStyle(c), Value: v, Line: f.row, Column: pos + 1}, true
+		n := f.p.node(yaml.ScalarNode, f.row, pos+1)
+		n.Tag, n.Style, n.Value = "!!str", quoteStyle(c), v
+		return n, true
 	}
 	if !plainStart(f.line, f.i) || c == ':' || c == '?' {
 		return nil, false

@@ -15,7 +15,7 @@ import (
 // yaml.v3 gives, comments aside; it reports whether fastYAML read it.
 func sameAsYAMLv3(t *testing.T, name string, data []byte) bool {
 	t.Helper()
-	fast, ok := fastYAML(data)
+	fast, ok := fastYAML(data, new(arena))
 	if !ok {
 		return false
 	}
@@ -138,7 +138,7 @@ func TestFastYAMLMatchesYAMLv3(t *testing.T) {
 		}
 	}
 	for name, in := range fallbackCases {
-		if _, ok := fastYAML([]byte(in)); ok {
+		if _, ok := fastYAML([]byte(in), new(arena)); ok {
 			t.Errorf("%s: fastYAML read it, want it left to yaml.v3:\n%s", name, in)
 		}
 	}

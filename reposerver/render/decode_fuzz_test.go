@@ -3,6 +3,8 @@ package render
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -18,7 +20,12 @@ func FuzzDecode(f *testing.F) {
 		if asJSON {
 			name = "fuzz.json"
 		}
-		docs, notes, err := Decode(name, data, lim)
+		docs, notes, err := decodeData(name, data, lim, asJSON, true)
+		// Without the syntax trees (from a reused arena), the same.
+		plain, plainNotes, plainErr := Decode(name, data, lim)
+		if !reflect.DeepEqual(withoutNodes(docs), plain) || !reflect.DeepEqual(notes, plainNotes) || fmt.Sprint(err) != fmt.Sprint(plainErr) {
+			t.Fatalf("Decode without lines differs: %v, %v, %v; with lines %v, %v, %v", plain, plainNotes, plainErr, docs, notes, err)
+		}
 		if err != nil {
 			var de *DecodeError
 			if !errors.As(err, &de) {
@@ -85,4 +92,15 @@ func countValues(v any) int {
 	default:
 		return 1
 	}
+}
+
+// withoutNodes returns docs without their syntax trees, as Decode gives
+// them.
+func withoutNodes(docs []Document) []Document {
+	var out []Document
+	for _, d := range docs {
+		d.node = nil
+		out = append(out, d)
+	}
+	return out
 }

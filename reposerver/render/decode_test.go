@@ -283,15 +283,15 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestLineOf(t *testing.T) {
-	yamlDocs, _, err := Decode("deployment-image-line.yaml", readTestdata(t, "deployment-image-line.yaml"), DefaultLimits())
+	yamlDocs, _, err := decodeData("deployment-image-line.yaml", readTestdata(t, "deployment-image-line.yaml"), DefaultLimits(), false, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	jsonDocs, _, err := Decode("deployment.json", readTestdata(t, "deployment.json"), DefaultLimits())
+	jsonDocs, _, err := decodeData("deployment.json", readTestdata(t, "deployment.json"), DefaultLimits(), true, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	listDocs, _, err := Decode("list-flattened.yaml", readTestdata(t, "list-flattened.yaml"), DefaultLimits())
+	listDocs, _, err := decodeData("list-flattened.yaml", readTestdata(t, "list-flattened.yaml"), DefaultLimits(), false, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ func decodeJsonnetOutput(rel string, out []byte, lim Limits) ([]Document, error)
 		if string(e) == "null" {
 			continue
 		}
-		ds, notes, err := decodeData(rel, e, lim, true)
+		ds, notes, err := decodeData(rel, e, lim, true, false)
 		if err != nil {
 			return nil, err
 		}

@@ -106,7 +106,7 @@ func (s source) kustomize(kustFile string) ([]Document, []Note, error) {
 		if file == "" {
 			file, index, line = o.locate(origin, res.GetKind(), res.GetName(), res.GetNamespace())
 		}
-		ds, ns, err := decodeData(file, data, s.lim, true)
+		ds, ns, err := decodeData(file, data, s.lim, true, false)
 		if err != nil {
 			return nil, nil, err
 		}
