@@ -19,7 +19,7 @@ type decoder struct {
 	// lines: the documents keep their nodes, for LineOf.
 	lines bool
 	docs  []Document
-	notes         []Note
+	notes []Note
 }
 
 // document handles the index-th document node of the file.
