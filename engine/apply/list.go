@@ -104,7 +104,7 @@ func (a *Applier) listKind(ctx context.Context, app string, gvk schema.GroupVers
 			if !strings.HasPrefix(v, app+":") && (ok || md.Labels[v1alpha1.LabelKeyAppInstance] == "") {
 				continue // cheap test before the conversion
 			}
-			u, err := metadataObject(gvk, md)
+			u, err := MetadataObject(gvk, md)
 			if err != nil {
 				return nil, err
 			}
@@ -118,7 +118,9 @@ func (a *Applier) listKind(ctx context.Context, app string, gvk schema.GroupVers
 	}
 }
 
-func metadataObject(gvk schema.GroupVersionKind, md *metav1.ObjectMeta) (*unstructured.Unstructured, error) {
+// MetadataObject is the metadata-only object md of kind gvk, as ListOwned
+// returns them.
+func MetadataObject(gvk schema.GroupVersionKind, md *metav1.ObjectMeta) (*unstructured.Unstructured, error) {
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(md)
 	if err != nil {
 		return nil, fmt.Errorf("convert metadata of %s %s/%s: %w", gvk.Kind, md.Namespace, md.Name, err)

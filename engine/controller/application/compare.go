@@ -94,7 +94,7 @@ func (r *Reconciler) compare(ctx context.Context, door *authority.Door, cl *clus
 	if err != nil {
 		return nil, fmt.Errorf("compare with live state: %w", err)
 	}
-	owned, err := cl.auth.ListOwned(ctx, instance, kindsOf(objs, app.Status.Resources))
+	owned, err := cl.listOwned(ctx, instance, kindsOf(objs, app.Status.Resources), r.opts.TrackingMethod)
 	if err != nil {
 		return nil, fmt.Errorf("compare with live state: %w", err)
 	}

@@ -65,6 +65,9 @@ type cluster struct {
 	// watched holds the kinds (schema.GroupKind) whose informer reports
 	// live changes to the reconciler (watchLive).
 	watched sync.Map
+	// indexed holds the kinds (schema.GroupKind) whose informer has the
+	// tracking index (*kindIndex, see listOwned).
+	indexed sync.Map
 	auth    *authority.Authority
 	stop    context.CancelFunc
 	// kubeVersion caches the cluster's server version (capabilities).
@@ -295,7 +298,8 @@ func newClusterClients(ctx context.Context, cfg *rest.Config, scheme *runtime.Sc
 // keepResourceVersion trims an object of the metadata cache to what the
 // engine reads: its name, namespace and resourceVersion (fingerprint), and
 // its generation, tracking annotation and instance label (watchLive tells
-// drift by them).
+// drift by them, listOwned ownership; an instance label comes with the
+// first owner reference, which makes the label no claim).
 // The cache holds every object of each kind in the cluster, whose labels,
 // other annotations and owner references would otherwise be most of its
 // memory. Anything other than metadata (a deletion tombstone) is left as
@@ -310,10 +314,17 @@ func keepResourceVersion(in any) (any, error) {
 		annotations = map[string]string{v1alpha1.AnnotationKeyTrackingID: id}
 	}
 	var labels map[string]string
+	var owners []metav1.OwnerReference
 	if v, ok := md.Labels[v1alpha1.LabelKeyAppInstance]; ok {
 		labels = map[string]string{v1alpha1.LabelKeyAppInstance: v}
+		if len(md.OwnerReferences) > 0 {
+			// An owned object's label does not track it (v1alpha1.OwnerOf):
+			// one reference says so.
+			r := md.OwnerReferences[0]
+			owners = []metav1.OwnerReference{{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: r.UID}}
+		}
 	}
 	md.ObjectMeta = metav1.ObjectMeta{Name: md.Name, Namespace: md.Namespace, ResourceVersion: md.ResourceVersion,
-		Generation: md.Generation, Annotations: annotations, Labels: labels}
+		Generation: md.Generation, Annotations: annotations, Labels: labels, OwnerReferences: owners}
 	return md, nil
 }

@@ -59,6 +59,7 @@ import (
 const (
 	partEngine = "engine"
 	partScale  = "scale"
+	partFirst  = "firstsync"
 )
 
 // options are the command's flags.
@@ -68,12 +69,14 @@ type options struct {
 	// step and maxApps: the scale part adds step Applications at a time to
 	// the two replicas, up to maxApps, while the idle goal holds.
 	step, maxApps int
-	objects       int
-	apps          int
-	appObjects    int
-	resync        time.Duration
-	cycles        int
-	timeout       time.Duration
+	// counts are the Application counts of the firstsync part.
+	counts     string
+	objects    int
+	apps       int
+	appObjects int
+	resync     time.Duration
+	cycles     int
+	timeout    time.Duration
 	// tollgate is the tollgate binary run as the controller.
 	tollgate string
 	// memProfile, when set, receives heap profiles of the controller taken
@@ -95,12 +98,13 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "bound on the whole run")
 	flag.StringVar(&o.memProfile, "memprofile", "", "fetch heap profiles of the controller process (/debug/pprof/heap?gc=1) at the start (FILE.base) and the end (FILE) of the idle window; compare them with go tool pprof -base FILE.base FILE")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "fetch a CPU profile of the controller process over the idle window (/debug/pprof/profile) into FILE")
-	flag.StringVar(&o.part, "part", partEngine, "engine: parts 1 and 2; scale: -apps Applications with 1 replica, then with 2, then steps of -step up to -max-apps while the idle goal holds")
+	flag.StringVar(&o.part, "part", partEngine, "engine: parts 1 and 2; scale: -apps Applications with 1 replica, then with 2, then steps of -step up to -max-apps while the idle goal holds; firstsync: the first sync of -counts Applications of healthy-at-once objects beside kubectl")
 	flag.IntVar(&o.step, "step", 1000, "scale: Applications added per step after the 2-replica phase (0: no steps)")
+	flag.StringVar(&o.counts, "counts", "200,1000", "firstsync: Application counts synced in turn, each beside kubectl")
 	flag.IntVar(&o.maxApps, "max-apps", 4000, "scale: the most Applications the steps go to")
 	flag.Parse()
-	if o.part != partEngine && o.part != partScale {
-		fmt.Fprintln(os.Stderr, "bench-engine: -part must be engine or scale")
+	if o.part != partEngine && o.part != partScale && o.part != partFirst {
+		fmt.Fprintln(os.Stderr, "bench-engine: -part must be engine, scale or firstsync")
 		os.Exit(2)
 	}
 	if o.objects < 3 || o.apps < 1 || o.appObjects < 3 || o.resync <= 0 || o.cycles < 1 {

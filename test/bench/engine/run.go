@@ -73,8 +73,11 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	defer os.RemoveAll(tmp)
 
 	b := &bench{env: env, tmp: tmp, files: map[string]string{}, kinds: &breakdown{}}
-	if o.part == partScale {
+	switch o.part {
+	case partScale:
 		return b.runScale(ctx, o, out)
+	case partFirst:
+		return b.runFirstSync(ctx, o, out)
 	}
 	manifests(b.files, "big", "big", o.objects)
 	for i := range o.apps {

@@ -1,0 +1,124 @@
+package application
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/apply"
+)
+
+// trackingIndex indexes the metadata cache by the application instance an
+// object's tracking annotation names or, without one, its instance label:
+// a comparison finds what its Application tracks among its objects alone,
+// as Argo CD's cluster cache does, instead of listing every object of each
+// kind in the cluster (which made the first sync of N Applications cost N
+// times N).
+const trackingIndex = "tollgate.dev/tracking-instance"
+
+// trackingInstance is the value of trackingIndex for o: what listOwned
+// asks for, a superset of what v1alpha1.OwnedBy accepts.
+func trackingInstance(o client.Object) []string {
+	if id, ok := o.GetAnnotations()[v1alpha1.AnnotationKeyTrackingID]; ok {
+		app, _, _ := strings.Cut(id, ":")
+		return []string{app}
+	}
+	if l := o.GetLabels()[v1alpha1.LabelKeyAppInstance]; l != "" {
+		return []string{l}
+	}
+	return nil
+}
+
+// kindIndex is the tracking index of one kind's informer, added once.
+type kindIndex struct {
+	mu    sync.Mutex
+	added bool
+}
+
+// listOwned is apply.Applier.ListOwned answered from the cluster's
+// metadata cache for the kinds it holds (gvks must be given): the objects
+// tracked by instance under method. Kinds the cache cannot hold, or whose
+// informer does not sync in time, are listed from the API server. The
+// cache may lag the API server by a watch event: a comparison made from it
+// is corrected by the comparison the event requests (watchLive).
+func (c *cluster) listOwned(parent context.Context, instance string, gvks []schema.GroupVersionKind, method v1alpha1.TrackingMethod) ([]*unstructured.Unstructured, error) {
+	ctx, cancel := context.WithTimeout(parent, fingerprintTimeout)
+	defer cancel()
+	values := []string{instance}
+	if l := v1alpha1.InstanceLabelValue(instance, method); l != instance {
+		values = append(values, l)
+	}
+	var out []*unstructured.Unstructured
+	var listed []schema.GroupVersionKind
+	for _, gvk := range gvks {
+		objs, err := c.cachedOwned(ctx, gvk, values, instance, method)
+		switch {
+		case err == nil:
+			out = append(out, objs...)
+		case meta.IsNoMatchError(err):
+			// Not served (any more): nothing of it is tracked.
+		case parent.Err() != nil:
+			return nil, parent.Err()
+		default:
+			if ctx.Err() != nil {
+				c.uncached.Store(gvk, true)
+			}
+			listed = append(listed, gvk)
+		}
+	}
+	if len(listed) == 0 {
+		return out, nil
+	}
+	more, err := c.auth.ListOwned(parent, instance, listed)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, more...), nil
+}
+
+// cachedOwned lists the objects of gvk in the cache whose tracking index
+// holds one of values and that instance owns.
+func (c *cluster) cachedOwned(ctx context.Context, gvk schema.GroupVersionKind, values []string, instance string, method v1alpha1.TrackingMethod) ([]*unstructured.Unstructured, error) {
+	if _, bad := c.uncached.Load(gvk); bad {
+		return nil, fmt.Errorf("kind %s cannot be cached", gvk.Kind)
+	}
+	md := &metav1.PartialObjectMetadata{}
+	md.SetGroupVersionKind(gvk)
+	v, _ := c.indexed.LoadOrStore(gvk.GroupKind(), &kindIndex{})
+	idx := v.(*kindIndex)
+	idx.mu.Lock()
+	if !idx.added {
+		if err := c.meta.IndexField(ctx, md, trackingIndex, trackingInstance); err != nil {
+			idx.mu.Unlock()
+			return nil, err
+		}
+		idx.added = true
+	}
+	idx.mu.Unlock()
+	var out []*unstructured.Unstructured
+	for _, value := range values {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := c.meta.List(ctx, list, client.MatchingFields{trackingIndex: value}, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			u, err := apply.MetadataObject(gvk, &list.Items[i].ObjectMeta)
+			if err != nil {
+				return nil, err
+			}
+			if v1alpha1.OwnedBy(u, instance, method) {
+				out = append(out, u)
+			}
+		}
+	}
+	return out, nil
+}
