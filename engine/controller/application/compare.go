@@ -40,6 +40,24 @@ type comparison struct {
 	// state: every desired object and every owned one. compareAndRemember
 	// checks them against the memo's refs and clears them.
 	refs []apply.Ref
+	// versions are the resourceVersions of the desired objects as
+	// compared (versionsOf); compareAndRemember fingerprints with them and
+	// clears them.
+	versions map[apply.Ref]string
+}
+
+// versionsOf returns the resourceVersions of the live objects of diffs,
+// read from the API server, by refKey ("-" for one that does not exist).
+func versionsOf(diffs []apply.ResourceDiff) map[apply.Ref]string {
+	out := make(map[apply.Ref]string, len(diffs))
+	for _, d := range diffs {
+		rv := "-"
+		if d.Live != nil {
+			rv = d.Live.GetResourceVersion()
+		}
+		out[refKey(d.Ref)] = rv
+	}
+	return out
 }
 
 // sharedMessage lists the shared objects, one per line, sorted.
@@ -94,19 +112,21 @@ func (r *Reconciler) compare(ctx context.Context, door *authority.Door, cl *clus
 	if err != nil {
 		return nil, fmt.Errorf("compare with live state: %w", err)
 	}
-	owned, err := cl.listOwned(ctx, instance, kindsOf(objs, app.Status.Resources), r.opts.TrackingMethod)
+	wanted := make(map[apply.Ref]bool, len(diffs))
+	for _, d := range diffs {
+		wanted[refKey(d.Ref)] = true
+	}
+	owned, err := cl.listOwned(ctx, instance, kindsOf(objs, app.Status.Resources), r.opts.TrackingMethod, func(ref apply.Ref) bool { return wanted[refKey(ref)] })
 	if err != nil {
 		return nil, fmt.Errorf("compare with live state: %w", err)
 	}
 	// Sized exactly: a comparison may be kept for idle resyncs, one per
 	// Application.
 	n := len(diffs) + len(owned)
-	c := &comparison{diffs: diffs, shared: map[apply.Ref]string{},
+	c := &comparison{diffs: diffs, shared: map[apply.Ref]string{}, versions: versionsOf(diffs),
 		resources: make([]v1alpha1.ResourceStatus, 0, n), refs: make([]apply.Ref, 0, n)}
-	wanted := map[apply.Ref]bool{}
 	for i, d := range diffs {
 		obj := objs[i]
-		wanted[refKey(d.Ref)] = true
 		c.refs = append(c.refs, d.Ref)
 		wave, _ := plan.WaveOf(obj)
 		health := r.resourceHealth(d.Live)
@@ -239,7 +259,7 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 	case app.Operation != nil:
 		log.V(1).Info("Comparing in full", "reason", "sync requested")
 	default:
-		fp, err := fingerprint(ctx, cl, m.refs)
+		fp, err := fingerprint(ctx, cl, m.refs, nil)
 		if err == nil && fp == m.fingerprint {
 			r.metrics.Compares.WithLabelValues("reused").Inc()
 			return m.cmp, false, nil, nil
@@ -283,13 +303,17 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 func (r *Reconciler) compareAndRemember(ctx context.Context, p *pass, tg *target, state *desiredState) (*comparison, error) {
 	cl := tg.cluster
 	refs := fingerprintRefs(state.NonHooks(), p.app.Status.Resources)
-	fp, fpErr := fingerprint(ctx, cl, refs)
 	r.watchLive(ctx, cl, refs)
 	cmp, err := r.compare(ctx, tg.door, cl, p.app, state.Objects, p.instance)
 	if err != nil {
 		r.forget(p.key)
 		return nil, err
 	}
+	// The versions compared, not the cache's: after a sync the cache may
+	// not hold the applies yet, and the next pass would compare in full
+	// again for nothing.
+	fp, fpErr := fingerprint(ctx, cl, refs, cmp.versions)
+	cmp.versions = nil
 	r.metrics.Compares.WithLabelValues("full").Inc()
 	covered := covers(refs, cmp.refs)
 	cmp.refs = nil // checked; the memo keeps refs

@@ -76,6 +76,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	defer r.mu.Unlock()
 	delete(r.memos, key)
 	delete(r.allowed, key)
+	delete(r.statusWrites, key)
 }
 
 // allowedBefore reports whether judgeBeforeFetch allowed the spec and
@@ -116,8 +117,10 @@ func identity(app *v1alpha1.Application, project *v1alpha1.AppProject, renderKey
 // cache holds them: no API call once the informers of the kinds run. A
 // missing object hashes as "-". It fails when a kind is not served or the
 // cache cannot answer in time; the caller then compares in full. A kind
-// whose informer did not sync in time is not waited on again.
-func fingerprint(parent context.Context, cl *cluster, refs []apply.Ref) (string, error) {
+// whose informer did not sync in time is not waited on again. known, by
+// refKey, are versions read from the API server (a comparison's): they
+// stand in for the cache's, which may not have caught up yet.
+func fingerprint(parent context.Context, cl *cluster, refs []apply.Ref, known map[apply.Ref]string) (string, error) {
 	ctx, cancel := context.WithTimeout(parent, fingerprintTimeout)
 	defer cancel()
 	// Each ref's string is built once, not at every comparison of the sort.
@@ -133,6 +136,10 @@ func fingerprint(parent context.Context, cl *cluster, refs []apply.Ref) (string,
 	h := sha256.New()
 	for _, k := range sorted {
 		ref := k.ref
+		if rv, ok := known[refKey(ref)]; ok {
+			fmt.Fprintf(h, "%s=%s\n", k.key, rv)
+			continue
+		}
 		gvk := ref.GroupVersionKind()
 		if _, bad := cl.uncached.Load(gvk); bad {
 			return "", fmt.Errorf("read resource version of %s: kind %s cannot be cached", ref, gvk.Kind)

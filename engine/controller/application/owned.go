@@ -47,9 +47,12 @@ type kindIndex struct {
 // metadata cache for the kinds it holds (gvks must be given): the objects
 // tracked by instance under method. Kinds the cache cannot hold, or whose
 // informer does not sync in time, are listed from the API server. The
-// cache may lag the API server by a watch event: a comparison made from it
-// is corrected by the comparison the event requests (watchLive).
-func (c *cluster) listOwned(parent context.Context, instance string, gvks []schema.GroupVersionKind, method v1alpha1.TrackingMethod) ([]*unstructured.Unstructured, error) {
+// cache keeps little metadata and may lag the API server by a watch
+// event: an object it finds that wanted does not hold (one to prune, whose
+// annotations decide how) is read from the API server, and the comparison
+// a later event requests (watchLive) sees what the cache did not yet; the
+// wanted ones are returned as the cache holds them.
+func (c *cluster) listOwned(parent context.Context, instance string, gvks []schema.GroupVersionKind, method v1alpha1.TrackingMethod, wanted func(apply.Ref) bool) ([]*unstructured.Unstructured, error) {
 	ctx, cancel := context.WithTimeout(parent, fingerprintTimeout)
 	defer cancel()
 	values := []string{instance}
@@ -58,11 +61,18 @@ func (c *cluster) listOwned(parent context.Context, instance string, gvks []sche
 	}
 	var out []*unstructured.Unstructured
 	var listed []schema.GroupVersionKind
+	var unwanted []apply.Ref
 	for _, gvk := range gvks {
 		objs, err := c.cachedOwned(ctx, gvk, values, instance, method)
 		switch {
 		case err == nil:
-			out = append(out, objs...)
+			for _, o := range objs {
+				if ref := apply.RefOf(o); wanted(ref) {
+					out = append(out, o)
+				} else {
+					unwanted = append(unwanted, ref)
+				}
+			}
 		case meta.IsNoMatchError(err):
 			// Not served (any more): nothing of it is tracked.
 		case parent.Err() != nil:
@@ -74,6 +84,17 @@ func (c *cluster) listOwned(parent context.Context, instance string, gvks []sche
 			listed = append(listed, gvk)
 		}
 	}
+	if len(unwanted) > 0 {
+		live, err := c.auth.Live(parent, unwanted)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range live {
+			if l != nil && v1alpha1.OwnedBy(l, instance, method) {
+				out = append(out, metadataOnly(l))
+			}
+		}
+	}
 	if len(listed) == 0 {
 		return out, nil
 	}
@@ -82,6 +103,14 @@ func (c *cluster) listOwned(parent context.Context, instance string, gvks []sche
 		return nil, err
 	}
 	return append(out, more...), nil
+}
+
+// metadataOnly is obj with its apiVersion, kind and metadata alone, as
+// ListOwned returns objects.
+func metadataOnly(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": obj.GetAPIVersion(), "kind": obj.GetKind(), "metadata": obj.Object["metadata"],
+	}}
 }
 
 // cachedOwned lists the objects of gvk in the cache whose tracking index

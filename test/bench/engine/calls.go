@@ -113,8 +113,12 @@ func countingProxy(cfg *rest.Config, b *breakdown) (http.Handler, error) {
 		}
 		http.Error(w, "bench proxy: "+err.Error(), http.StatusBadGateway)
 	}
+	trace := os.Getenv("BENCH_TRACE")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.observe(r)
+		if trace != "" && strings.Contains(r.URL.String(), trace) {
+			fmt.Fprintf(os.Stderr, "BENCH_TRACE %s %s %s %s\n", time.Now().Format("15:04:05.000"), classify(r), r.Method, r.URL)
+		}
 		proxy.ServeHTTP(w, r)
 	}), nil
 }

@@ -156,6 +156,7 @@ func (b *bench) kubectlMany(ctx context.Context, prefix string, n, objects, proc
 	if _, err := os.Stat(kubectl); err != nil {
 		return measurement{}, fmt.Errorf("kubectl not found: %w (run make tools)", err)
 	}
+	procs = min(procs, n)
 	root := filepath.Join(b.tmp, prefix)
 	for j := range n {
 		dir := filepath.Join(root, strconv.Itoa(j%procs))
