@@ -82,8 +82,9 @@ bench-engine: tools ## Sync 500 objects beside kubectl apply --server-side; idle
 	go test ./reposerver/server -run '^$$' -bench '^Benchmark(Generate|Replicas)$$' -benchtime 30x -count 3
 
 .PHONY: bench-scale
-bench-scale: tools ## 2,000 Applications of 10 objects with 1 then 2 controller replicas (first full sync, idle cost per replica), then 3,000 with 2 replicas if the idle goal holds (hours on 2 cores: the first 2,000 alone take 25 min).
+bench-scale: tools ## First sync of 200 then 1,000 Applications of healthy-at-once objects beside kubectl; then 2,000 Applications of 10 objects with 1 then 2 controller replicas (first full sync beside kubectl, idle cost per replica), then 3,000 with 2 replicas if the idle goal holds (hours on 2 cores).
 	go build -trimpath -tags nodev -ldflags "$(LDFLAGS)" -o bin/tollgate-nodev ./cmd/tollgate
+	go run ./test/bench/engine -tollgate bin/tollgate-nodev -part firstsync -counts 200,1000 -app-objects 10 -resync 60s -timeout 90m
 	go run ./test/bench/engine -tollgate bin/tollgate-nodev -part scale -apps 2000 -app-objects 10 -resync 60s -cycles 2 -step 1000 -max-apps 3000 -timeout 300m
 
 .PHONY: clean

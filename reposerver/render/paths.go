@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -152,10 +153,13 @@ func readFile(abs string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
+	// Sized by the stat, so a file is read in one call (plus the one
+	// that sees its end), unless it grew since.
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, max+1)); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > max {
 		return nil, fmt.Errorf("%w: more than %d bytes, limit is %d", ErrFileTooLarge, max, max)
 	}

@@ -76,7 +76,6 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	defer r.mu.Unlock()
 	delete(r.memos, key)
 	delete(r.allowed, key)
-	delete(r.statusWrites, key)
 }
 
 // allowedBefore reports whether judgeBeforeFetch allowed the spec and

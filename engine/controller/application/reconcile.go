@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"slices"
 	"time"
 
@@ -12,8 +11,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/go-logr/logr"
@@ -145,9 +146,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request, opera
 	}
 	after := r.opts.requeueAfter()
 	if p.requeueAfter > 0 && p.requeueAfter < after {
-		after = p.requeueAfter
+		return reconcile.Result{RequeueAfter: p.requeueAfter}, nil
 	}
-	return reconcile.Result{RequeueAfter: after}, nil
+	// The periodic resync waits behind what events ask for (a new
+	// Application's first comparison, a change): while many Applications
+	// sync at once, those already synced do not compete with them.
+	return reconcile.Result{RequeueAfter: after, Priority: ptr.To(handler.LowPriority)}, nil
 }
 
 // read returns the Application of req as this pass acts on it, or nil
@@ -319,48 +323,14 @@ const staleCacheRetry = time.Second
 
 // staleCache reports whether the Application of p, as the pass read it
 // (and wrote it since, which updates its resourceVersion), is older than
-// the API server's by more than the last write of a status pass, which
-// holds no operation result: the operation pass that a status pass hands
-// a sync to (after writing the comparison) decides from the cache at once,
-// not a second later.
+// the API server's.
 func (r *Reconciler) staleCache(ctx context.Context, p *pass) (bool, error) {
 	var fresh metav1.PartialObjectMetadata
 	fresh.SetGroupVersionKind(v1alpha1.ApplicationGroupVersionKind)
 	if err := r.apiReader.Get(ctx, p.key, &fresh); err != nil {
 		return false, fmt.Errorf("get application %s: %w", p.key.Name, err)
 	}
-	return fresh.ResourceVersion != p.app.ResourceVersion && !r.statusWriteBetween(p.key, p.app.ResourceVersion, fresh.ResourceVersion), nil
-}
-
-// statusWriteBetween reports whether the last write of key was a status
-// pass's (noteStatusWrite) from resourceVersion from to to.
-func (r *Reconciler) statusWriteBetween(key types.NamespacedName, from, to string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	w, ok := r.statusWrites[key]
-	return ok && w == statusWrite{from: from, to: to}
-}
-
-// statusWrite is a write of an Application by a status pass: the
-// resourceVersion it replaced and the one it made.
-type statusWrite struct{ from, to string }
-
-// noteStatusWrite records the write finish made for p when it was a
-// status pass's and changed neither the operation nor its state; any
-// other write forgets the last one.
-func (r *Reconciler) noteStatusWrite(p *pass) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if p.operation || p.orig.ResourceVersion == p.app.ResourceVersion ||
-		!equality.Semantic.DeepEqual(p.orig.Operation, p.app.Operation) ||
-		!equality.Semantic.DeepEqual(p.orig.Status.OperationState, p.app.Status.OperationState) {
-		delete(r.statusWrites, p.key)
-		return
-	}
-	if r.statusWrites == nil {
-		r.statusWrites = map[types.NamespacedName]statusWrite{}
-	}
-	r.statusWrites[p.key] = statusWrite{from: p.orig.ResourceVersion, to: p.app.ResourceVersion}
+	return fresh.ResourceVersion != p.app.ResourceVersion, nil
 }
 
 // mayRunNow reports whether the sync req runs in this pass, with the
@@ -558,7 +528,6 @@ func (r *Reconciler) finish(ctx context.Context, p *pass, outs []outcome) error 
 	if err := writeApplication(ctx, r.client, p.orig, app, p.ranOp, fence); err != nil {
 		return err
 	}
-	r.noteStatusWrite(p)
 	if ended {
 		r.metrics.AppSynced(app, passServer(app, p), app.Status.OperationState)
 	}

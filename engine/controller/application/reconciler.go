@@ -118,9 +118,6 @@ type Reconciler struct {
 	// revisions) of the spec and project judgeBeforeFetch last allowed, so
 	// an idle resync does not judge the same spec again.
 	allowed map[types.NamespacedName]string
-	// statusWrites keeps, per Application, the last write of a status
-	// pass that left its operation alone (see staleCache).
-	statusWrites map[types.NamespacedName]statusWrite
 	// changes carries the Applications whose tracked live objects changed
 	// (watchLive) to the controller's queue.
 	changes chan event.TypedGenericEvent[*metav1.PartialObjectMetadata]

@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -67,12 +68,13 @@ func main() {
 	duration := flag.Duration("duration", 5*time.Second, "length of one round")
 	rounds := flag.Int("rounds", 3, "rounds each way (with and without the webhook, alternating)")
 	concurrency := flag.Int("concurrency", 4, "clients writing at once")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the measured rounds (clients and webhook: this process) to `FILE`")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
 	klog.SetLogger(logr.Discard()) // client-go's "context deadline exceeded" at the end of each round
 	log.SetOutput(io.Discard)      // the webhook servers' handshakes cut short as they stop
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, *duration, *rounds, *concurrency, os.Stdout)
+	err := run(ctx, *duration, *rounds, *concurrency, *cpuProfile, os.Stdout)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench-admission:", err)
@@ -80,7 +82,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, duration time.Duration, rounds, concurrency int, out io.Writer) error {
+func run(ctx context.Context, duration time.Duration, rounds, concurrency int, cpuProfile string, out io.Writer) error {
 	vwc, err := controlplane.ReadWebhookConfiguration(envtest.RepoRoot() + "/config/webhook/validating_webhook_configuration.yaml")
 	if err != nil {
 		return err
@@ -127,6 +129,13 @@ func run(ctx context.Context, duration time.Duration, rounds, concurrency int, o
 	var seq atomic.Int64
 	// One warm-up round each way, not counted.
 	for i := -1; i < rounds; i++ {
+		if i == 0 && cpuProfile != "" {
+			stopProfile, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stopProfile()
+		}
 		for _, on := range []bool{true, false} {
 			if err := setWebhook(ctx, env.Client, &registered, on); err != nil {
 				return err
@@ -557,3 +566,19 @@ func report(out io.Writer, with, without *stats, concurrency int) (summary strin
 
 // rate is the requests per second that succeeded.
 func (s *stats) rate() float64 { return float64(len(s.latencies)) / s.elapsed.Seconds() }
+
+// startCPUProfile starts writing a CPU profile to path; stop ends it.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
+}

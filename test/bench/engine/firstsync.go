@@ -2,16 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tollgate-dev/tollgate/test/envtest"
 )
@@ -147,62 +152,83 @@ func healthyManifests(prefix, ns string, n int) string {
 	return b.String()
 }
 
-// kubectlMany writes the objects of n Applications (namespaces named
-// prefix-j) with procs `kubectl apply --server-side` processes at once,
-// each applying a directory of every procs-th Application's files, through
-// one counting proxy.
+// kubectlMany writes the objects of n Applications (each into a
+// namespace of its own, prefix-j) with procs `kubectl apply --server-side`
+// processes at once, each applying every procs-th Application's file.
 func (b *bench) kubectlMany(ctx context.Context, prefix string, n, objects, procs int) (measurement, error) {
-	kubectl := filepath.Join(envtest.BinaryDir(), "kubectl")
-	if _, err := os.Stat(kubectl); err != nil {
-		return measurement{}, fmt.Errorf("kubectl not found: %w (run make tools)", err)
-	}
 	procs = min(procs, n)
 	root := filepath.Join(b.tmp, prefix)
+	dirs := make([]string, procs)
+	for p := range procs {
+		dirs[p] = filepath.Join(root, strconv.Itoa(p))
+	}
 	for j := range n {
-		dir := filepath.Join(root, strconv.Itoa(j%procs))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return measurement{}, err
-		}
 		ns := fmt.Sprintf("%s-%04d", prefix, j)
-		if err := os.WriteFile(filepath.Join(dir, ns+".yaml"), []byte(healthyManifests(ns, ns, objects)), 0o644); err != nil {
+		if err := writeFile(filepath.Join(dirs[j%procs], ns+".yaml"), healthyManifests(ns, ns, objects)); err != nil {
 			return measurement{}, err
 		}
 	}
+	return b.kubectlRun(ctx, prefix, dirs, "", "apply", "--server-side")
+}
+
+// kubectlRun runs one `kubectl VERB... -R -f DIR` process per directory of
+// dirs at once (in namespace ns when set), through one counting proxy, and
+// measures them together.
+func (b *bench) kubectlRun(ctx context.Context, name string, dirs []string, ns string, verb ...string) (measurement, error) {
 	counts := &breakdown{}
-	kubeconfig := filepath.Join(b.tmp, prefix+".kubeconfig")
+	kubeconfig := filepath.Join(b.tmp, name+".kubeconfig")
 	stopProxy, err := serveProxy(b.env.Config, counts, kubeconfig)
 	if err != nil {
 		return measurement{}, err
 	}
 	defer stopProxy()
 	start := time.Now()
-	errs := make([]error, procs)
+	errs := make([]error, len(dirs))
 	var wg sync.WaitGroup
-	for p := range procs {
+	for p, dir := range dirs {
 		wg.Go(func() {
-			cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "--cache-dir", filepath.Join(b.tmp, prefix+"-cache", strconv.Itoa(p)),
-				"apply", "--server-side", "-f", filepath.Join(root, strconv.Itoa(p)))
-			cmd.Stdout = io.Discard
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Run(); err != nil {
-				msg := stderr.String()
-				if len(msg) > 2000 {
-					msg = msg[:2000] + "..."
-				}
-				errs[p] = fmt.Errorf("kubectl apply: %w: %s", err, msg)
+			args := append(slices.Clone(verb), "-R", "-f", dir)
+			if ns != "" {
+				args = append(args, "-n", ns)
 			}
+			errs[p] = b.kubectl(ctx, kubeconfig, filepath.Join(b.tmp, name+"-cache", strconv.Itoa(p)), args...)
 		})
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return measurement{}, err
-		}
+	if err := errors.Join(errs...); err != nil {
+		return measurement{}, err
 	}
 	m := measurement{wall: time.Since(start), kinds: counts.snapshot()}
 	m.total = total(m.kinds)
 	return m, nil
+}
+
+// kubectl runs the test control plane's kubectl with args.
+func (b *bench) kubectl(ctx context.Context, kubeconfig, cacheDir string, args ...string) error {
+	kubectl := filepath.Join(envtest.BinaryDir(), "kubectl")
+	if _, err := os.Stat(kubectl); err != nil {
+		return fmt.Errorf("kubectl not found: %w (run make tools)", err)
+	}
+	cmd := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", kubeconfig, "--cache-dir", cacheDir}, args...)...)
+	cmd.Stdout = io.Discard
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		msg := stderr.String()
+		if len(msg) > 2000 {
+			msg = msg[:2000] + "..."
+		}
+		return fmt.Errorf("kubectl %s: %w: %s", args[0], err, msg)
+	}
+	return nil
+}
+
+// writeFile writes content to path, creating its directory.
+func writeFile(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(content), 0o644)
 }
 
 // reportFirstSync prints the first-sync table and how the ratio to one
@@ -222,4 +248,48 @@ func reportFirstSync(out io.Writer, o options, results []firstSyncResult) {
 		fmt.Fprintf(out, "ratio to one kubectl at %d Applications / at %d: %.2f (goal: at most 1.2, and tollgate no slower than one kubectl)\n",
 			last.apps, first.apps, ratio(last.tollgate, last.kubectl)/ratio(first.tollgate, first.kubectl))
 	}
+}
+
+// scalePeers writes the objects of the n Applications of batch as kubectl
+// would, in the same run as the controller syncs them: one `kubectl apply
+// --server-side` process, then kubectlProcesses of them, each into a
+// namespace of its own; their objects are deleted afterwards (not timed),
+// so that the cluster the controller works on keeps its size.
+func (b *bench) scalePeers(ctx context.Context, batch string, n int) (one, many measurement, err error) {
+	for i, procs := range []int{1, kubectlProcesses} {
+		name := fmt.Sprintf("k%d-%s", procs, batch)
+		procs = min(procs, n)
+		ns := "bench-" + name
+		if err := b.env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return one, many, err
+		}
+		root := filepath.Join(b.tmp, name)
+		dirs := make([]string, procs)
+		for p := range procs {
+			dirs[p] = filepath.Join(root, strconv.Itoa(p))
+		}
+		for j := range n {
+			prefix := appPath(batch, j) + "/"
+			for path, content := range b.files {
+				if strings.HasPrefix(path, prefix) {
+					if err := writeFile(filepath.Join(dirs[j%procs], path), content); err != nil {
+						return one, many, err
+					}
+				}
+			}
+		}
+		m, err := b.kubectlRun(ctx, name, dirs, ns, "apply", "--server-side")
+		if err != nil {
+			return one, many, err
+		}
+		if _, err := b.kubectlRun(ctx, name+"-delete", dirs, ns, "delete", "--wait=false", "--ignore-not-found"); err != nil {
+			return one, many, err
+		}
+		if i == 0 {
+			one = m
+		} else {
+			many = m
+		}
+	}
+	return one, many, nil
 }

@@ -47,8 +47,11 @@ type scaleResult struct {
 	// Healthy (0 when none was created).
 	synced    int
 	firstSync time.Duration
-	idle      []idleResult
-	owned     []float64
+	// kubectl and kubectlPar are the same objects written by one kubectl
+	// process and by kubectlProcesses (scalePeers), in the same run.
+	kubectl, kubectlPar measurement
+	idle                []idleResult
+	owned               []float64
 }
 
 // withinGoal reports whether every replica met the idle goal.
@@ -210,6 +213,10 @@ func (b *bench) scalePhase(ctx context.Context, o options, rs []*replicaRun, bat
 		if err := watchKubelet(kubeletCtx, b.env.Config, b.env.Client.Scheme()); err != nil {
 			return scaleResult{}, err
 		}
+		var err error
+		if res.kubectl, res.kubectlPar, err = b.scalePeers(ctx, batch, n); err != nil {
+			return scaleResult{}, err
+		}
 		start := time.Now()
 		for j := range n {
 			name := fmt.Sprintf("%s-%04d", batch, j)
@@ -351,6 +358,11 @@ func measureIdle(ctx context.Context, rs []*replicaRun, o options) ([]idleResult
 // printRows prints one measured configuration as it is done, so that a run
 // cut short still shows what it measured.
 func printRows(out io.Writer, o options, r scaleResult) {
+	if r.synced > 0 {
+		fmt.Fprintf(out, "  %d new Applications synced in %.0fs; the same objects by one kubectl in %.0fs (%.2fx), by %d kubectl processes in %.0fs (%.2fx)\n",
+			r.synced, r.firstSync.Seconds(), r.kubectl.wall.Seconds(), r.firstSync.Seconds()/r.kubectl.wall.Seconds(),
+			kubectlProcesses, r.kubectlPar.wall.Seconds(), r.firstSync.Seconds()/r.kubectlPar.wall.Seconds())
+	}
 	for i, idle := range r.idle {
 		fmt.Fprintf(out, "  %d replica(s), %d Applications: replica %d owns %.0f; %d new synced in %.0fs; per idle cycle %.2fs CPU, %.0f MiB peak RSS, %.0f API calls, %.0f apply+dry-run, %.0f reconciles of %s mean\n",
 			r.replicas, r.apps, i+1, r.owned[i], r.synced, r.firstSync.Seconds(), idle.cpu.Seconds(), mib(idle.mem.peak), idle.calls, idle.applies+idle.dryRuns,
@@ -369,7 +381,8 @@ func reportScale(out io.Writer, o options, results []scaleResult, base memory) {
 		for i, idle := range r.idle {
 			first := "-"
 			if r.synced > 0 && i == 0 {
-				first = fmt.Sprintf("%d in %.0fs", r.synced, r.firstSync.Seconds())
+				first = fmt.Sprintf("%d in %.0fs (%.2fx one kubectl, %.2fx %d)", r.synced, r.firstSync.Seconds(),
+					r.firstSync.Seconds()/r.kubectl.wall.Seconds(), r.firstSync.Seconds()/r.kubectlPar.wall.Seconds(), kubectlProcesses)
 			}
 			fmt.Fprintf(w, "%d\t%d\t%.0f\t%s\t%.2fs\t%.0f MiB\t%.0f (%.1f/s)\t%.0f\t%.0f (%s)\t%v\t\n", r.replicas, r.apps, r.owned[i], first,
 				idle.cpu.Seconds(), mib(idle.mem.peak), idle.calls, idle.calls/o.resync.Seconds(), idle.applies+idle.dryRuns,
