@@ -4,10 +4,11 @@
 // with one log line and metrics per request.
 //
 // Handler.Decide decides one request and returns an error when it cannot.
-// Serve it through NewHTTPHandler, the package's only admission handler:
-// controller-runtime's admission.Webhook limits the body size, checks the
-// content type, decodes admission.k8s.io/v1 and recovers panics, and an
-// error from Decide becomes HTTP 500. Handler is not an admission.Handler,
+// Serve it through NewHTTPHandler, the package's only admission handler: it
+// limits the body size, checks the content type, decodes
+// admission.k8s.io/v1 (and v1beta1) reviews in one pass and recovers
+// panics, as controller-runtime's admission.Webhook does, and an error from
+// Decide becomes HTTP 500. Handler is not an admission.Handler,
 // so it cannot be registered without that contract. Handler.Review judges
 // an object the cluster already stores, for the audit (package audit).
 //

@@ -11,7 +11,7 @@ import (
 )
 
 // FuzzHandle feeds arbitrary bodies through the whole HTTP path
-// (admission.Webhook decoding, then Decide) with the built-in rules and a
+// (NewHTTPHandler's decoding, then Decide) with the built-in rules and a
 // cache holding one project and one Application. Whatever the body, the
 // answer must be a well-formed AdmissionReview response (HTTP 200), or the
 // plain-text HTTP 500 of a failed evaluation; never a panic. The seed corpus

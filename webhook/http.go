@@ -1,16 +1,21 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"runtime/debug"
 
 	"github.com/go-logr/logr"
-	"k8s.io/utils/ptr"
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionv1beta1 "k8s.io/api/admission/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	sigsjson "sigs.k8s.io/json"
 )
 
 // Decider decides admission requests; *Handler implements it and
@@ -30,23 +35,25 @@ func (f DeciderFunc) Decide(ctx context.Context, req admission.Request) (admissi
 	return f(ctx, req)
 }
 
-// NewHTTPHandler serves d at one path of a webhook server, through
-// controller-runtime's admission.Webhook (body size limit, content type
-// check, v1 decoding, panic recovery) logging to log with the request's
-// kind, namespace, name, operation, user and uid (logr.Discard() silences
-// it). It is the only admission handler of the package.
+// NewHTTPHandler serves d at one path of a webhook server, as
+// controller-runtime's admission.Webhook does (body size limit, content
+// type check, v1 and v1beta1 reviews, panic recovery, an answer of the
+// review's version), logging to log with the request's kind, namespace,
+// name, operation, user and uid (logr.Discard() silences it). It decodes
+// the review in one pass (admission.Webhook's codec reads it twice: once
+// for its kind, once for the review). It is the only admission handler of
+// the package.
 //
-// admission.Webhook always answers HTTP 200, and the API server reads an
-// AdmissionReview with allowed=false as a rejection, whatever its status
-// code: failurePolicy applies only when the call itself fails. So when d
-// returns an error, this handler answers HTTP 500 with the error as plain
-// text instead of the AdmissionReview, and the API server applies the
-// webhook's failurePolicy (Fail: the request is rejected with "failed
-// calling webhook"; Ignore: it is admitted).
+// The API server reads an AdmissionReview with allowed=false as a
+// rejection, whatever its status code: failurePolicy applies only when the
+// call itself fails. So a malformed request is answered HTTP 200 with an
+// errored review, as admission.Webhook answers it, but when d returns an
+// error (or panics), this handler answers HTTP 500 with the error as plain
+// text, and the API server applies the webhook's failurePolicy (Fail: the
+// request is rejected with "failed calling webhook"; Ignore: it is
+// admitted).
 func NewHTTPHandler(d Decider, log logr.Logger) http.Handler {
 	if log.GetSink() == nil {
-		// logr.Discard(): StandaloneWebhook ignores a logger without a
-		// sink and would fall back to controller-runtime's global one.
 		log = logr.New(ctrllog.NullLogSink{})
 	}
 	return &httpHandler{decider: d, log: log}
@@ -58,74 +65,98 @@ type httpHandler struct {
 	log     logr.Logger
 }
 
-// ServeHTTP implements http.Handler. Each request gets its own
-// admission.Webhook, whose handler keeps the Decider's error for this
-// request; the webhook writes its AdmissionReview into a buffer, which is
-// sent unless the Decider failed.
-func (s *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var failure error
-	hook := &admission.Webhook{
-		Handler: admission.HandlerFunc(func(ctx context.Context, req admission.Request) (resp admission.Response) {
-			// A panic is a failure of the call too: recovered here, it
-			// gets the HTTP 500 (and the failurePolicy) an error gets,
-			// rather than a denying review.
-			defer func() {
-				if p := recover(); p != nil {
-					s.log.Error(fmt.Errorf("%v", p), "Panic deciding an admission request", "uid", req.UID, "stack", string(debug.Stack()))
-					failure = fmt.Errorf("panic deciding the request: %v", p)
-					resp = admission.Errored(http.StatusInternalServerError, failure)
-				}
-			}()
-			resp, err := s.decider.Decide(ctx, req)
-			if err != nil {
-				failure = err
-				return admission.Errored(http.StatusInternalServerError, err)
-			}
-			return resp
-		}),
-		RecoverPanic:   ptr.To(true),
-		LogConstructor: logConstructor,
-	}
-	// Without a metrics path StandaloneWebhook only sets the logger; the
-	// webhook server instruments the path itself. It cannot fail then.
-	_, _ = admission.StandaloneWebhook(hook, admission.StandaloneOptions{Logger: s.log})
-	rv := &reviewBuffer{header: http.Header{}, code: http.StatusOK}
-	hook.ServeHTTP(rv, r)
+// maxReviewBytes bounds a review's body, as admission.Webhook does.
+const maxReviewBytes = 7 << 20
 
-	hdr := w.Header()
-	if failure != nil {
+// ServeHTTP implements http.Handler.
+func (s *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	review, code, err := readReview(r)
+	if err != nil {
+		// Without apiVersion and kind, as admission.Webhook answers it.
+		s.log.Error(err, "Bad admission request")
+		writeReview(w, s.log, metav1.TypeMeta{}, admission.Errored(int32(code), err).AdmissionResponse)
+		return
+	}
+	req := admission.Request{AdmissionRequest: *review.Request}
+	log := logConstructor(s.log, &req)
+	resp, err := s.decide(logr.NewContext(r.Context(), log), req)
+	if err != nil {
+		hdr := w.Header()
 		hdr.Set("Content-Type", "text/plain; charset=utf-8")
 		hdr.Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = w.Write([]byte("tollgate: " + failure.Error() + "\n"))
+		_, _ = w.Write([]byte("tollgate: " + err.Error() + "\n"))
 		return
 	}
-	for k, v := range rv.header {
-		hdr[k] = v
+	if err := resp.Complete(req); err != nil {
+		log.Error(err, "Unable to encode the response")
+		resp = admission.Errored(http.StatusInternalServerError, err)
+		resp.UID = req.UID
 	}
-	if hdr.Get("Content-Type") == "" {
-		hdr.Set("Content-Type", "application/json")
-	}
-	w.WriteHeader(rv.code)
-	_, _ = w.Write(rv.body.Bytes())
+	writeReview(w, log, review.TypeMeta, resp.AdmissionResponse)
 }
 
-// reviewBuffer is the http.ResponseWriter admission.Webhook writes its
-// AdmissionReview to.
-type reviewBuffer struct {
-	header http.Header
-	code   int
-	body   bytes.Buffer
+// decide calls the Decider, turning a panic into an error: it gets the
+// HTTP 500 (and the failurePolicy) an error gets, rather than a denying
+// review.
+func (s *httpHandler) decide(ctx context.Context, req admission.Request) (resp admission.Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error(fmt.Errorf("%v", p), "Panic deciding an admission request", "uid", req.UID, "stack", string(debug.Stack()))
+			err = fmt.Errorf("panic deciding the request: %v", p)
+		}
+	}()
+	return s.decider.Decide(ctx, req)
 }
 
-// Header implements http.ResponseWriter.
-func (b *reviewBuffer) Header() http.Header { return b.header }
+// readReview reads the AdmissionReview of r, v1 or v1beta1 (the same
+// fields), or returns the HTTP status of what is wrong with it. The review
+// keeps its apiVersion and kind for the answer; without them it is v1.
+func readReview(r *http.Request) (admissionv1.AdmissionReview, int, error) {
+	var review admissionv1.AdmissionReview
+	if r.Body == nil || r.Body == http.NoBody {
+		return review, http.StatusBadRequest, errors.New("request body is empty")
+	}
+	defer r.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxReviewBytes+1))
+	switch {
+	case err != nil:
+		return review, http.StatusBadRequest, fmt.Errorf("read the request body: %w", err)
+	case len(body) > maxReviewBytes:
+		return review, http.StatusRequestEntityTooLarge, fmt.Errorf("request entity is too large; limit is %d bytes", maxReviewBytes)
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		return review, http.StatusBadRequest, fmt.Errorf("contentType=%s, expected application/json", ct)
+	}
+	var in admissionv1.AdmissionReview
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, &in); err != nil {
+		return review, http.StatusBadRequest, fmt.Errorf("decode the request: %w", err)
+	}
+	switch {
+	case in.APIVersion == "" && in.Kind == "":
+		review.TypeMeta = metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: reviewKind}
+	case in.Kind != reviewKind || (in.APIVersion != admissionv1.SchemeGroupVersion.String() && in.APIVersion != admissionv1beta1.SchemeGroupVersion.String()):
+		return review, http.StatusBadRequest, fmt.Errorf("decode the request: %s %s is not an AdmissionReview of admission.k8s.io/v1 or v1beta1", in.APIVersion, in.Kind)
+	default:
+		review.TypeMeta = in.TypeMeta
+	}
+	if in.Request == nil {
+		return review, http.StatusBadRequest, errors.New("decode the request: the review has no request")
+	}
+	review.Request = in.Request
+	return review, 0, nil
+}
 
-// WriteHeader implements http.ResponseWriter.
-func (b *reviewBuffer) WriteHeader(code int) { b.code = code }
+// reviewKind is the kind of an AdmissionReview.
+const reviewKind = "AdmissionReview"
 
-// Write implements http.ResponseWriter.
-func (b *reviewBuffer) Write(p []byte) (int, error) { return b.body.Write(p) }
+// writeReview writes resp as an AdmissionReview of type tm.
+func writeReview(w http.ResponseWriter, log logr.Logger, tm metav1.TypeMeta, resp admissionv1.AdmissionResponse) {
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(admissionv1.AdmissionReview{TypeMeta: tm, Response: &resp}); err != nil {
+		log.Error(err, "Unable to write the response")
+	}
+}
 
 // logConstructor adds the request's identity to the webhook's logger; the
 // Handler adds the decision.

@@ -108,14 +108,19 @@ func TestServeHTTP(t *testing.T) {
 		{
 			name: "malformed body", contentType: "application/json",
 			body: strings.NewReader(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{`),
-			want: want{code: 400, message: "couldn't get version/kind; json parse error"},
+			want: want{code: 400, message: "decode the request: unexpected end of JSON input"},
 		},
 		{
-			// controller-runtime decodes any kind into the review and
-			// echoes its apiVersion; the empty request is a bad request.
+			// Only an AdmissionReview of admission.k8s.io/v1 or v1beta1
+			// is read.
 			name: "not an admission review", contentType: "application/json",
 			body: strings.NewReader(`{"apiVersion":"v1","kind":"Pod"}`),
-			want: want{apiVersion: "v1", code: 400, message: "read request object: request carries no object"},
+			want: want{code: 400, message: "decode the request: v1 Pod is not an AdmissionReview of admission.k8s.io/v1 or v1beta1"},
+		},
+		{
+			name: "a review without a request", contentType: "application/json",
+			body: strings.NewReader(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`),
+			want: want{code: 400, message: "decode the request: the review has no request"},
 		},
 		{
 			name: "empty body", contentType: "application/json",

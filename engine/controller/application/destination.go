@@ -65,7 +65,7 @@ type cluster struct {
 	// watched holds the kinds (schema.GroupKind) whose informer reports
 	// live changes to the reconciler (watchLive).
 	watched sync.Map
-	// indexed holds the kinds (schema.GroupKind) whose informer has the
+	// indexed holds the kinds (schema.GroupVersionKind) whose informer has the
 	// tracking index (*kindIndex, see listOwned).
 	indexed sync.Map
 	auth    *authority.Authority

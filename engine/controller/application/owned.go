@@ -121,7 +121,7 @@ func (c *cluster) cachedOwned(ctx context.Context, gvk schema.GroupVersionKind, 
 	}
 	md := &metav1.PartialObjectMetadata{}
 	md.SetGroupVersionKind(gvk)
-	v, _ := c.indexed.LoadOrStore(gvk.GroupKind(), &kindIndex{})
+	v, _ := c.indexed.LoadOrStore(gvk, &kindIndex{})
 	idx := v.(*kindIndex)
 	idx.mu.Lock()
 	if !idx.added {
