@@ -11,10 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/go-logr/logr"
@@ -146,12 +144,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request, opera
 	}
 	after := r.opts.requeueAfter()
 	if p.requeueAfter > 0 && p.requeueAfter < after {
-		return reconcile.Result{RequeueAfter: p.requeueAfter}, nil
+		after = p.requeueAfter
 	}
-	// The periodic resync waits behind what events ask for (a new
-	// Application's first comparison, a change): while many Applications
-	// sync at once, those already synced do not compete with them.
-	return reconcile.Result{RequeueAfter: after, Priority: ptr.To(handler.LowPriority)}, nil
+	return reconcile.Result{RequeueAfter: after}, nil
 }
 
 // read returns the Application of req as this pass acts on it, or nil
