@@ -136,8 +136,11 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // their items. Any other problem is a *DecodeError. A name ending in .json is
 // decoded as a stream of JSON values.
 func Decode(name string, data []byte, lim Limits) ([]Document, []Note, error) {
-	return decodeData(name, data, lim, strings.HasSuffix(strings.ToLower(name), ".json"), false)
+	return decodeData(name, data, lim, jsonName(name), false)
 }
+
+// jsonName reports whether a file named name is decoded as JSON.
+func jsonName(name string) bool { return strings.HasSuffix(strings.ToLower(name), ".json") }
 
 // decodeData is Decode with the format chosen by the caller; with lines
 // the documents keep their syntax trees for LineOf.
@@ -157,8 +160,10 @@ func decodeData(name string, data []byte, lim Limits, asJSON, lines bool) ([]Doc
 	if asJSON {
 		docs, err = parseJSON(data)
 	} else {
-		a := new(arena)
-		if !lines {
+		var a *arena
+		if lines {
+			a = new(arena) // the documents keep its nodes
+		} else {
 			a = arenas.Get().(*arena)
 			defer func() {
 				a.reset()
@@ -211,16 +216,12 @@ func decodeFileIn(root, path string, lim Limits, lines bool) ([]Document, []Note
 	if err != nil {
 		return nil, nil, &DecodeError{File: path, Index: -1, Err: err}
 	}
-	return r.decodeFileLines(path, lim, lines)
+	return r.decodeFile(path, lim, lines)
 }
 
-// decodeFile is DecodeFile inside an opened repo.
-func (r repo) decodeFile(path string, lim Limits) ([]Document, []Note, error) {
-	return r.decodeFileLines(path, lim, false)
-}
-
-// decodeFileLines is decodeFile, keeping the syntax trees with lines.
-func (r repo) decodeFileLines(path string, lim Limits, lines bool) ([]Document, []Note, error) {
+// decodeFile is DecodeFile (DecodeFileLines with lines) inside an opened
+// repo.
+func (r repo) decodeFile(path string, lim Limits, lines bool) ([]Document, []Note, error) {
 	real, rel, err := r.resolve(path)
 	if err != nil {
 		return nil, nil, &DecodeError{File: filepathOrRel(path, rel), Index: -1, Err: err}
@@ -229,7 +230,7 @@ func (r repo) decodeFileLines(path string, lim Limits, lines bool) ([]Document, 
 	if err != nil {
 		return nil, nil, &DecodeError{File: rel, Index: -1, Err: err}
 	}
-	return decodeData(rel, data, lim, strings.HasSuffix(strings.ToLower(rel), ".json"), lines)
+	return decodeData(rel, data, lim, jsonName(rel), lines)
 }
 
 func filepathOrRel(path, rel string) string {

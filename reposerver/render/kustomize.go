@@ -205,7 +205,7 @@ func (o *originMapper) decoded(file string) []Document {
 	if docs, ok := o.files[file]; ok {
 		return docs
 	}
-	docs, _, err := o.src.repo.decodeFile(file, o.src.lim)
+	docs, _, err := o.src.repo.decodeFile(file, o.src.lim, false)
 	if err != nil {
 		docs = nil
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -225,49 +224,19 @@ func (b *bench) syncOne(ctx context.Context, o options) (measurement, error) {
 // kubectlApply applies the same objects with kubectl server-side apply
 // into a fresh namespace, through a counting proxy.
 func (b *bench) kubectlApply(ctx context.Context) (measurement, error) {
-	kubectl := filepath.Join(envtest.BinaryDir(), "kubectl")
-	if _, err := os.Stat(kubectl); err != nil {
-		return measurement{}, fmt.Errorf("kubectl not found: %w (run make tools)", err)
-	}
 	dir := filepath.Join(b.tmp, "kubectl")
 	for p, content := range b.files {
 		if !strings.HasPrefix(p, "big/") {
 			continue
 		}
-		full := filepath.Join(dir, filepath.Base(p))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return measurement{}, err
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+		if err := writeFile(filepath.Join(dir, filepath.Base(p)), content); err != nil {
 			return measurement{}, err
 		}
 	}
 	if err := b.env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-kubectl"}}); err != nil {
 		return measurement{}, err
 	}
-	counts := &breakdown{}
-	kubeconfig := filepath.Join(b.tmp, "kubectl.kubeconfig")
-	stopProxy, err := serveProxy(b.env.Config, counts, kubeconfig)
-	if err != nil {
-		return measurement{}, err
-	}
-	defer stopProxy()
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "--cache-dir", filepath.Join(b.tmp, "kubectl-cache"),
-		"apply", "--server-side", "-n", "bench-kubectl", "-f", dir)
-	cmd.Stdout = io.Discard
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		msg := stderr.String()
-		if len(msg) > 2000 {
-			msg = msg[:2000] + "..."
-		}
-		return measurement{}, fmt.Errorf("kubectl apply: %w: %s", err, msg)
-	}
-	m := measurement{wall: time.Since(start), kinds: counts.snapshot()}
-	m.total = total(m.kinds)
-	return m, nil
+	return b.kubectlRun(ctx, "kubectl", []string{dir}, "bench-kubectl", "apply", "--server-side")
 }
 
 // syncMany creates the Applications of part 2 and waits until every one is
