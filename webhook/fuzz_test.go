@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"testing"
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	sigsjson "sigs.k8s.io/json"
 )
 
 // FuzzHandle feeds arbitrary bodies through the whole HTTP path
@@ -44,6 +47,60 @@ func FuzzHandle(f *testing.F) {
 			}
 		default:
 			t.Fatalf("HTTP status %d: %s", w.Code, w.Body.String())
+		}
+	})
+}
+
+// FuzzDecodeReview checks decodeReview against the reference decoding it
+// replaces (the API machinery's decoder over the whole review, then
+// encoding/json over each object): the same error or none, the same
+// request, the same objects as the rules see them.
+func FuzzDecodeReview(f *testing.F) {
+	f.Add(review("admission.k8s.io/v1", request(admissionv1.Create, deployment("web", "api", "nginx:latest"), nil)))
+	f.Add(review("admission.k8s.io/v1", request(admissionv1.Update,
+		with(deployment("team-c", "api", "nginx:1"), map[string]any{"replicas": 3.5e300, "tiny": -1e-320, "big": 1.2345678901234567890e19, "n": 7}, "spec"),
+		deployment("team-c", "api", "nginx:1"))))
+	for _, s := range []string{
+		`{"request":{"uid":"u","object":{"a":1},"object":{"b":"\u00e9\n\"x\""},"oldObject":null}}`,
+		`{"request":{"uid":"u","object":{"a":1}},"request":{"name":"n"}}`,
+		`{"request":{"uid":"u","object":{"a":1}},"request":null}`,
+		`{"request":{"object":[1,2],"oldObject":"x"}}`,
+		`{"request":{"object":{"n":1e999}}}`,
+		`{"request":{"object":{"s":"\ud800"}}}`,
+		`{"request":{"object":{"s":"a` + "\t" + `b"}}}`,
+		`{"request":{"uid":5,"object":{}}}`,
+		`{"Request":{"uid":"u","object":{}}}`,
+		`{"request":{"object":{"k":[{"x":true,"y":false,"z":null}]}}}` + "\n",
+		"{\"request\":{\"object\":{\"s\":\"\xff\"}}}",
+		`[1]`,
+		`{"request":{"object":{"n":-0.0e-0}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var got, want admissionv1.AdmissionReview
+		gotErr := decodeReview(body, &got)
+		wantErr := sigsjson.UnmarshalCaseSensitivePreserveInts(body, &want)
+		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Fatalf("error %v, want %v", gotErr, wantErr)
+		}
+		if gotErr != nil || want.Request == nil {
+			if got.Request != nil && want.Request == nil {
+				t.Fatalf("request decoded where the reference has none")
+			}
+			return
+		}
+		for _, pair := range [][2]runtime.RawExtension{{got.Request.Object, want.Request.Object}, {got.Request.OldObject, want.Request.OldObject}} {
+			g, gErr := decodeObject(pair[0])
+			w, wErr := decodeObject(pair[1])
+			if (gErr == nil) != (wErr == nil) || gErr != nil && gErr.Error() != wErr.Error() || !reflect.DeepEqual(g, w) {
+				t.Fatalf("object %#v (%v), want %#v (%v)", g, gErr, w, wErr)
+			}
+		}
+		got.Request.Object, got.Request.OldObject = runtime.RawExtension{}, runtime.RawExtension{}
+		want.Request.Object, want.Request.OldObject = runtime.RawExtension{}, runtime.RawExtension{}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("review %#v, want %#v", got, want)
 		}
 	})
 }

@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-	sigsjson "sigs.k8s.io/json"
 )
 
 // Decider decides admission requests; *Handler implements it and
@@ -129,7 +128,7 @@ func readReview(r *http.Request) (admissionv1.AdmissionReview, int, error) {
 		return review, http.StatusBadRequest, fmt.Errorf("contentType=%s, expected application/json", ct)
 	}
 	var in admissionv1.AdmissionReview
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, &in); err != nil {
+	if err := decodeReview(body, &in); err != nil {
 		return review, http.StatusBadRequest, fmt.Errorf("decode the request: %w", err)
 	}
 	switch {

@@ -22,6 +22,9 @@ var errNoObject = errors.New("request carries no object")
 // always sends JSON; an Object set in memory (tests, other callers) is
 // marshalled first.
 func decodeObject(raw runtime.RawExtension) (map[string]any, error) {
+	if o, ok := raw.Object.(*jsonObject); ok && len(raw.Raw) == 0 {
+		return o.Object, nil
+	}
 	data := raw.Raw
 	if len(data) == 0 && raw.Object != nil {
 		b, err := json.Marshal(raw.Object)

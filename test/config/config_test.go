@@ -232,7 +232,10 @@ func TestDefaultContents(t *testing.T) {
 			{
 				Name: "argoproj.tollgate.dev", FailurePolicy: "Fail", SideEffects: "None",
 				Service: "tollgate-system/tollgate-webhook", Path: "/validate", Port: 443, Timeout: 5,
-				Rules:    []string{"argoproj.io v1alpha1 applications,appprojects CREATE,UPDATE,DELETE Namespaced"},
+				Rules: []string{
+					"argoproj.io v1alpha1 applications CREATE,UPDATE Namespaced",
+					"argoproj.io v1alpha1 appprojects CREATE,UPDATE,DELETE Namespaced",
+				},
 				Excluded: excluded,
 			},
 			{
