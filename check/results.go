@@ -30,7 +30,8 @@ func unitFailure(l loadedUnit) report.Result {
 // the line a reviewer edits (see fieldLines). Results that repeat an
 // earlier one exactly (a kustomize base rendered unchanged by two overlays,
 // say) are dropped; seen holds the encoded results so far, across calls.
-func buildResults(ctx context.Context, results []report.Result, seen map[string]bool, entries []entry, decisions []policies.Decision, lim render.Limits) ([]report.Result, error) {
+// keep, when not nil, is given each result kept with its object.
+func buildResults(ctx context.Context, results []report.Result, seen map[string]bool, entries []entry, decisions []policies.Decision, lim render.Limits, keep func(report.Result, map[string]any)) ([]report.Result, error) {
 	lines, err := fieldLines(ctx, entries, decisions, lim)
 	if err != nil {
 		return nil, err
@@ -64,6 +65,9 @@ func buildResults(ctx context.Context, results []report.Result, seen map[string]
 			seen[string(key)] = true
 		}
 		results = append(results, res)
+		if keep != nil {
+			keep(res, obj)
+		}
 	}
 	return results, nil
 }

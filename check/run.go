@@ -69,6 +69,10 @@ type Options struct {
 	// plugins, by plugin name (--plugin NAME=COMMAND); a plugin source
 	// whose plugin is not here is a note.
 	Plugins map[string]string
+	// Revision is the commit RepoRoot holds, Argo CD's ARGOCD_APP_REVISION
+	// when Applications render; "" reads it from the checkout's HEAD.
+	// tollgate diff sets it for a revision written out of Git.
+	Revision string
 	// ClusterFiles hold Argo CD cluster Secrets for the clusters generators
 	// of ApplicationSets, beside those found under Paths.
 	ClusterFiles []string
@@ -127,21 +131,49 @@ type gathered struct {
 // when ctx is done; policy and configuration errors are reported before
 // errors in the files.
 func Run(ctx context.Context, o Options) (report.Report, []Note, error) {
-	rep, notes, err := run(ctx, o)
-	if err != nil && ctx.Err() == nil {
-		return report.Report{}, nil, &InputError{Err: err}
-	}
-	return rep, notes, err
+	s, err := snapshot(ctx, o, false)
+	return s.Report, s.Notes, err
 }
 
-// run is Run with the errors unmarked.
-func run(ctx context.Context, o Options) (report.Report, []Note, error) {
+// Snapshot is what Run found, with the objects behind the report's results.
+type Snapshot struct {
+	Report report.Report
+	Notes  []Note
+	// Objects are the documents judged, each with its result (the
+	// report's results but the error results, in the same order), as
+	// decoded or rendered.
+	Objects []Checked
+}
+
+// Checked is one judged document: its result and its object.
+type Checked struct {
+	Result report.Result
+	Object map[string]any
+}
+
+// Take is Run keeping the object of every result, for tollgate diff,
+// which compares two snapshots.
+func Take(ctx context.Context, o Options) (Snapshot, error) {
+	return snapshot(ctx, o, true)
+}
+
+// snapshot is Run, and Take when objects is set.
+func snapshot(ctx context.Context, o Options, objects bool) (Snapshot, error) {
+	s, err := run(ctx, o, objects)
+	if err != nil && ctx.Err() == nil {
+		return Snapshot{}, &InputError{Err: err}
+	}
+	return s, err
+}
+
+// run is snapshot with the errors unmarked.
+func run(ctx context.Context, o Options, objects bool) (Snapshot, error) {
 	lim := render.DefaultLimits()
 	if len(o.Paths) == 0 {
-		return report.Report{}, nil, errors.New("check: no paths given")
+		return Snapshot{}, errors.New("check: no paths given")
 	}
 	if o.NoBuiltin && len(o.PolicyDirs) == 0 {
-		return report.Report{}, nil, errors.New("check: --no-builtin without --policy leaves no rules to check")
+		return Snapshot{}, errors.New("check: --no-builtin without --policy leaves no rules to check")
 	}
 	// Compiling the policies overlaps with reading the files.
 	compileCh := make(chan compiled, 1)
@@ -153,11 +185,11 @@ func run(ctx context.Context, o Options) (report.Report, []Note, error) {
 	c := <-compileCh
 	switch {
 	case c.err != nil:
-		return report.Report{}, nil, c.err
+		return Snapshot{}, c.err
 	case gatherErr != nil:
-		return report.Report{}, nil, gatherErr
+		return Snapshot{}, gatherErr
 	}
-	return judge(ctx, c, g, lim)
+	return judge(ctx, c, g, lim, objects)
 }
 
 // gather reads, renders and collects the documents under o.Paths and the
@@ -168,6 +200,9 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 	root, err := openRepoRoot(rootDir)
 	if err != nil {
 		return g, err
+	}
+	if o.Revision != "" {
+		root.revision = o.Revision
 	}
 	repoURL, unrendered, err := repositoryURL(o.RepoURL, root, rootDir)
 	if err != nil {
@@ -310,20 +345,25 @@ const evalChunk = 512
 // files at a time: the objects of a chunk are released as soon as its
 // results are built, so the live heap shrinks while the evaluator
 // allocates, instead of every document staying live to the end.
-func judge(ctx context.Context, c compiled, g gathered, lim render.Limits) (report.Report, []Note, error) {
+func judge(ctx context.Context, c compiled, g gathered, lim render.Limits, objects bool) (Snapshot, error) {
 	inputs, scopeNotes := buildInputs(c.argocdNS, g)
 	g.notes = append(g.notes, scopeNotes...)
 	results := make([]report.Result, 0, len(g.entries))
+	var checked []Checked
+	var keep func(report.Result, map[string]any)
+	if objects {
+		keep = func(r report.Result, obj map[string]any) { checked = append(checked, Checked{Result: r, Object: obj}) }
+	}
 	seen := map[string]bool{}
 	for start := 0; start < len(g.entries); {
 		end := chunkEnd(g.entries, start, evalChunk)
 		entries := g.entries[start:end]
 		decisions, err := c.ev.EvaluateAll(ctx, inputs[start:end])
 		if err != nil {
-			return report.Report{}, nil, evaluationError(err, entries)
+			return Snapshot{}, evaluationError(err, entries)
 		}
-		if results, err = buildResults(ctx, results, seen, entries, decisions, lim); err != nil {
-			return report.Report{}, nil, err
+		if results, err = buildResults(ctx, results, seen, entries, decisions, lim, keep); err != nil {
+			return Snapshot{}, err
 		}
 		clear(inputs[start:end])
 		for i := range entries {
@@ -333,19 +373,24 @@ func judge(ctx context.Context, c compiled, g gathered, lim render.Limits) (repo
 	}
 	// What could not be checked is reported in file order with the rest.
 	results = append(results, g.failures...)
-	slices.SortStableFunc(results, func(a, b report.Result) int {
-		return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Document, b.Document), cmp.Compare(a.Line, b.Line))
-	})
+	slices.SortStableFunc(results, compareResults)
+	slices.SortStableFunc(checked, func(a, b Checked) int { return compareResults(a.Result, b.Result) })
 	for _, r := range results {
 		g.files[r.File] = true
 	}
 	summary := report.Summarize(results)
 	summary.Files = len(g.files)
-	return report.Report{
+	rep := report.Report{
 		Results:          results,
 		Summary:          summary,
 		RuleDescriptions: ruleDescriptions(),
-	}, uniqueNotes(g.notes), nil
+	}
+	return Snapshot{Report: rep, Notes: uniqueNotes(g.notes), Objects: checked}, nil
+}
+
+// compareResults orders results by file, document and line.
+func compareResults(a, b report.Result) int {
+	return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Document, b.Document), cmp.Compare(a.Line, b.Line))
 }
 
 // buildInputs builds the inputs of all gathered documents, in entry order,

@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/tollgate-dev/tollgate/policies/report"
 )
 
 func TestChunkEnd(t *testing.T) {
@@ -68,14 +66,6 @@ func TestRunAcrossChunks(t *testing.T) {
 			t.Errorf("%s document %d: result names %s", r.File, r.Document, r.Name)
 		}
 	}
-}
-
-// compareResults orders results by file, then document.
-func compareResults(a, b report.Result) int {
-	if c := strings.Compare(a.File, b.File); c != 0 {
-		return c
-	}
-	return a.Document - b.Document
 }
 
 // fileNumber returns N of a path ending in fileN.yaml.

@@ -22,9 +22,9 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/authority"
-	"github.com/tollgate-dev/tollgate/engine/controller/application"
 	"github.com/tollgate-dev/tollgate/internal/appops"
 	"github.com/tollgate-dev/tollgate/internal/apptext"
+	"github.com/tollgate-dev/tollgate/internal/objdiff"
 )
 
 // pageNames are the templates in templates/, each defining "main" for the
@@ -464,7 +464,7 @@ func maskObject(obj *unstructured.Unstructured) bool {
 	if gvk.Group != "" || gvk.Kind != "Secret" {
 		return false
 	}
-	application.HideSecretData(obj.Object, nil)
+	objdiff.HideSecretData(obj.Object, nil)
 	return true
 }
 

@@ -57,18 +57,7 @@ func (c *Cache) materialize(ctx context.Context, repo *git.Repository, e *repoEn
 			_ = os.RemoveAll(tmp)
 		}
 	}()
-	w := &treeWriter{
-		root: tmp, storer: repo.Storer, log: logr.FromContextOrDiscard(ctx),
-		bytesLeft: c.opts.MaxTreeBytes, filesLeft: c.opts.MaxFiles,
-		maxBytes: c.opts.MaxTreeBytes, maxFiles: c.opts.MaxFiles,
-	}
-	if err := w.writeTree(ctx, tree, ""); err != nil {
-		return "", fmt.Errorf("write tree of commit %s: %w", h, err)
-	}
-	if err := w.writeLinks(); err != nil {
-		return "", fmt.Errorf("write tree of commit %s: %w", h, err)
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	if err := writeTree(ctx, repo.Storer, tree, tmp, c.opts); err != nil {
 		return "", fmt.Errorf("write tree of commit %s: %w", h, err)
 	}
 	final := filepath.Join(e.treesDir(), h.String())
@@ -80,6 +69,43 @@ func (c *Cache) materialize(ctx context.Context, repo *git.Repository, e *repoEn
 	}
 	done = true
 	return final, nil
+}
+
+// WriteCommit writes the files of commit h of repo into dir, an empty
+// directory, as the repo-server writes a checkout: within opts'
+// MaxTreeBytes and MaxFiles (zero values take the defaults), entry names
+// checked, symbolic links that lead outside dir left out, submodules
+// skipped, files read-only. tollgate diff reads a revision this way
+// without touching the work tree.
+func WriteCommit(ctx context.Context, repo *git.Repository, h plumbing.Hash, dir string, opts Options) error {
+	commit, err := repo.CommitObject(h)
+	if err != nil {
+		return fmt.Errorf("read commit %s: %w", h, err)
+	}
+	tree, err := commit.Tree()
+	if err != nil {
+		return fmt.Errorf("read tree of commit %s: %w", h, err)
+	}
+	if err := writeTree(ctx, repo.Storer, tree, dir, opts.withDefaults()); err != nil {
+		return fmt.Errorf("write tree of commit %s: %w", h, err)
+	}
+	return nil
+}
+
+// writeTree writes tree into dir within opts' limits.
+func writeTree(ctx context.Context, st storer.EncodedObjectStorer, tree *object.Tree, dir string, opts Options) error {
+	w := &treeWriter{
+		root: dir, storer: st, log: logr.FromContextOrDiscard(ctx),
+		bytesLeft: opts.MaxTreeBytes, filesLeft: opts.MaxFiles,
+		maxBytes: opts.MaxTreeBytes, maxFiles: opts.MaxFiles,
+	}
+	if err := w.writeTree(ctx, tree, ""); err != nil {
+		return err
+	}
+	if err := w.writeLinks(); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o755)
 }
 
 // treeWriter writes a Git tree to disk within limits. Symbolic links are

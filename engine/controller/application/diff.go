@@ -2,7 +2,6 @@ package application
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -20,16 +19,10 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/apply/plan"
 	"github.com/tollgate-dev/tollgate/engine/authority"
 	"github.com/tollgate-dev/tollgate/engine/desired"
+	"github.com/tollgate-dev/tollgate/internal/objdiff"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/reposerver"
 )
-
-// secretMask replaces Secret values in an AppDiff, as Argo CD's diff does;
-// a second distinct value of the same key gets one more "+".
-const secretMask = "++++++++"
-
-// lastAppliedAnnotation may hold a Secret's data in clear.
-const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
 // DiffDependencies are what Diff works with; all are required.
 type DiffDependencies struct {
@@ -230,7 +223,7 @@ func (d *Differ) Diff(ctx context.Context, app *v1alpha1.Application) (*AppDiff,
 	}
 	for i := range out.Objects {
 		if o := &out.Objects[i]; o.Ref.Group == "" && o.Ref.Kind == "Secret" {
-			HideSecretData(o.Live, o.Target)
+			objdiff.HideSecretData(o.Live, o.Target)
 		}
 	}
 	slices.SortStableFunc(out.Objects, func(a, b ObjectDiff) int {
@@ -274,65 +267,4 @@ func prunable(ctx context.Context, a *authority.Authority, door *authority.Door,
 	}
 	// Deleted meanwhile: nothing to prune.
 	return slices.DeleteFunc(live, func(o *unstructured.Unstructured) bool { return o == nil }), nil
-}
-
-// HideSecretData masks the values of a Secret's data in live and target in
-// place, as gitops-engine's diff.HideSecretData: per key, equal values get
-// the same mask and different ones masks of different lengths, so a change
-// shows without its content. stringData (a desired object not yet applied)
-// is folded into data first, and the last-applied-configuration annotation
-// is dropped.
-func HideSecretData(live, target map[string]any) {
-	objs := []map[string]any{live, target}
-	keys := map[string]bool{}
-	for _, o := range objs {
-		if o == nil {
-			continue
-		}
-		foldStringData(o)
-		unstructured.RemoveNestedField(o, "metadata", "annotations", lastAppliedAnnotation)
-		if ann, ok, _ := unstructured.NestedMap(o, "metadata", "annotations"); ok && len(ann) == 0 {
-			unstructured.RemoveNestedField(o, "metadata", "annotations")
-		}
-		data, _ := o["data"].(map[string]any)
-		for k := range data {
-			keys[k] = true
-		}
-	}
-	for k := range keys {
-		masks := map[string]string{}
-		next := secretMask
-		for _, o := range objs {
-			data, _ := o["data"].(map[string]any)
-			v, ok := data[k]
-			if !ok || v == nil {
-				continue
-			}
-			s := fmt.Sprint(v)
-			if _, seen := masks[s]; !seen {
-				masks[s] = next
-				next += "+"
-			}
-			data[k] = masks[s]
-		}
-	}
-}
-
-// foldStringData moves a Secret's stringData into data, base64-encoded, as
-// the API server does on write.
-func foldStringData(obj map[string]any) {
-	sd, ok := obj["stringData"].(map[string]any)
-	if !ok {
-		delete(obj, "stringData")
-		return
-	}
-	data, _ := obj["data"].(map[string]any)
-	if data == nil {
-		data = map[string]any{}
-	}
-	for k, v := range sd {
-		data[k] = base64.StdEncoding.EncodeToString([]byte(fmt.Sprint(v)))
-	}
-	obj["data"] = data
-	delete(obj, "stringData")
 }
