@@ -75,6 +75,7 @@ func newRootCmd() *cobra.Command {
 		newWebhookCmd(),
 		newAuditCmd(),
 		newTestCmd(),
+		newDiffCmd(),
 		newVerifyCmd(),
 		newSealCmd(),
 		newHealthCmd(),

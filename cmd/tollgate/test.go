@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"helm.sh/helm/v3/pkg/chartutil"
 	kubeversion "k8s.io/apimachinery/pkg/util/version"
 
@@ -22,14 +23,10 @@ import (
 	"github.com/tollgate-dev/tollgate/reposerver/server"
 )
 
-// testOptions are the flags of `tollgate test`: the check's options and
-// how to render and report.
-type testOptions struct {
+// checkFlags are the flags tollgate test and tollgate diff share: what to
+// check it with and how to render.
+type checkFlags struct {
 	check.Options
-	// Output is the report format; "" means text.
-	Output string
-	// FailOnWarn makes warnings fail the run.
-	FailOnWarn bool
 	// RenderTimeout and RenderMemory bound each Kustomize or Helm render,
 	// which runs in a child process; zero values take the defaults.
 	RenderTimeout time.Duration
@@ -37,16 +34,28 @@ type testOptions struct {
 	// KubeVersion and APIVersions fill check.Options.Capabilities.
 	KubeVersion string
 	APIVersions []string
+	// Plugins are the --plugin NAME=COMMAND flags, for check.Options.Plugins.
+	Plugins []string
+	// argocdNS is --argocd-namespace, which overrides the configuration
+	// only when given.
+	argocdNS string
+}
+
+// testOptions are the flags of `tollgate test`: the check's and how to
+// report.
+type testOptions struct {
+	checkFlags
+	// Output is the report format; "" means text.
+	Output string
+	// FailOnWarn makes warnings fail the run.
+	FailOnWarn bool
 	// CPUProfile is where a CPU profile of the run is written (hidden:
 	// for finding where a run's time goes, as docs/benchmarks.md does).
 	CPUProfile string
-	// Plugins are the --plugin NAME=COMMAND flags, for check.Options.Plugins.
-	Plugins []string
 }
 
 func newTestCmd() *cobra.Command {
 	o := testOptions{}
-	var argocdNS string
 	cmd := &cobra.Command{
 		Use:   "test [flags] PATH...",
 		Short: "Check manifests, kustomizations, charts and Argo CD Applications against the policies",
@@ -81,35 +90,37 @@ or when something could not be decoded or rendered (after the report).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
-			if cmd.Flags().Changed("argocd-namespace") {
-				o.ArgoCDNamespace = argocdNS
-			}
 			return runTest(cmd, o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.Output, "output", "o", report.FormatText, "report format: "+strings.Join(report.Formats(), ", "))
+	f.BoolVar(&o.FailOnWarn, "fail-on-warn", false, "exit 1 on warnings too")
+	f.StringVar(&o.RepoRoot, "repo-root", ".", "checkout the Applications' paths are rendered from")
+	f.StringVar(&o.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE`")
+	_ = f.MarkHidden("cpuprofile")
+	o.register(f)
+	return cmd
+}
+
+// register adds the shared flags to f.
+func (o *checkFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&o.ConfigFile, "config", "", "policy configuration `FILE` (rule severities, exemption annotation, Argo CD namespace)")
 	f.StringArrayVar(&o.PolicyDirs, "policy", nil, "`DIR` of user Rego policies (repeatable)")
 	f.StringArrayVar(&o.Namespaces, "namespace", nil, "user policy package to use, e.g. main (repeatable; default all)")
 	f.BoolVar(&o.NoBuiltin, "no-builtin", false, "turn the built-in rules off")
 	f.BoolVar(&o.AllowNetwork, "allow-network", false, "let user policies call http.send, net.* and opa.runtime, fetch the remote Kustomize bases of the kustomizations rendered and pull the charts of their helmCharts")
-	f.BoolVar(&o.FailOnWarn, "fail-on-warn", false, "exit 1 on warnings too")
 	f.StringArrayVar(&o.HelmValues, "helm-values", nil, "values `FILE` for the Helm charts found under PATH (repeatable)")
 	f.StringArrayVar(&o.Projects, "project", nil, "AppProject `FILE` added to the project set (repeatable)")
 	f.StringArrayVar(&o.ClusterFiles, "cluster", nil, "`FILE` of Argo CD cluster Secrets for the clusters generators of ApplicationSets, beside those under PATH (repeatable)")
 	f.StringVar(&o.RepoURL, "repo-url", "", "URL of the repository under test (default: the origin remote of --repo-root)")
-	f.StringVar(&o.RepoRoot, "repo-root", ".", "checkout the Applications' paths are rendered from")
 	f.DurationVar(&o.RenderTimeout, "render-timeout", server.DefaultLimits().Timeout, "wall-clock limit of one Kustomize or Helm render, or ApplicationSet generation (each runs in a child process, killed at the limit; exit 2)")
 	f.StringVar(&o.RenderMemory, "render-memory", defaultRenderMemory, "memory limit of one Kustomize or Helm render's, or ApplicationSet generation's, child process (a Kubernetes quantity)")
 	f.StringVar(&o.KubeVersion, "kube-version", "", "Kubernetes version Helm charts render against, in place of the destination cluster's (default: the Helm SDK's, "+chartutil.DefaultCapabilities.KubeVersion.Version+")")
 	f.StringArrayVar(&o.APIVersions, "api-versions", nil, "API version charts see in .Capabilities.APIVersions, \"group/version\" or \"group/version/Kind\" (repeatable; added to the Helm SDK's)")
 	f.StringVar(&o.KustomizeBuildOptions, "kustomize-build-options", "", "argocd-cm's kustomize.buildOptions, the `FLAGS` of kustomize build every Kustomize render gets (--load-restrictor, --reorder, --enable-managedby-label, --enable-helm and --helm-*; others are refused by name)")
 	f.StringArrayVar(&o.Plugins, "plugin", nil, "`NAME=COMMAND`: run COMMAND with sh -c in the source's directory in place of the config management plugin NAME (spec.source.plugin.name), with the variables Argo CD gives plugins; its standard output is the manifests (repeatable; other plugins are not run, a note names them)")
-	f.StringVar(&argocdNS, "argocd-namespace", policies.DefaultArgoCDNamespace, "namespace Argo CD runs in (overrides the configuration)")
-	f.StringVar(&o.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE`")
-	_ = f.MarkHidden("cpuprofile")
-	return cmd
+	f.StringVar(&o.argocdNS, "argocd-namespace", policies.DefaultArgoCDNamespace, "namespace Argo CD runs in (overrides the configuration)")
 }
 
 // testMemoryLimit is the soft memory limit of a `tollgate test` run unless
@@ -138,44 +149,13 @@ func runTest(cmd *cobra.Command, o testOptions) error {
 	if !slices.Contains(report.Formats(), format) {
 		return usageError(fmt.Errorf("invalid --output %q: valid formats are %s", format, strings.Join(report.Formats(), ", ")))
 	}
-	if o.KubeVersion != "" {
-		v, err := kubeversion.ParseGeneric(o.KubeVersion)
-		if err != nil {
-			return usageError(fmt.Errorf("invalid --kube-version %q: %w", o.KubeVersion, err))
-		}
-		o.Capabilities.KubeVersion = v.String()
-	}
-	o.Capabilities.APIVersions = o.APIVersions
-	for _, p := range o.Plugins {
-		name, command, ok := strings.Cut(p, "=")
-		if !ok || name == "" || strings.TrimSpace(command) == "" {
-			return usageError(fmt.Errorf("invalid --plugin %q: want NAME=COMMAND", p))
-		}
-		if _, dup := o.Options.Plugins[name]; dup {
-			return usageError(fmt.Errorf("invalid --plugin %q: plugin %s is given twice", p, name))
-		}
-		if o.Options.Plugins == nil {
-			o.Options.Plugins = map[string]string{}
-		}
-		o.Options.Plugins[name] = command
-	}
-	lim, err := sandboxLimits(cmp.Or(o.RenderTimeout, server.DefaultLimits().Timeout), cmp.Or(o.RenderMemory, defaultRenderMemory))
+	opts, err := o.options(cmd)
 	if err != nil {
 		return err
 	}
-	// Kustomize overlays and Helm charts render in children of this
-	// binary, as the controller's do, so a hostile chart in a pull request
-	// cannot hang or exhaust the CI runner.
-	if o.Renderer, err = newSandbox(lim); err != nil {
-		return usageError(err)
-	}
-	rep, notes, err := check.Run(cmd.Context(), o.Options)
+	rep, notes, err := check.Run(cmd.Context(), opts)
 	if err != nil {
-		var ie *check.InputError
-		if errors.As(err, &ie) {
-			return usageError(err)
-		}
-		return err // the context's: interrupted
+		return checkError(err)
 	}
 	if format == report.FormatText {
 		writeNotes(cmd.ErrOrStderr(), notes)
@@ -191,6 +171,57 @@ func runTest(cmd *cobra.Command, o testOptions) error {
 		return deniedError()
 	}
 	return nil
+}
+
+// checkError is the exit status of an error of the check: 2 for what it
+// was given, the error itself (interrupted) otherwise.
+func checkError(err error) error {
+	var ie *check.InputError
+	if errors.As(err, &ie) {
+		return usageError(err)
+	}
+	return err
+}
+
+// options turns the shared flags into the check's options: the Argo CD
+// namespace when given, the capabilities, the plugins, and the sandbox
+// every Kustomize and Helm render runs in. Its errors carry exit status 2.
+func (o checkFlags) options(cmd *cobra.Command) (check.Options, error) {
+	if cmd.Flags().Changed("argocd-namespace") {
+		o.ArgoCDNamespace = o.argocdNS
+	}
+	if o.KubeVersion != "" {
+		v, err := kubeversion.ParseGeneric(o.KubeVersion)
+		if err != nil {
+			return check.Options{}, usageError(fmt.Errorf("invalid --kube-version %q: %w", o.KubeVersion, err))
+		}
+		o.Capabilities.KubeVersion = v.String()
+	}
+	o.Capabilities.APIVersions = o.APIVersions
+	for _, p := range o.Plugins {
+		name, command, ok := strings.Cut(p, "=")
+		if !ok || name == "" || strings.TrimSpace(command) == "" {
+			return check.Options{}, usageError(fmt.Errorf("invalid --plugin %q: want NAME=COMMAND", p))
+		}
+		if _, dup := o.Options.Plugins[name]; dup {
+			return check.Options{}, usageError(fmt.Errorf("invalid --plugin %q: plugin %s is given twice", p, name))
+		}
+		if o.Options.Plugins == nil {
+			o.Options.Plugins = map[string]string{}
+		}
+		o.Options.Plugins[name] = command
+	}
+	lim, err := sandboxLimits(cmp.Or(o.RenderTimeout, server.DefaultLimits().Timeout), cmp.Or(o.RenderMemory, defaultRenderMemory))
+	if err != nil {
+		return check.Options{}, err
+	}
+	// Kustomize overlays and Helm charts render in children of this
+	// binary, as the controller's do, so a hostile chart in a pull request
+	// cannot hang or exhaust the CI runner.
+	if o.Renderer, err = newSandbox(lim); err != nil {
+		return check.Options{}, usageError(err)
+	}
+	return o.Options, nil
 }
 
 // startCPUProfile starts writing a CPU profile to path; stop ends it.
