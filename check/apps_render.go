@@ -74,7 +74,8 @@ func location(file string, line int) string {
 // under test (newAppService), and then of the Applications those render,
 // level by level, Argo CD running in controlNS and caps standing in for
 // the cluster's capabilities, the projects known judging remote
-// Kustomize bases. Each Application is rendered once. It
+// Kustomize bases. Each Application is rendered once, or taken from memo
+// (nil for none), which keeps the renders that succeeded. It
 // returns the rendered documents with their Application, what the renders
 // claimed from root, notes about sources that were not rendered (when
 // notes is set: a repository is under test), and one error result per
@@ -83,7 +84,7 @@ func location(file string, line int) string {
 // Such an Application renders nothing, as Argo CD then generates no
 // manifests for it; the others are unaffected. Applications of one level
 // render concurrently. The error returned is ctx's.
-func renderApplications(ctx context.Context, svc *server.Service, root repoRoot, controlNS string, caps render.Capabilities, known appSetProjects, notes bool, found []entry) ([]entry, claims, []Note, []report.Result, error) {
+func renderApplications(ctx context.Context, svc *server.Service, root repoRoot, controlNS string, caps render.Capabilities, known appSetProjects, notes bool, memo *RenderMemo, found []entry) ([]entry, claims, []Note, []report.Result, error) {
 	c := claims{docs: map[string]bool{}, dirs: map[string]bool{}}
 	var out []entry
 	var skipNotes []Note
@@ -109,7 +110,15 @@ func renderApplications(ctx context.Context, svc *server.Service, root repoRoot,
 		results := make([]appRender, len(jobs))
 		errs := make([]error, len(jobs))
 		err := forEach(ctx, len(jobs), func(ctx context.Context, i int) error {
-			results[i], errs[i] = renderApplication(ctx, svc, jobs[i].app.doc.Object, controlNS, caps, known)
+			obj := jobs[i].app.doc.Object
+			if r, ok := memo.lookup(obj); ok {
+				results[i] = r
+				return ctx.Err()
+			}
+			results[i], errs[i] = renderApplication(ctx, svc, obj, controlNS, caps, known)
+			if errs[i] == nil && failedSource(results[i].Sources) == nil {
+				memo.keep(obj, results[i])
+			}
 			return ctx.Err()
 		})
 		if err != nil {

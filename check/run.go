@@ -73,6 +73,10 @@ type Options struct {
 	// when Applications render; "" reads it from the checkout's HEAD.
 	// tollgate diff sets it for a revision written out of Git.
 	Revision string
+	// Renders, when set, keeps the Applications' renders, and may give
+	// an Application one kept from an earlier run instead of rendering it
+	// (RenderMemo.Reuse decides).
+	Renders *RenderMemo
 	// ClusterFiles hold Argo CD cluster Secrets for the clusters generators
 	// of ApplicationSets, beside those found under Paths.
 	ClusterFiles []string
@@ -265,7 +269,7 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 	generated, setFailures := expandApplicationSets(ctx, generator(o.Renderer), walked, newAppSetSources(root, repoURL, secrets), known)
 	g.failures = append(g.failures, setFailures...)
 	walked = append(walked, generated...)
-	appEntries, cl, appNotes, appFailures, err := renderApplications(ctx, svc, root, controlNS, o.Capabilities, known, repoURL != "", walked)
+	appEntries, cl, appNotes, appFailures, err := renderApplications(ctx, svc, root, controlNS, o.Capabilities, known, repoURL != "", o.Renders, walked)
 	if err != nil {
 		return g, err
 	}

@@ -55,6 +55,10 @@ type Report struct {
 	BaseErrors []Error `json:"baseErrors,omitempty"`
 	// Notes are the head's notes about input that was not checked.
 	Notes []string `json:"notes,omitempty"`
+	// ReusedRenders counts the Applications the head did not render
+	// again: nothing they render from changed, so the base's render
+	// stands.
+	ReusedRenders int `json:"reusedRenders"`
 }
 
 // Revision is one side of the diff.

@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/tollgate-dev/tollgate/check"
+	"github.com/tollgate-dev/tollgate/reposerver"
 	"github.com/tollgate-dev/tollgate/reposerver/source"
 )
 
@@ -88,10 +89,23 @@ func Run(ctx context.Context, o Options) (Report, error) {
 			return Report{}, err
 		}
 	}
+	// What the change does not touch renders once: the head reuses the
+	// base's renders of those Applications.
+	headHash := plumbing.ZeroHash
+	if o.Head != "" {
+		headHash = plumbing.NewHash(head.Commit)
+	}
+	changed, err := changedFiles(repo, baseHash, headHash, root)
+	if err != nil {
+		return Report{}, fmt.Errorf("compare %s with %s: %w", base.Name, head.Name, err)
+	}
+	memo := &check.RenderMemo{}
+	o.Renders = memo
 	before, err := take(ctx, o.Options, baseDir, rel, base.Commit)
 	if err != nil {
 		return Report{}, fmt.Errorf("base %s: %w", base.Name, err)
 	}
+	memo.Reuse = reuser{root: headDir, repoURL: reposerver.NormalizeURL(o.RepoURL), changed: changed}.reuse
 	revision := head.Commit
 	if o.Head == "" {
 		revision = "" // the work tree's HEAD, as tollgate test reads it
@@ -102,6 +116,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	}
 	r := Compare(before, after)
 	r.Base, r.Head = base, head
+	r.ReusedRenders = memo.Reused()
 	return r, nil
 }
 

@@ -1,0 +1,347 @@
+package prdiff
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tollgate-dev/tollgate/reposerver"
+)
+
+// The head reuses the base's render of an Application when nothing it
+// renders from changed: the same Application (every field), no build
+// variable that names the commit, and no changed file under any of its
+// inputs. An input is each source path in the repository under test, the
+// value files and file parameters it names (in that source or, with
+// "$ref/", in a ref source of the repository), and every path outside the
+// source that a kustomization or a Chart.yaml under it names (any string
+// that resolves to a file or directory of the checkout counts, followed
+// into the kustomizations and charts there). A source this cannot see
+// through (a plugin, Jsonnet, whose imports are code) is rendered again.
+
+// changedFiles lists the slash-separated paths that differ between the
+// commit base and the head: the commit head, or the work tree at root
+// when head is zero. A path present on one side only is changed.
+func changedFiles(repo *git.Repository, base, head plumbing.Hash, root string) (map[string]bool, error) {
+	before, err := treeFiles(repo, base)
+	if err != nil {
+		return nil, err
+	}
+	var after map[string]plumbing.Hash
+	if head.IsZero() {
+		after, err = workTreeFiles(root)
+	} else {
+		after, err = treeFiles(repo, head)
+	}
+	if err != nil {
+		return nil, err
+	}
+	changed := map[string]bool{}
+	for p, h := range before {
+		if after[p] != h {
+			changed[p] = true
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			changed[p] = true
+		}
+	}
+	return changed, nil
+}
+
+// treeFiles maps the files of commit h to their blob hashes.
+func treeFiles(repo *git.Repository, h plumbing.Hash) (map[string]plumbing.Hash, error) {
+	c, err := repo.CommitObject(h)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]plumbing.Hash{}
+	err = tree.Files().ForEach(func(f *object.File) error {
+		out[f.Name] = f.Hash
+		return nil
+	})
+	return out, err
+}
+
+// workTreeFiles maps the files under root (but .git) to the blob hashes
+// Git would give them.
+func workTreeFiles(root string) (map[string]plumbing.Hash, error) {
+	out := map[string]plumbing.Hash{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" && p != root {
+			return filepath.SkipDir
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil || d.IsDir() {
+			return err
+		}
+		var data []byte
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			data = []byte(filepath.ToSlash(target))
+		case d.Type().IsRegular():
+			if data, err = os.ReadFile(p); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+		out[filepath.ToSlash(rel)] = plumbing.ComputeHash(plumbing.BlobObject, data)
+		return nil
+	})
+	return out, err
+}
+
+// reuser decides, for the head's check, which of the base's renders stand.
+type reuser struct {
+	// root is the head's checkout, repoURL the repository under test
+	// (normalized), changed the files the change touches.
+	root, repoURL string
+	changed       map[string]bool
+}
+
+// reuse implements check.RenderMemo.Reuse.
+func (r reuser) reuse(kept, app map[string]any) bool {
+	if !reflect.DeepEqual(kept, app) {
+		return false
+	}
+	if b, err := yaml.Marshal(app); err != nil || bytes.Contains(b, []byte("ARGOCD_APP_REVISION")) {
+		return false
+	}
+	inputs, ok := r.inputs(app)
+	if !ok {
+		return false
+	}
+	for c := range r.changed {
+		for _, in := range inputs {
+			if in == "." || c == in || strings.HasPrefix(c, in+"/") {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// inputs lists the repository paths app renders from, false when it
+// cannot tell.
+func (r reuser) inputs(app map[string]any) ([]string, bool) {
+	spec, _ := app["spec"].(map[string]any)
+	var sources []map[string]any
+	if s, ok := spec["source"].(map[string]any); ok {
+		sources = append(sources, s)
+	}
+	if list, ok := spec["sources"].([]any); ok {
+		for _, s := range list {
+			m, ok := s.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			sources = append(sources, m)
+		}
+	}
+	ours := func(s map[string]any) bool {
+		u, _ := s["repoURL"].(string)
+		return reposerver.NormalizeURL(u) == r.repoURL
+	}
+	refs := map[string]bool{}
+	for _, s := range sources {
+		if ref, _ := s["ref"].(string); ref != "" && ours(s) {
+			refs[ref] = true
+		}
+	}
+	w := &inputWalk{root: r.root, seen: map[string]bool{}, ok: true}
+	for _, s := range sources {
+		if s["plugin"] != nil {
+			return nil, false
+		}
+		p, _ := s["path"].(string)
+		dir := ""
+		if ours(s) && !(p == "" && (s["chart"] != nil || s["ref"] != nil)) {
+			if dir = clean(p); dir == "" || !w.follow(dir, 0) {
+				return nil, false
+			}
+		}
+		for _, f := range helmFiles(s) {
+			if strings.HasPrefix(f, "$") {
+				ref, rest, _ := strings.Cut(f[1:], "/")
+				if !refs[ref] {
+					continue // another repository's: the same on both sides
+				}
+				f = rest
+			} else if dir != "" {
+				f = path.Join(dir, f)
+			} else {
+				continue // in another repository's source
+			}
+			if c := clean(f); c != "" {
+				w.add(c)
+			}
+		}
+	}
+	return w.paths, w.ok
+}
+
+// helmFiles are the value files and file parameters of source s.
+func helmFiles(s map[string]any) []string {
+	helm, _ := s["helm"].(map[string]any)
+	var files []string
+	if vf, ok := helm["valueFiles"].([]any); ok {
+		for _, f := range vf {
+			str, _ := f.(string)
+			files = append(files, str)
+		}
+	}
+	if fp, ok := helm["fileParameters"].([]any); ok {
+		for _, f := range fp {
+			m, _ := f.(map[string]any)
+			str, _ := m["path"].(string)
+			files = append(files, str)
+		}
+	}
+	return files
+}
+
+// inputWalk collects input paths, following kustomizations and charts.
+type inputWalk struct {
+	root  string
+	seen  map[string]bool
+	paths []string
+	// ok turns false at what cannot be seen through.
+	ok bool
+}
+
+// add records an input path.
+func (w *inputWalk) add(p string) {
+	if !w.seen[p] {
+		w.seen[p] = true
+		w.paths = append(w.paths, p)
+	}
+}
+
+// maxInputDepth bounds how far kustomizations naming kustomizations are
+// followed.
+const maxInputDepth = 32
+
+// follow records the directory dir and what its kustomization or chart
+// names outside it; false when it holds what cannot be seen through.
+func (w *inputWalk) follow(dir string, depth int) bool {
+	if w.seen[dir] {
+		return true
+	}
+	w.add(dir)
+	if depth > maxInputDepth {
+		w.ok = false
+		return false
+	}
+	abs := filepath.Join(w.root, filepath.FromSlash(dir))
+	entries, err := os.ReadDir(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Not at the head: its files at the base are changed ones.
+		return true
+	}
+	if err != nil {
+		w.ok = false
+		return false
+	}
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case strings.HasSuffix(name, ".jsonnet") || strings.HasSuffix(name, ".libsonnet"):
+			w.ok = false
+			return false
+		case name == "kustomization.yaml" || name == "kustomization.yml" || name == "Kustomization" || name == "Chart.yaml":
+			for _, s := range fileStrings(filepath.Join(abs, name)) {
+				s = strings.TrimPrefix(s, "file://")
+				if _, after, ok := strings.Cut(s, "="); ok {
+					s = after // configMapGenerator's key=path
+				}
+				p := clean(path.Join(dir, s))
+				if p == "" || p == dir || strings.HasPrefix(p, dir+"/") {
+					continue
+				}
+				fi, err := os.Stat(filepath.Join(w.root, filepath.FromSlash(p)))
+				switch {
+				case err != nil:
+				case fi.IsDir():
+					if !w.follow(p, depth+1) {
+						return false
+					}
+				default:
+					w.add(p)
+				}
+			}
+		}
+	}
+	return true
+}
+
+// fileStrings returns every string in the YAML file at p, keys and values;
+// none when it does not read or decode (its render fails the same way on
+// both sides).
+func fileStrings(p string) []string {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil
+	}
+	var v any
+	if yaml.Unmarshal(data, &v) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			out = append(out, v)
+		case map[string]any:
+			for k, e := range v {
+				out = append(out, k)
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+// clean cleans a repository path: slash-separated, relative to the root
+// ("." for the root itself), "" when it leaves the repository.
+func clean(p string) string {
+	c := path.Clean(strings.TrimPrefix(filepath.ToSlash(p), "/"))
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return ""
+	}
+	return c
+}
