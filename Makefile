@@ -55,11 +55,11 @@ demo: tools build ## The whole product on an embedded control plane: tollgate de
 	bin/tollgate dev --tour
 
 .PHONY: demo-cli
-demo-cli: build ## tollgate test over the example config repo and each bad change (seconds, no control plane).
+demo-cli: build ## tollgate test over the example config repo and each bad change, then tollgate diff of one (seconds, no control plane).
 	bash hack/demo.sh
 
 .PHONY: bench
-bench: build ## tollgate test beside conftest on a 10,000-document corpus, plus Go benchmarks.
+bench: build ## tollgate test beside conftest on a 10,000-document corpus, Go benchmarks, tollgate diff of 200 Applications beside rendering them twice.
 	bash hack/bench.sh
 
 .PHONY: bench-webhook

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # bench.sh prints, in one run, `tollgate test` beside conftest running
 # equivalent Rego (test/bench/conftest/policy.rego) over the same generated
-# corpus, then the Go benchmark of one decision. Figures are ratios measured
-# in the same run: the machines are shared and noisy.
+# corpus, the Go benchmark of one decision, then `tollgate diff` on a
+# generated repository of 200 Applications beside rendering every
+# Application at both revisions (test/bench/diff). Figures are ratios
+# measured in the same run: the machines are shared and noisy.
 #
 #   BENCH_FILES, BENCH_DOCS   corpus size (default 1000 files x 10 documents)
 #   BENCH_RUNS                runs per tool, best wall time kept (default 3)
@@ -66,3 +68,7 @@ echo "denials found: tollgate $tn, conftest $cn"
 echo
 echo "Go benchmarks (one decision through all built-in rules, 1 CPU):"
 go test -run '^$' -bench 'BenchmarkEvaluate(Deployment|Yardstick)$' -benchmem -cpu 1 -count 3 ./policies | grep -E '^Benchmark'
+
+echo
+echo "tollgate diff (test/bench/diff; best of $runs):"
+go run ./test/bench/diff -tollgate bin/tollgate -runs "$runs"

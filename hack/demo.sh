@@ -7,6 +7,9 @@
 #      breaks a rule.
 #   2. Each examples/bad/<case> makes one bad change and is denied by exactly
 #      the rule its CASE file names.
+#   3. tollgate diff shows what one of those changes (latest-tag) does to the
+#      config repository's Applications, in a Git repository made for it,
+#      and marks its denial as introduced by the change.
 #
 # Run by `make demo-cli` after `make build`; TOLLGATE overrides the binary.
 set -euo pipefail
@@ -97,6 +100,31 @@ for dir in examples/bad/*/; do
 		sed 's/^/   /' "$tmp/$name.json.err"
 	fi
 done
+
+echo
+echo "${bold}3. What the pull request changes${reset} (tollgate diff of examples/bad/latest-tag on the config repository)"
+if ! command -v git >/dev/null; then
+	bad "git is not installed"
+else
+	repo="$tmp/diff-repo"
+	cp -R examples/config-repo "$repo"
+	git -C "$repo" init -q -b main
+	git -C "$repo" remote add origin "$REPO_URL"
+	git -C "$repo" add -A
+	git -C "$repo" -c user.name=demo -c user.email=demo@example.com commit -q -m "config repository"
+	cp examples/bad/latest-tag/deployment.yaml "$repo/apps/guestbook/base/deployment.yaml"
+	rc=0
+	"$TOLLGATE" diff --color never "$repo" >"$tmp/diff.txt" 2>"$tmp/diff.txt.err" || rc=$?
+	"$TOLLGATE" diff -o json "$repo" >"$tmp/diff.json" 2>/dev/null || true
+	sed -n -e '/^Application /p' -e '/^Path /p' -e '/^  [a-z]* .*Deployment/p' -e '/^    [-+] *- *image:/p' -e 's/;.*//' -e '/^    DENY/p' "$tmp/diff.txt" | sed 's/^/   /'
+	tail -n 1 "$tmp/diff.txt" | sed 's/^/   /'
+	if [[ $rc == 1 ]] && grep -q '"introducedDenials": [1-9]' "$tmp/diff.json" && grep -q 'DENY no-latest-tag (introduced)' "$tmp/diff.txt"; then
+		ok "the change's no-latest-tag denial is marked introduced (exit 1)"
+	else
+		bad "expected exit 1 with no-latest-tag introduced, got exit $rc"
+		sed 's/^/   /' "$tmp/diff.txt.err"
+	fi
+fi
 
 echo
 if ((failures > 0)); then
