@@ -60,6 +60,9 @@ type loadedUnit struct {
 	unit    unit
 	entries []entry
 	notes   []Note
+	// pending is a directory not loaded yet: it waits for the
+	// Applications (defer.go).
+	pending bool
 	// err is why the unit could not be decoded or rendered; the run
 	// reports it as an error result and judges the other units.
 	err error

@@ -239,7 +239,8 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 		opts.KustomizeBuildOptions = o.KustomizeBuildOptions
 		return svc.FetchRemote(ctx, root, dir, opts)
 	}
-	loaded, err := loadUnits(ctx, units, helmValues, build, remote, lim)
+	ld := unitLoader{helmValues: helmValues, build: build, bases: remote, lim: lim}
+	loaded, err := ld.loadWalked(ctx, root, repoURL, units)
 	if err != nil {
 		return g, err
 	}
@@ -275,6 +276,9 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 	}
 	if repoURL == "" && len(applications(walked)) > 0 {
 		g.notes = append(g.notes, Note{Message: unrendered})
+	}
+	if err := ld.loadUnclaimed(ctx, root, cl, loaded); err != nil {
+		return g, err
 	}
 	// What an Application rendered replaces the walked copy of the same
 	// files: it is what Argo CD deploys, checked in its context.

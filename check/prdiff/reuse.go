@@ -2,8 +2,6 @@ package prdiff
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -16,19 +14,18 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tollgate-dev/tollgate/check"
 	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 // The head reuses the base's render of an Application when nothing it
 // renders from changed: the same Application (every field), no build
 // variable that names the commit, and no changed file under any of its
-// inputs. An input is each source path in the repository under test, the
-// value files and file parameters it names (in that source or, with
-// "$ref/", in a ref source of the repository), and every path outside the
-// source that a kustomization or a Chart.yaml under it names (any string
-// that resolves to a file or directory of the checkout counts, followed
-// into the kustomizations and charts there). A source this cannot see
-// through (a plugin, Jsonnet, whose imports are code) is rendered again.
+// inputs: each source path in the repository under test with what its
+// kustomizations and charts name (check.SourceInputs), and the value files
+// and file parameters it names (in that source or, with "$ref/", in a ref
+// source of the repository). A source this cannot see through (a plugin,
+// Jsonnet, whose imports are code) is rendered again.
 
 // changedFiles lists the slash-separated paths that differ between the
 // commit base and the head: the commit head, or the work tree at root
@@ -172,7 +169,7 @@ func (r reuser) inputs(app map[string]any) ([]string, bool) {
 			refs[ref] = true
 		}
 	}
-	w := &inputWalk{root: r.root, seen: map[string]bool{}, ok: true}
+	var paths []string
 	for _, s := range sources {
 		if s["plugin"] != nil {
 			return nil, false
@@ -180,9 +177,14 @@ func (r reuser) inputs(app map[string]any) ([]string, bool) {
 		p, _ := s["path"].(string)
 		dir := ""
 		if ours(s) && !(p == "" && (s["chart"] != nil || s["ref"] != nil)) {
-			if dir = clean(p); dir == "" || !w.follow(dir, 0) {
+			if dir = check.CleanRepoPath(p); dir == "" {
 				return nil, false
 			}
+			in, ok := check.SourceInputs(r.root, dir)
+			if !ok {
+				return nil, false
+			}
+			paths = append(paths, in...)
 		}
 		for _, f := range helmFiles(s) {
 			if strings.HasPrefix(f, "$") {
@@ -196,12 +198,12 @@ func (r reuser) inputs(app map[string]any) ([]string, bool) {
 			} else {
 				continue // in another repository's source
 			}
-			if c := clean(f); c != "" {
-				w.add(c)
+			if c := check.CleanRepoPath(f); c != "" {
+				paths = append(paths, c)
 			}
 		}
 	}
-	return w.paths, w.ok
+	return paths, true
 }
 
 // helmFiles are the value files and file parameters of source s.
@@ -222,126 +224,4 @@ func helmFiles(s map[string]any) []string {
 		}
 	}
 	return files
-}
-
-// inputWalk collects input paths, following kustomizations and charts.
-type inputWalk struct {
-	root  string
-	seen  map[string]bool
-	paths []string
-	// ok turns false at what cannot be seen through.
-	ok bool
-}
-
-// add records an input path.
-func (w *inputWalk) add(p string) {
-	if !w.seen[p] {
-		w.seen[p] = true
-		w.paths = append(w.paths, p)
-	}
-}
-
-// maxInputDepth bounds how far kustomizations naming kustomizations are
-// followed.
-const maxInputDepth = 32
-
-// follow records the directory dir and what its kustomization or chart
-// names outside it; false when it holds what cannot be seen through.
-func (w *inputWalk) follow(dir string, depth int) bool {
-	if w.seen[dir] {
-		return true
-	}
-	w.add(dir)
-	if depth > maxInputDepth {
-		w.ok = false
-		return false
-	}
-	abs := filepath.Join(w.root, filepath.FromSlash(dir))
-	entries, err := os.ReadDir(abs)
-	if errors.Is(err, fs.ErrNotExist) {
-		// Not at the head: its files at the base are changed ones.
-		return true
-	}
-	if err != nil {
-		w.ok = false
-		return false
-	}
-	for _, e := range entries {
-		name := e.Name()
-		switch {
-		case strings.HasSuffix(name, ".jsonnet") || strings.HasSuffix(name, ".libsonnet"):
-			w.ok = false
-			return false
-		case name == "kustomization.yaml" || name == "kustomization.yml" || name == "Kustomization" || name == "Chart.yaml":
-			for _, s := range fileStrings(filepath.Join(abs, name)) {
-				s = strings.TrimPrefix(s, "file://")
-				if _, after, ok := strings.Cut(s, "="); ok {
-					s = after // configMapGenerator's key=path
-				}
-				p := clean(path.Join(dir, s))
-				if p == "" || p == dir || strings.HasPrefix(p, dir+"/") {
-					continue
-				}
-				fi, err := os.Stat(filepath.Join(w.root, filepath.FromSlash(p)))
-				switch {
-				case err != nil:
-				case fi.IsDir():
-					if !w.follow(p, depth+1) {
-						return false
-					}
-				default:
-					w.add(p)
-				}
-			}
-		}
-	}
-	return true
-}
-
-// fileStrings returns every string in the YAML file at p, keys and values;
-// none when it does not read or decode (its render fails the same way on
-// both sides).
-func fileStrings(p string) []string {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	if err != nil {
-		return nil
-	}
-	var v any
-	if yaml.Unmarshal(data, &v) != nil {
-		return nil
-	}
-	var out []string
-	var walk func(any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case string:
-			out = append(out, v)
-		case map[string]any:
-			for k, e := range v {
-				out = append(out, k)
-				walk(e)
-			}
-		case []any:
-			for _, e := range v {
-				walk(e)
-			}
-		}
-	}
-	walk(v)
-	return out
-}
-
-// clean cleans a repository path: slash-separated, relative to the root
-// ("." for the root itself), "" when it leaves the repository.
-func clean(p string) string {
-	c := path.Clean(strings.TrimPrefix(filepath.ToSlash(p), "/"))
-	if c == ".." || strings.HasPrefix(c, "../") {
-		return ""
-	}
-	return c
 }
