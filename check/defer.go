@@ -3,6 +3,7 @@ package check
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -152,6 +153,9 @@ func holdsArgoKinds(root, dir string) bool {
 	found := false
 	for _, in := range inputs {
 		err := filepath.WalkDir(filepath.Join(root, filepath.FromSlash(in)), func(p string, d fs.DirEntry, err error) error {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // named, not there: nothing to read
+			}
 			if err != nil || found {
 				return err
 			}

@@ -17,7 +17,8 @@ import (
 // every path outside it that a kustomization or Chart.yaml under it names
 // (any string of the file that resolves to a file or directory of the
 // checkout counts, configMapGenerator's "key=path" and Helm's "file://"
-// included), followed into the kustomizations and charts there. ok is
+// included, and one that looks like a path to nothing, which may have been
+// removed), followed into the kustomizations and charts there. ok is
 // false when dir holds what cannot be seen through: Jsonnet, whose imports
 // are code. tollgate diff reuses a render when no input changed; tollgate
 // test leaves to an Application the directories it renders, unless their
@@ -86,15 +87,24 @@ func (w *inputWalk) follow(dir string, depth int) {
 				}
 				fi, err := os.Stat(filepath.Join(w.root, filepath.FromSlash(p)))
 				switch {
-				case err != nil:
-				case fi.IsDir():
+				case err == nil && fi.IsDir():
 					w.follow(p, depth+1)
-				default:
+				case err == nil || errors.Is(err, fs.ErrNotExist) && looksLikePath(s):
+					// A path gone from the checkout is an input too: what
+					// was there before changed.
 					w.add(p)
 				}
 			}
 		}
 	}
+}
+
+// looksLikePath reports whether a string of a kustomization or chart that
+// names nothing in the checkout could have named a file or directory: a
+// relative path with a separator or an extension, not a URL.
+func looksLikePath(s string) bool {
+	return s != "" && !strings.Contains(s, "://") && !strings.ContainsAny(s, " \n:{}") &&
+		(strings.Contains(s, "/") || path.Ext(s) != "")
 }
 
 // fileStrings returns every string in the YAML file at p, keys and values;

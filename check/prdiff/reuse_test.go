@@ -114,3 +114,16 @@ func writeAll(t *testing.T, dir string, files map[string]string) {
 		}
 	}
 }
+
+// TestReuseRemovedBase: a kustomize base removed at the head is an input
+// of the overlay that still names it, so the overlay renders again (and
+// fails there) rather than showing its old render.
+func TestReuseRemovedBase(t *testing.T) {
+	root := t.TempDir()
+	writeAll(t, root, map[string]string{"apps/overlay/kustomization.yaml": "resources: [../base]\n"})
+	r := reuser{root: root, repoURL: reposerver.NormalizeURL(repoURL), changed: map[string]bool{"apps/base/kustomization.yaml": true}}
+	app := map[string]any{"spec": map[string]any{"source": map[string]any{"repoURL": repoURL, "path": "apps/overlay"}}}
+	if r.reuse(app, app) {
+		t.Error("the overlay of a removed base reuses its old render")
+	}
+}

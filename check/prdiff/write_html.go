@@ -67,7 +67,8 @@ pre{background:#f6f8fa;padding:.6em;overflow:auto;font-size:13px;line-height:1.3
 {{end}}{{if .Diff}}<pre>{{range lines .Diff}}<span class="{{.Class}}">{{.Text}}</span>
 {{end}}</pre>{{end}}
 {{end}}</details>
-{{end}}{{end}}{{range .Notes}}<p>note: {{.}}</p>
+{{end}}{{end}}{{range .BaseErrors}}<p>error at the base: {{.}}</p>
+{{end}}{{range .Notes}}<p>note: {{.}}</p>
 {{end}}</body>
 </html>
 `))

@@ -61,6 +61,13 @@ func markdown(r Report, max int) string {
 		}
 		body.WriteString(sec)
 	}
+	if extra := notesSection(r); extra != "" {
+		if head.Len()+body.Len()+len(extra)+trailerRoom <= max {
+			body.WriteString(extra)
+		} else {
+			cut++
+		}
+	}
 	out := head.String() + body.String()
 	if cut > 0 {
 		out += fmt.Sprintf("\n_%d more %s not shown: the comment's size limit. Run `tollgate diff` locally, or read the job's log, for all of it._\n", cut, plural(cut, "section"))
@@ -96,6 +103,24 @@ func section(g Group, diffs bool) string {
 		b.WriteString("\n")
 	}
 	b.WriteString("</details>\n\n")
+	return b.String()
+}
+
+// notesSection lists the base's errors and the head's notes (sources not
+// rendered, input skipped) in a collapsed section; "" when there are none.
+func notesSection(r Report) string {
+	if len(r.Notes)+len(r.BaseErrors) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<details><summary>Notes (%d)</summary>\n\n", len(r.Notes)+len(r.BaseErrors))
+	for _, e := range r.BaseErrors {
+		fmt.Fprintf(&b, "- error at the base: %s\n", text(e.String()))
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "- %s\n", text(n))
+	}
+	b.WriteString("\n</details>\n")
 	return b.String()
 }
 
