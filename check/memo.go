@@ -1,8 +1,9 @@
 package check
 
 import (
-	"maps"
 	"sync"
+
+	"github.com/tollgate-dev/tollgate/internal/jsonvalue"
 
 	"github.com/tollgate-dev/tollgate/reposerver/render"
 	"github.com/tollgate-dev/tollgate/reposerver/server"
@@ -74,30 +75,11 @@ func (m *RenderMemo) lookup(app map[string]any) (appRender, bool) {
 	for i, s := range e.render.Sources {
 		docs := make([]render.Document, len(s.Result.Documents))
 		for j, d := range s.Result.Documents {
-			d.Object = copyValue(d.Object).(map[string]any)
+			d.Object = jsonvalue.Copy(d.Object).(map[string]any)
 			docs[j] = d
 		}
 		s.Result.Documents = docs
 		out.Sources[i] = s
 	}
 	return out, true
-}
-
-// copyValue deep-copies a decoded YAML or JSON value.
-func copyValue(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := maps.Clone(v)
-		for k, e := range out {
-			out[k] = copyValue(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = copyValue(e)
-		}
-		return out
-	}
-	return v
 }
