@@ -138,9 +138,12 @@ func sourcePaths(loaded []loadedUnit, repoURL string) map[string]bool {
 // hold: the API version of Argo CD's kinds, or a cluster Secret's label.
 var argoMarkers = [][]byte{[]byte("argoproj.io/v1alpha1"), []byte("argocd.argoproj.io/secret-type")}
 
-// maxScannedFile bounds the files holdsArgoKinds reads; a larger one
-// counts as holding them.
-const maxScannedFile = 4 << 20
+// maxScannedFile and maxScannedFiles bound what holdsArgoKinds reads: a
+// larger file, or more files, count as holding them.
+const (
+	maxScannedFile  = 4 << 20
+	maxScannedFiles = 10000
+)
 
 // holdsArgoKinds reports whether the inputs of the directory dir under
 // root may hold Argo CD's own kinds or cluster Secrets; true when it
@@ -150,7 +153,7 @@ func holdsArgoKinds(root, dir string) bool {
 	if !ok {
 		return true
 	}
-	found := false
+	found, files := false, 0
 	for _, in := range inputs {
 		err := filepath.WalkDir(filepath.Join(root, filepath.FromSlash(in)), func(p string, d fs.DirEntry, err error) error {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -160,10 +163,11 @@ func holdsArgoKinds(root, dir string) bool {
 				return err
 			}
 			if !d.Type().IsRegular() {
-				return nil
+				return nil // links are not followed: SourceInputs kept the inputs inside
 			}
+			files++
 			fi, err := d.Info()
-			if err != nil || fi.Size() > maxScannedFile {
+			if err != nil || fi.Size() > maxScannedFile || files > maxScannedFiles {
 				found = true
 				return err
 			}

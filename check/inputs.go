@@ -23,15 +23,23 @@ import (
 // are code. tollgate diff reuses a render when no input changed; tollgate
 // test leaves to an Application the directories it renders, unless their
 // inputs hold Argo CD's own kinds.
+//
+// Nothing outside root is read: a path that leads out of it through a
+// symbolic link makes ok false.
 func SourceInputs(root, dir string) (paths []string, ok bool) {
-	w := &inputWalk{root: root, seen: map[string]bool{}, ok: true}
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, false
+	}
+	w := &inputWalk{root: root, real: real, seen: map[string]bool{}, ok: true}
 	w.follow(dir, 0)
 	return w.paths, w.ok
 }
 
 // inputWalk collects input paths, following kustomizations and charts.
 type inputWalk struct {
-	root  string
+	// root is the checkout, real the same with symbolic links resolved.
+	root, real string
 	seen  map[string]bool
 	paths []string
 	// ok turns false at what cannot be seen through.
@@ -61,10 +69,15 @@ func (w *inputWalk) follow(dir string, depth int) {
 		return
 	}
 	abs := filepath.Join(w.root, filepath.FromSlash(dir))
-	entries, err := os.ReadDir(abs)
+	resolved, err := filepath.EvalSymlinks(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return // nothing there to read
 	}
+	if err != nil || !inside(w.real, resolved) {
+		w.ok = false
+		return
+	}
+	entries, err := os.ReadDir(resolved)
 	if err != nil {
 		w.ok = false
 		return
@@ -76,7 +89,7 @@ func (w *inputWalk) follow(dir string, depth int) {
 			w.ok = false
 			return
 		case name == "kustomization.yaml" || name == "kustomization.yml" || name == "Kustomization" || name == "Chart.yaml":
-			for _, s := range fileStrings(filepath.Join(abs, name)) {
+			for _, s := range fileStrings(filepath.Join(resolved, name)) {
 				s = strings.TrimPrefix(s, "file://")
 				if _, after, ok := strings.Cut(s, "="); ok {
 					s = after // configMapGenerator's key=path
@@ -85,10 +98,10 @@ func (w *inputWalk) follow(dir string, depth int) {
 				if p == "" || p == dir || strings.HasPrefix(p, dir+"/") {
 					continue
 				}
-				fi, err := os.Stat(filepath.Join(w.root, filepath.FromSlash(p)))
+				fi, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(p)))
 				switch {
-				case err == nil && fi.IsDir():
-					w.follow(p, depth+1)
+				case err == nil && (fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0):
+					w.follow(p, depth+1) // a link is resolved, and must stay inside
 				case err == nil || errors.Is(err, fs.ErrNotExist) && looksLikePath(s):
 					// A path gone from the checkout is an input too: what
 					// was there before changed.
@@ -97,6 +110,12 @@ func (w *inputWalk) follow(dir string, depth int) {
 			}
 		}
 	}
+}
+
+// inside reports whether p is root or below it; both are clean absolute
+// paths.
+func inside(root, p string) bool {
+	return p == root || strings.HasPrefix(p, root+string(filepath.Separator))
 }
 
 // looksLikePath reports whether a string of a kustomization or chart that

@@ -76,6 +76,10 @@ func treeFiles(repo *git.Repository, h plumbing.Hash) (map[string]plumbing.Hash,
 	return out, err
 }
 
+// maxHashedFile bounds the work tree files hashed; a larger one counts as
+// changed.
+const maxHashedFile = 64 << 20
+
 // workTreeFiles maps the files under root (but .git) to the blob hashes
 // Git would give them.
 func workTreeFiles(root string) (map[string]plumbing.Hash, error) {
@@ -100,6 +104,10 @@ func workTreeFiles(root string) (map[string]plumbing.Hash, error) {
 			}
 			data = []byte(filepath.ToSlash(target))
 		case d.Type().IsRegular():
+			if fi, err := d.Info(); err != nil || fi.Size() > maxHashedFile {
+				out[filepath.ToSlash(rel)] = plumbing.ZeroHash // counts as changed
+				return nil
+			}
 			if data, err = os.ReadFile(p); err != nil {
 				return err
 			}

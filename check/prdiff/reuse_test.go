@@ -127,3 +127,24 @@ func TestReuseRemovedBase(t *testing.T) {
 		t.Error("the overlay of a removed base reuses its old render")
 	}
 }
+
+// TestReuseLinkOutside: a kustomization that names a link leading out of
+// the checkout is not seen through (nothing outside is read), so its
+// Application renders again.
+func TestReuseLinkOutside(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	writeAll(t, root, map[string]string{"apps/web/kustomization.yaml": "resources: [../link]\n"})
+	writeAll(t, outside, map[string]string{"kustomization.yaml": "resources: [x.yaml]\n"})
+	if err := os.Symlink(outside, filepath.Join(root, "apps", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := check.SourceInputs(root, "apps/web"); ok {
+		t.Error("SourceInputs saw through a link leading outside the checkout")
+	}
+	r := reuser{root: root, repoURL: reposerver.NormalizeURL(repoURL), changed: map[string]bool{}}
+	app := map[string]any{"spec": map[string]any{"source": map[string]any{"repoURL": repoURL, "path": "apps/web"}}}
+	if r.reuse(app, app) {
+		t.Error("reused the render of an Application reading through a link outside")
+	}
+}
