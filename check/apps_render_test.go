@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tollgate-dev/tollgate/policies/report"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // appOfAppsRepo is a repository whose origin remote is the URL its
@@ -103,7 +104,7 @@ func noteLines(notes []Note) []string {
 
 func TestRunAppOfApps(t *testing.T) {
 	repo := t.TempDir()
-	writeFiles(t, repo, appOfAppsRepo)
+	testutil.WriteFiles(t, repo, appOfAppsRepo)
 
 	rep, notes, err := Run(t.Context(), Options{Paths: []string{repo}, RepoRoot: repo})
 	if err != nil {
@@ -205,7 +206,7 @@ func TestRunRepoURL(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			parent := t.TempDir()
 			repo := filepath.Join(parent, "repo")
-			writeFiles(t, repo, appOfAppsRepo)
+			testutil.WriteFiles(t, repo, appOfAppsRepo)
 			switch tt.gitConfig {
 			case "":
 			case "-":
@@ -213,7 +214,7 @@ func TestRunRepoURL(t *testing.T) {
 					t.Fatal(err)
 				}
 			default:
-				writeFiles(t, repo, map[string]string{".git/config": tt.gitConfig})
+				testutil.WriteFiles(t, repo, map[string]string{".git/config": tt.gitConfig})
 			}
 			rep, notes, err := Run(t.Context(), Options{Paths: []string{repo}, RepoRoot: repo, RepoURL: tt.repoURL})
 			if tt.wantErr != "" {
@@ -334,9 +335,9 @@ func TestRunApplicationSourceOptions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			repo := t.TempDir()
-			writeFiles(t, repo, chartRepo)
-			writeFiles(t, repo, map[string]string{"app.yaml": chartApp(tt.fields)})
-			writeFiles(t, repo, tt.files)
+			testutil.WriteFiles(t, repo, chartRepo)
+			testutil.WriteFiles(t, repo, map[string]string{"app.yaml": chartApp(tt.fields)})
+			testutil.WriteFiles(t, repo, tt.files)
 			rep, _, err := Run(t.Context(), Options{Paths: []string{repo}, RepoRoot: repo, RepoURL: "https://example.com/r"})
 			if err != nil {
 				t.Fatal(err)
@@ -350,7 +351,7 @@ func TestRunApplicationSourceOptions(t *testing.T) {
 
 func TestRenderApplication(t *testing.T) {
 	repo := t.TempDir()
-	writeFiles(t, repo, chartRepo)
+	testutil.WriteFiles(t, repo, chartRepo)
 	tests := []struct {
 		name    string
 		fields  string

@@ -11,6 +11,7 @@ import (
 	"github.com/tollgate-dev/tollgate/reposerver"
 	"github.com/tollgate-dev/tollgate/reposerver/appset"
 	"github.com/tollgate-dev/tollgate/reposerver/render"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // countingRenderer renders in process and counts the renders of each
@@ -43,7 +44,7 @@ func TestClaimedDirectoriesRenderOnce(t *testing.T) {
 	}
 	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n"
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	testutil.WriteFiles(t, dir, map[string]string{
 		"argocd/apps.yaml": app("web", "apps/web") + "---\n" + app("root", "argocd/children") + "---\n" + app("gone", "apps/missing") + "---\n" +
 			"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: bad, namespace: argocd}\n" +
 			"spec: {project: default, destination: nope, source: {repoURL: " + url + ", path: apps/late}}\n",

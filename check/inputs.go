@@ -40,8 +40,8 @@ func SourceInputs(root, dir string) (paths []string, ok bool) {
 type inputWalk struct {
 	// root is the checkout, real the same with symbolic links resolved.
 	root, real string
-	seen  map[string]bool
-	paths []string
+	seen       map[string]bool
+	paths      []string
 	// ok turns false at what cannot be seen through.
 	ok bool
 }

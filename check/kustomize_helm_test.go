@@ -10,6 +10,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/internal/chartserver"
 	"github.com/tollgate-dev/tollgate/reposerver/chart"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // TestRunKustomizeHelmCharts: a kustomization whose helmCharts entry
@@ -30,7 +31,7 @@ func TestRunKustomizeHelmCharts(t *testing.T) {
 	srv := httptest.NewServer(repo.Handler())
 	defer srv.Close()
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	testutil.WriteFiles(t, root, map[string]string{
 		"app/kustomization.yaml": "namespace: web\nhelmCharts:\n- {name: web, repo: \"" + srv.URL + "\", version: 1.0.0, releaseName: web}\n",
 	})
 	opts := Options{Paths: []string{root + "/app"}, RepoRoot: root, KustomizeBuildOptions: "--enable-helm"}
@@ -70,7 +71,7 @@ func TestRunKustomizeRemoteFile(t *testing.T) {
 	defer srv.Close()
 	url := srv.URL + "/deploy/pod.yaml"
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{"app/kustomization.yaml": "namespace: web\nresources:\n- " + url + "\n"})
+	testutil.WriteFiles(t, root, map[string]string{"app/kustomization.yaml": "namespace: web\nresources:\n- " + url + "\n"})
 	opts := Options{Paths: []string{root + "/app"}, RepoRoot: root}
 	rep, notes, err := Run(t.Context(), opts)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // TestRunKustomizeBuildOptions: --kustomize-build-options reaches the
@@ -12,7 +14,7 @@ import (
 // tollgate does not honour is an error result naming it.
 func TestRunKustomizeBuildOptions(t *testing.T) {
 	repo := t.TempDir()
-	writeFiles(t, repo, map[string]string{
+	testutil.WriteFiles(t, repo, map[string]string{
 		"shared/pod.yaml":        "apiVersion: v1\nkind: Pod\nmetadata: {name: shared}\nspec: {containers: [{name: c, image: nginx:latest}]}\n",
 		"app/kustomization.yaml": "resources: [../shared/pod.yaml]\n",
 	})

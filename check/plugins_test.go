@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // pluginRepo is a repository whose Application's source a config
@@ -38,7 +39,7 @@ const genCommand = `printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec
 // plugin. A failing command is an error result with its stderr.
 func TestRunPluginSource(t *testing.T) {
 	repo := t.TempDir()
-	writeFiles(t, repo, pluginRepo)
+	testutil.WriteFiles(t, repo, pluginRepo)
 	appRow := "app.yaml Application/web app= default-project missing-resources-finalizer"
 	tests := []struct {
 		name      string
@@ -81,8 +82,8 @@ func TestRunPluginSource(t *testing.T) {
 			dir := repo
 			if tt.path != "" {
 				dir = t.TempDir()
-				writeFiles(t, dir, pluginRepo)
-				writeFiles(t, dir, map[string]string{"app.yaml": strings.Replace(pluginRepo["app.yaml"], "path: plugin", "path: "+tt.path, 1)})
+				testutil.WriteFiles(t, dir, pluginRepo)
+				testutil.WriteFiles(t, dir, map[string]string{"app.yaml": strings.Replace(pluginRepo["app.yaml"], "path: plugin", "path: "+tt.path, 1)})
 			}
 			rep, notes, err := Run(t.Context(), Options{Paths: []string{dir}, RepoRoot: dir, RepoURL: "https://example.com/r", Plugins: tt.plugins})
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/reposerver/source"
 	"github.com/tollgate-dev/tollgate/test/gitserver"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // remoteBaseRepo is a repository under test whose Application renders an
@@ -22,7 +23,7 @@ func remoteBaseRepo(t *testing.T, sourceRepos string) (repo, entry string, srv *
 	})
 	entry = base + "//base?ref=" + gitserver.DefaultBranch
 	repo = t.TempDir()
-	writeFiles(t, repo, map[string]string{
+	testutil.WriteFiles(t, repo, map[string]string{
 		".git/config": "[remote \"origin\"]\n\turl = https://git.example.com/acme/config.git\n",
 		"argocd/project.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata: {name: p, namespace: argocd}\nspec:\n  sourceRepos: " +
 			sourceRepos + "\n  destinations: [{server: \"*\", namespace: web}]\n",

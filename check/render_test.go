@@ -11,6 +11,7 @@ import (
 	"github.com/tollgate-dev/tollgate/reposerver"
 	"github.com/tollgate-dev/tollgate/reposerver/appset"
 	"github.com/tollgate-dev/tollgate/reposerver/render"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // recordingRenderer renders in process and records the directories it was
@@ -40,8 +41,8 @@ func (r *recordingRenderer) Build(ctx context.Context, root, dir string, opts re
 // directories are decoded in process.
 func TestRunRenderer(t *testing.T) {
 	repo := t.TempDir()
-	writeFiles(t, repo, chartRepo)
-	writeFiles(t, repo, map[string]string{
+	testutil.WriteFiles(t, repo, chartRepo)
+	testutil.WriteFiles(t, repo, map[string]string{
 		"kust/kustomization.yaml": "resources: [cm.yaml]\n",
 		"kust/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
 		"plain/cm.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\n",

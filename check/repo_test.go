@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 const gitConfigWithOrigin = `[core]
@@ -70,7 +72,7 @@ func TestOriginURL(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
-			writeFiles(t, root, tt.files)
+			testutil.WriteFiles(t, root, tt.files)
 			got, err := originURL(filepath.Join(root, tt.dir))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

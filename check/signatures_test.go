@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // TestSignatureNote: an AppProject with signatureKeys, among the files or
@@ -45,8 +46,8 @@ func TestSignatureNote(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			repo, outside := t.TempDir(), t.TempDir()
-			writeFiles(t, repo, tt.files)
-			writeFiles(t, outside, map[string]string{"projects/p.yaml": project("payments", signed)})
+			testutil.WriteFiles(t, repo, tt.files)
+			testutil.WriteFiles(t, outside, map[string]string{"projects/p.yaml": project("payments", signed)})
 			var projects []string
 			for _, p := range tt.projects {
 				projects = append(projects, filepath.Join(outside, p))

@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 func TestDiscover(t *testing.T) {
 	repo := t.TempDir()
-	writeFiles(t, repo, map[string]string{
+	testutil.WriteFiles(t, repo, map[string]string{
 		"a.yaml":                        "",
 		"b.JSON":                        "", // not a manifest: Argo CD matches extensions case-sensitively
 		"readme.md":                     "",
@@ -102,7 +103,7 @@ func TestDiscover(t *testing.T) {
 
 func TestDiscoverOutsideRoot(t *testing.T) {
 	repo, other := t.TempDir(), t.TempDir()
-	writeFiles(t, other, map[string]string{"x/a.yaml": "", "x/k/kustomization.yaml": "", "y.yaml": ""})
+	testutil.WriteFiles(t, other, map[string]string{"x/a.yaml": "", "x/k/kustomization.yaml": "", "y.yaml": ""})
 	root, err := openRepoRoot(repo)
 	if err != nil {
 		t.Fatal(err)

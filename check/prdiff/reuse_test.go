@@ -9,6 +9,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/check"
 	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // TestReuseMatchesRenderingTwice: the report with the base's renders
@@ -42,7 +43,7 @@ func TestReuseMatchesRenderingTwice(t *testing.T) {
 // TestReuse: which Applications the head may take from the base.
 func TestReuse(t *testing.T) {
 	root := t.TempDir()
-	writeAll(t, root, map[string]string{
+	testutil.WriteFiles(t, root, map[string]string{
 		"apps/web/deployment.yaml":        "kind: Deployment",
 		"apps/overlay/kustomization.yaml": "resources: [../base]\nconfigMapGenerator:\n- name: c\n  files: [cfg=../../config/app.properties]\n",
 		"apps/base/kustomization.yaml":    "resources: [deployment.yaml]",
@@ -102,25 +103,12 @@ func TestReuse(t *testing.T) {
 	}
 }
 
-func writeAll(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // TestReuseRemovedBase: a kustomize base removed at the head is an input
 // of the overlay that still names it, so the overlay renders again (and
 // fails there) rather than showing its old render.
 func TestReuseRemovedBase(t *testing.T) {
 	root := t.TempDir()
-	writeAll(t, root, map[string]string{"apps/overlay/kustomization.yaml": "resources: [../base]\n"})
+	testutil.WriteFiles(t, root, map[string]string{"apps/overlay/kustomization.yaml": "resources: [../base]\n"})
 	r := reuser{root: root, repoURL: reposerver.NormalizeURL(repoURL), changed: map[string]bool{"apps/base/kustomization.yaml": true}}
 	app := map[string]any{"spec": map[string]any{"source": map[string]any{"repoURL": repoURL, "path": "apps/overlay"}}}
 	if r.reuse(app, app) {
@@ -134,8 +122,8 @@ func TestReuseRemovedBase(t *testing.T) {
 func TestReuseLinkOutside(t *testing.T) {
 	root := t.TempDir()
 	outside := t.TempDir()
-	writeAll(t, root, map[string]string{"apps/web/kustomization.yaml": "resources: [../link]\n"})
-	writeAll(t, outside, map[string]string{"kustomization.yaml": "resources: [x.yaml]\n"})
+	testutil.WriteFiles(t, root, map[string]string{"apps/web/kustomization.yaml": "resources: [../link]\n"})
+	testutil.WriteFiles(t, outside, map[string]string{"kustomization.yaml": "resources: [x.yaml]\n"})
 	if err := os.Symlink(outside, filepath.Join(root, "apps", "link")); err != nil {
 		t.Fatal(err)
 	}

@@ -8,15 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tollgate-dev/tollgate/check"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -32,37 +31,16 @@ const repoURL = "https://git.example.com/platform/config.git"
 func fixture(t *testing.T, head bool) (string, plumbing.Hash) {
 	t.Helper()
 	dir := t.TempDir()
-	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{InitOptions: git.InitOptions{DefaultBranch: plumbing.Main}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := testutil.InitRepo(t, dir)
 	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{repoURL}}); err != nil {
 		t.Fatal(err)
 	}
 	copyTree(t, "testdata/repo/base", dir)
-	h := commitAll(t, repo, "base")
+	h := testutil.CommitAll(t, repo, "base")
 	if head {
 		replaceTree(t, "testdata/repo/head", dir)
 	}
 	return dir, h
-}
-
-// commitAll commits every file of the work tree.
-func commitAll(t *testing.T, repo *git.Repository, msg string) plumbing.Hash {
-	t.Helper()
-	wt, err := repo.Worktree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
-		t.Fatal(err)
-	}
-	sig := &object.Signature{Name: "tollgate", Email: "test@tollgate.dev", When: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
-	h, err := wt.Commit(msg, &git.CommitOptions{Author: sig, Committer: sig})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
 }
 
 // replaceTree makes the work tree of dir hold src: every file but .git
@@ -157,7 +135,7 @@ func TestRunRevisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head := commitAll(t, repo, "head")
+	head := testutil.CommitAll(t, repo, "head")
 	// The work tree must not be read: make it differ from both commits.
 	if err := os.WriteFile(filepath.Join(dir, "plain", "deployment.yaml"), []byte("kind: [unclosed\n"), 0o644); err != nil {
 		t.Fatal(err)

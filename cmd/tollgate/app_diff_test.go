@@ -14,6 +14,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/controller/application"
 	"github.com/tollgate-dev/tollgate/reposerver"
 	"github.com/tollgate-dev/tollgate/reposerver/server"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // diffDeployment is a Deployment web in guestbook, normalized as application.Diff
@@ -142,7 +143,7 @@ func TestAppDiffUsage(t *testing.T) {
 
 func TestUseLocal(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	testutil.WriteFiles(t, root, map[string]string{
 		"base/kustomization.yaml":         "resources: [configmap.yaml]\n",
 		"base/configmap.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  key: base\n",
 		"overlays/dev/kustomization.yaml": "resources: [../../base]\nnamePrefix: dev-\n",

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 	"sigs.k8s.io/yaml"
 )
 
@@ -59,7 +60,7 @@ stringData: {name: dev, server: https://dev.example.com}
 
 func TestAppSetGenerate(t *testing.T) {
 	repo := t.TempDir()
-	writeFiles(t, repo, appSetRepo)
+	testutil.WriteFiles(t, repo, appSetRepo)
 	r := runCLI(t, nil, "appset", "generate", "--repo-root", repo, "--repo-url", fixtureURL,
 		"--cluster", filepath.Join(repo, "clusters.yaml"), filepath.Join(repo, "appsets/apps.yaml"))
 	if r.code != 0 {
@@ -135,7 +136,7 @@ stringData: {name: prod, server: 'https://prod.example.com', config: '{"bearerTo
 `,
 	}
 	repo := t.TempDir()
-	writeFiles(t, repo, files)
+	testutil.WriteFiles(t, repo, files)
 	r := runCLI(t, nil, "appset", "generate", "--repo-root", repo, "--repo-url", fixtureURL, "-o", "json",
 		"--cluster", filepath.Join(repo, "clusters/prod.yaml"), filepath.Join(repo, "appsets/apps.yaml"))
 	if r.code != 0 {
@@ -192,7 +193,7 @@ func TestAppSetGenerateErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			repo := t.TempDir()
-			writeFiles(t, repo, map[string]string{"set.yaml": tt.file})
+			testutil.WriteFiles(t, repo, map[string]string{"set.yaml": tt.file})
 			args := append([]string{"appset", "generate", "--repo-root", repo, "--repo-url", fixtureURL}, tt.args...)
 			r := runCLI(t, nil, append(args, filepath.Join(repo, "set.yaml"))...)
 			if r.code != exitUsage || !strings.Contains(strings.ReplaceAll(r.err, repo+"/", ""), tt.want) {
@@ -213,8 +214,8 @@ func TestAppSetGenerateProject(t *testing.T) {
 	}
 	const refusal = `spec.generators[0].matrix.generators[0].git reads repository "` + fixtureURL + `", which AppProject "team" does not permit; nothing was read`
 	repo := t.TempDir()
-	writeFiles(t, repo, appSetRepo)
-	writeFiles(t, repo, map[string]string{
+	testutil.WriteFiles(t, repo, appSetRepo)
+	testutil.WriteFiles(t, repo, map[string]string{
 		"projects/other.yaml": project("[https://git.example.com/other.git]"),
 		"projects/team.yaml":  project("['" + fixtureURL + "']"),
 	})
@@ -229,7 +230,7 @@ func TestAppSetGenerateProject(t *testing.T) {
 		t.Errorf("appset generate with a project that permits the repository: exit %d, error %q, output\n%s", r.code, r.err, r.stdout)
 	}
 
-	writeFiles(t, repo, map[string]string{"projects/team.yaml": project("[https://git.example.com/other.git]")})
+	testutil.WriteFiles(t, repo, map[string]string{"projects/team.yaml": project("[https://git.example.com/other.git]")})
 	r := runCLI(t, nil, "test", "--repo-root", repo, "--repo-url", fixtureURL, "-o", "json", filepath.Join(repo, "appsets"), filepath.Join(repo, "projects/team.yaml"))
 	quoted, _ := json.Marshal(refusal)
 	if !strings.Contains(r.stdout, strings.Trim(string(quoted), `"`)) || strings.Contains(r.stdout, `"web-prod-eu"`) {
@@ -242,8 +243,8 @@ func TestAppSetGenerateProject(t *testing.T) {
 // written by hand; one that cannot generate is an error result.
 func TestTestApplicationSets(t *testing.T) {
 	repo := t.TempDir()
-	writeFiles(t, repo, appSetRepo)
-	writeFiles(t, repo, map[string]string{
+	testutil.WriteFiles(t, repo, appSetRepo)
+	testutil.WriteFiles(t, repo, map[string]string{
 		"apps/api/deployment.yaml": strings.Replace(deployment, "nginx:1.27.3", "nginx:latest", 1),
 		"appsets/plugin.yaml": `apiVersion: argoproj.io/v1alpha1
 kind: ApplicationSet

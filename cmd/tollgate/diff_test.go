@@ -4,11 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
-	git "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // diffRepo makes a Git repository whose main branch has one commit of
@@ -17,23 +14,10 @@ import (
 func diffRepo(t *testing.T, base, head map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{InitOptions: git.InitOptions{DefaultBranch: plumbing.Main}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFiles(t, dir, base)
-	wt, err := repo.Worktree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
-		t.Fatal(err)
-	}
-	sig := &object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(0, 0)}
-	if _, err := wt.Commit("base", &git.CommitOptions{Author: sig, Committer: sig}); err != nil {
-		t.Fatal(err)
-	}
-	writeFiles(t, dir, head)
+	repo := testutil.InitRepo(t, dir)
+	testutil.WriteFiles(t, dir, base)
+	testutil.CommitAll(t, repo, "base")
+	testutil.WriteFiles(t, dir, head)
 	return dir
 }
 

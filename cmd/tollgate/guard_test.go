@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // The guard tests are issue #10's table of bypass attempts at the CLI
@@ -427,16 +428,16 @@ rules: [{apiGroups: ["*"], resources: ["*"], verbs: ["*"]}]
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			repo := t.TempDir()
-			writeFiles(t, repo, tt.files)
+			testutil.WriteFiles(t, repo, tt.files)
 			outside := t.TempDir()
 			args := []string{"test", "--repo-url", guardRepoURL, "--repo-root", repo}
 			if tt.config != "" {
-				writeFiles(t, outside, map[string]string{"config.yaml": tt.config})
+				testutil.WriteFiles(t, outside, map[string]string{"config.yaml": tt.config})
 				args = append(args, "--config", filepath.Join(outside, "config.yaml"))
 			}
 			for i, p := range tt.projects {
 				name := fmt.Sprintf("project-%d.yaml", i)
-				writeFiles(t, outside, map[string]string{name: p})
+				testutil.WriteFiles(t, outside, map[string]string{name: p})
 				args = append(args, "--project", filepath.Join(outside, name))
 			}
 			r := runCLI(t, nil, append(args, repo)...)
@@ -457,7 +458,7 @@ rules: [{apiGroups: ["*"], resources: ["*"], verbs: ["*"]}]
 // the cloud's metadata endpoint) compiles only with --allow-network.
 func TestGuardAllowNetwork(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	testutil.WriteFiles(t, dir, map[string]string{
 		// The call is guarded by a kind no test document has, so nothing
 		// is sent.
 		"policy/net.rego": `package main

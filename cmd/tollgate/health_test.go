@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 func TestHealthGolden(t *testing.T) {
@@ -111,7 +112,7 @@ func TestHealthNotes(t *testing.T) {
 // cases with --test: the built-in library passes, a wrong case fails.
 func TestHealthCustomizations(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	testutil.WriteFiles(t, dir, map[string]string{
 		"example.com/Widget/health.lua":          `if obj.status and obj.status.ready then return {status = "Healthy", message = "ready"} end return {status = "Progressing", message = "not ready"}`,
 		"example.com/Widget/health_test.yaml":    "tests:\n- healthStatus: {status: Healthy, message: ready}\n  inputPath: testdata/ready.yaml\n- healthStatus: {status: Degraded, message: broken}\n  inputPath: testdata/ready.yaml\n",
 		"example.com/Widget/testdata/ready.yaml": "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nstatus: {ready: true}\n",

@@ -19,6 +19,7 @@ import (
 	ssv1alpha1 "github.com/bitnami-labs/sealed-secrets/pkg/apis/sealedsecrets/v1alpha1"
 	sscrypto "github.com/bitnami-labs/sealed-secrets/pkg/crypto"
 	"github.com/google/go-cmp/cmp"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 )
@@ -115,7 +116,7 @@ func TestSealRoundTrip(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			writeFiles(t, dir, map[string]string{"secret.yaml": plainSecret})
+			testutil.WriteFiles(t, dir, map[string]string{"secret.yaml": plainSecret})
 			args := []string{"seal", "--cert", key.certFile}
 			for _, a := range tt.args {
 				if a == "secret.yaml" {
@@ -171,7 +172,7 @@ func TestSealRoundTrip(t *testing.T) {
 func TestSealOutputPassesTest(t *testing.T) {
 	key := newSealingKey(t)
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"secret.yaml": plainSecret})
+	testutil.WriteFiles(t, dir, map[string]string{"secret.yaml": plainSecret})
 	if r := runCLI(t, nil, "test", filepath.Join(dir, "secret.yaml")); r.code != exitDenied {
 		t.Fatalf("test of the plain Secret: exit code = %d, want %d", r.code, exitDenied)
 	}
@@ -179,7 +180,7 @@ func TestSealOutputPassesTest(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("seal: exit code = %d (error %q)", r.code, r.err)
 	}
-	writeFiles(t, dir, map[string]string{"sealed.yaml": r.stdout})
+	testutil.WriteFiles(t, dir, map[string]string{"sealed.yaml": r.stdout})
 	if r := runCLI(t, nil, "test", filepath.Join(dir, "sealed.yaml")); r.code != exitOK {
 		t.Errorf("test of the SealedSecret: exit code = %d, want 0\n%s", r.code, r.stdout)
 	}
@@ -198,7 +199,7 @@ func TestSealErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFiles(t, dir, map[string]string{
+	testutil.WriteFiles(t, dir, map[string]string{
 		"ec.pem":         string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ecDER})),
 		"notpem.pem":     "hello\n",
 		"garbage.pem":    string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("junk")})),

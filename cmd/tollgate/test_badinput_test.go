@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // aliasBomb returns a manifest whose anchors expand to 10^9 nodes.
@@ -125,7 +127,7 @@ func TestTestBadInput(t *testing.T) {
 				"apps/web/kustomization.yaml": "resources:\n  - ../../../outside\n",
 			},
 			setup: func(t *testing.T, _, outside string) {
-				writeFiles(t, outside, map[string]string{"kustomization.yaml": "resources: [d.yaml]\n", "d.yaml": deployment})
+				testutil.WriteFiles(t, outside, map[string]string{"kustomization.yaml": "resources: [d.yaml]\n", "d.yaml": deployment})
 			},
 			args:    []string{"REPO"},
 			wantErr: []string{"render kustomize apps/web"},
@@ -239,9 +241,9 @@ spec:
 					t.Fatal(err)
 				}
 			}
-			writeFiles(t, repo, tt.files)
+			testutil.WriteFiles(t, repo, tt.files)
 			if tt.reported {
-				writeFiles(t, repo, map[string]string{"other.yaml": strings.Replace(deployment, "nginx:1.27.3", "nginx:latest", 1)})
+				testutil.WriteFiles(t, repo, map[string]string{"other.yaml": strings.Replace(deployment, "nginx:1.27.3", "nginx:latest", 1)})
 			}
 			if tt.setup != nil {
 				tt.setup(t, repo, outside)

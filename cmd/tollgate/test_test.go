@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tollgate-dev/tollgate/policies/report"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // fixtureURL is the repository URL the Applications in testdata/repo use.
@@ -95,7 +96,7 @@ func ruleTags(stdout string) []string {
 
 func TestTestCommand(t *testing.T) {
 	repo := t.TempDir()
-	writeFiles(t, repo, map[string]string{
+	testutil.WriteFiles(t, repo, map[string]string{
 		"config/off.yaml":    "rules:\n  no-latest-tag: off\n",
 		"config/warn.yaml":   "rules:\n  no-latest-tag: warn\n",
 		"config/gitops.yaml": "argocdNamespace: gitops\n",
@@ -439,7 +440,7 @@ func TestTestNotesOnlyInText(t *testing.T) {
 
 func TestTestSymlinkedDirectoryArgument(t *testing.T) {
 	repo := t.TempDir()
-	writeFiles(t, repo, map[string]string{"real/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - {name: c, image: nginx}\n"})
+	testutil.WriteFiles(t, repo, map[string]string{"real/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - {name: c, image: nginx}\n"})
 	if err := os.Symlink("real", filepath.Join(repo, "link")); err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +466,7 @@ func TestTestRenderErrorHidesNothing(t *testing.T) {
 			"\n  namespace: argocd\n  finalizers: [resources-finalizer.argocd.argoproj.io]\nspec:\n  project: default\n  source:\n    repoURL: " +
 			fixtureURL + "\n    path: " + path + "\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: shop\n"
 	}
-	writeFiles(t, repo, map[string]string{
+	testutil.WriteFiles(t, repo, map[string]string{
 		"apps/helm-deps.yaml": app("helm-deps", "charts/deps"),
 		"apps/web.yaml":       app("web", "web"),
 		"charts/deps/Chart.yaml": "apiVersion: v2\nname: deps\nversion: 0.1.0\ndependencies:\n" +

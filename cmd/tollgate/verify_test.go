@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 func TestVerify(t *testing.T) {
 	failing := t.TempDir()
-	writeFiles(t, failing, map[string]string{
+	testutil.WriteFiles(t, failing, map[string]string{
 		"p.rego": "package main\n\ndeny contains \"no\" if input.kind == \"Pod\"\n",
 		"p_test.rego": `package main
 
@@ -29,9 +30,9 @@ todo_test_later if {
 `,
 	})
 	broken := t.TempDir()
-	writeFiles(t, broken, map[string]string{"b.rego": "package main\n\ndeny contains msg if {\n"})
+	testutil.WriteFiles(t, broken, map[string]string{"b.rego": "package main\n\ndeny contains msg if {\n"})
 	empty := t.TempDir()
-	writeFiles(t, empty, map[string]string{"p.rego": "package main\n\ndeny contains \"no\" if false\n"})
+	testutil.WriteFiles(t, empty, map[string]string{"p.rego": "package main\n\ndeny contains \"no\" if false\n"})
 
 	tests := []struct {
 		name       string

@@ -49,6 +49,7 @@ import (
 	"github.com/tollgate-dev/tollgate/reposerver/server"
 	"github.com/tollgate-dev/tollgate/reposerver/source"
 	"github.com/tollgate-dev/tollgate/test/gitserver"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // The URLs the corpora's Applications name their repository by, the ones
@@ -123,7 +124,7 @@ func corpora(t *testing.T) []corpus {
 		}
 	}
 	hand := t.TempDir()
-	writeFiles(t, hand, handRepo())
+	testutil.WriteFiles(t, hand, handRepo())
 	out = append(out, corpus{name: "hand-written", root: hand, repoURL: handRepoURL})
 	for i := range out {
 		out[i].group = cmp.Or(out[i].group, out[i].name)
@@ -462,20 +463,6 @@ func readFiles(t *testing.T, dir string) map[string]string {
 		t.Fatalf("read %s: no files", dir)
 	}
 	return files
-}
-
-// writeFiles writes files (slash-separated path to content) under dir.
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // TestCorporaHoldEveryApplication: every Application under examples/ and
