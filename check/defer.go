@@ -114,15 +114,10 @@ func sourcePaths(loaded []loadedUnit, repoURL string) map[string]bool {
 			if !isKind(e.doc.Object, "argoproj.io", "Application") {
 				continue
 			}
-			spec, _ := e.doc.Object["spec"].(map[string]any)
-			sources, _ := spec["sources"].([]any)
-			if s, ok := spec["source"]; ok {
-				sources = append(sources, s)
-			}
+			sources, _ := ApplicationSources(e.doc.Object)
 			for _, s := range sources {
-				m, _ := s.(map[string]any)
-				u, _ := m["repoURL"].(string)
-				p, _ := m["path"].(string)
+				u, _ := s["repoURL"].(string)
+				p, _ := s["path"].(string)
 				if p != "" && reposerver.NormalizeURL(u) == repoURL {
 					if c := CleanRepoPath(p); c != "" {
 						out[c] = true

@@ -36,6 +36,24 @@ func SourceInputs(root, dir string) (paths []string, ok bool) {
 	return w.paths, w.ok
 }
 
+// ApplicationSources returns the sources of the Application document app,
+// spec.source then spec.sources; ok is false when one is not an object.
+func ApplicationSources(app map[string]any) (sources []map[string]any, ok bool) {
+	spec, _ := app["spec"].(map[string]any)
+	if s, isMap := spec["source"].(map[string]any); isMap {
+		sources = append(sources, s)
+	}
+	list, _ := spec["sources"].([]any)
+	for _, s := range list {
+		m, isMap := s.(map[string]any)
+		if !isMap {
+			return nil, false
+		}
+		sources = append(sources, m)
+	}
+	return sources, true
+}
+
 // inputWalk collects input paths, following kustomizations and charts.
 type inputWalk struct {
 	// root is the checkout, real the same with symbolic links resolved.

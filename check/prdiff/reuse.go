@@ -153,19 +153,9 @@ func (r reuser) reuse(kept, app map[string]any) bool {
 // inputs lists the repository paths app renders from, false when it
 // cannot tell.
 func (r reuser) inputs(app map[string]any) ([]string, bool) {
-	spec, _ := app["spec"].(map[string]any)
-	var sources []map[string]any
-	if s, ok := spec["source"].(map[string]any); ok {
-		sources = append(sources, s)
-	}
-	if list, ok := spec["sources"].([]any); ok {
-		for _, s := range list {
-			m, ok := s.(map[string]any)
-			if !ok {
-				return nil, false
-			}
-			sources = append(sources, m)
-		}
+	sources, ok := check.ApplicationSources(app)
+	if !ok {
+		return nil, false
 	}
 	ours := func(s map[string]any) bool {
 		u, _ := s["repoURL"].(string)

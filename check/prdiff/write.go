@@ -145,7 +145,7 @@ const (
 func writeText(w io.Writer, r Report, colour bool) error {
 	bw := bufio.NewWriter(w)
 	paint := func(c, s string) string {
-		if !colour {
+		if !colour || c == "" {
 			return s
 		}
 		return c + s + reset
@@ -161,21 +161,10 @@ func writeText(w io.Writer, r Report, colour bool) error {
 		}
 		for _, o := range g.Objects {
 			fmt.Fprintf(bw, "  %-9s %s  %s\n", o.Status, o.Title(), location(o.File, o.Line))
-			for _, line := range strings.SplitAfter(strings.TrimSuffix(o.Diff, "\n"), "\n") {
-				if line == "" {
-					continue
+			if o.Diff != "" {
+				for _, l := range diffLines(o.Diff) {
+					fmt.Fprintf(bw, "    %s\n", paint(lineColours[l.Class], l.Text))
 				}
-				switch {
-				case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
-					line = paint(bold, strings.TrimSuffix(line, "\n")) + "\n"
-				case strings.HasPrefix(line, "+"):
-					line = paint(green, strings.TrimSuffix(line, "\n")) + "\n"
-				case strings.HasPrefix(line, "-"):
-					line = paint(red, strings.TrimSuffix(line, "\n")) + "\n"
-				case strings.HasPrefix(line, "@@"):
-					line = paint(cyan, strings.TrimSuffix(line, "\n")) + "\n"
-				}
-				fmt.Fprintf(bw, "    %s", withNewline(line))
 			}
 			for _, f := range o.Findings {
 				c := yellow
@@ -217,6 +206,33 @@ func location(file string, line int) string {
 	}
 	return file
 }
+
+// diffLine is one line of a unified diff with its class: "file" (the
+// ---/+++ header), "add", "del", "hunk" or "" (context).
+type diffLine struct{ Class, Text string }
+
+// diffLines splits a unified diff into classed lines.
+func diffLines(diff string) []diffLine {
+	var out []diffLine
+	for _, l := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
+		class := ""
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+			class = "file"
+		case strings.HasPrefix(l, "+"):
+			class = "add"
+		case strings.HasPrefix(l, "-"):
+			class = "del"
+		case strings.HasPrefix(l, "@@"):
+			class = "hunk"
+		}
+		out = append(out, diffLine{class, l})
+	}
+	return out
+}
+
+// lineColours colour the text format's diff lines by class.
+var lineColours = map[string]string{"file": bold, "add": green, "del": red, "hunk": cyan}
 
 func withNewline(s string) string {
 	if strings.HasSuffix(s, "\n") {

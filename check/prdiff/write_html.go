@@ -3,7 +3,6 @@ package prdiff
 import (
 	"html/template"
 	"io"
-	"strings"
 )
 
 // writeHTML writes the report as one self-contained HTML file: no script,
@@ -12,29 +11,9 @@ func writeHTML(w io.Writer, r Report) error {
 	return htmlPage.Execute(w, r)
 }
 
-// diffLine is one line of a diff with its class.
-type diffLine struct{ Class, Text string }
-
 var htmlPage = template.Must(template.New("diff").Funcs(template.FuncMap{
-	"lines": func(diff string) []diffLine {
-		var out []diffLine
-		for _, l := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
-			class := ""
-			switch {
-			case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
-				class = "file"
-			case strings.HasPrefix(l, "+"):
-				class = "add"
-			case strings.HasPrefix(l, "-"):
-				class = "del"
-			case strings.HasPrefix(l, "@@"):
-				class = "hunk"
-			}
-			out = append(out, diffLine{class, l})
-		}
-		return out
-	},
-	"deny": func(f Finding) bool { return f.Severity == "deny" },
+	"lines": diffLines,
+	"deny":  func(f Finding) bool { return f.Severity == "deny" },
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
