@@ -9,7 +9,6 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"path"
 	"slices"
 	"strings"
 	"time"
@@ -162,15 +161,7 @@ func (s *Server) signedIn(h func(http.ResponseWriter, *http.Request, *person)) h
 // shows reports whether Applications of namespace are served: the
 // control-plane namespace and the --application-namespaces globs.
 func (s *Server) shows(namespace string) bool {
-	if namespace == s.opts.Namespace {
-		return true
-	}
-	for _, g := range s.opts.ApplicationNamespaces {
-		if ok, _ := path.Match(g, namespace); ok {
-			return true
-		}
-	}
-	return false
+	return v1alpha1.NamespaceEnabled(namespace, s.opts.Namespace, s.opts.ApplicationNamespaces)
 }
 
 // appNamespaces are the namespaces whose Applications are served, as far
@@ -180,7 +171,7 @@ func (s *Server) appNamespaces(ctx context.Context) []string {
 	all, err := s.allNamespaces(ctx)
 	if err != nil {
 		for _, g := range s.opts.ApplicationNamespaces { // literal names still count
-			if !strings.ContainsAny(g, "*?[") && g != s.opts.Namespace {
+			if !strings.ContainsAny(g, `*?[{\\/`) && g != s.opts.Namespace {
 				out = append(out, g)
 			}
 		}

@@ -64,8 +64,9 @@ type Options struct {
 	// Namespace is the control-plane namespace (argocd): its Applications
 	// and AppProjects are shown.
 	Namespace string
-	// ApplicationNamespaces are globs of further namespaces whose
-	// Applications are shown (Argo CD's application.namespaces).
+	// ApplicationNamespaces are further namespaces (names, globs or
+	// /regular expressions/) whose Applications are shown (Argo CD's
+	// application.namespaces).
 	ApplicationNamespaces []string
 	// Repos renders Applications for diffs and reads the commits of their
 	// history (a repo-server, or a repository service in process); nil:

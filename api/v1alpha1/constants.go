@@ -105,6 +105,10 @@ const (
 	ApplicationConditionOrphanedResourceWarning = "OrphanedResourceWarning"
 	ApplicationConditionRepeatedResourceWarning = "RepeatedResourceWarning"
 	ApplicationConditionExcludedResourceWarning = "ExcludedResourceWarning"
+	// ApplicationConditionUnknownError is Argo CD's condition for an error
+	// reading the project: an Application whose namespace its project does
+	// not permit (ErrProjectNotPermitted).
+	ApplicationConditionUnknownError = "UnknownError"
 	// ApplicationConditionDeletionError says why the deletion of an
 	// Application is stuck (a PreDelete or PostDelete hook failed or was
 	// refused).

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -44,18 +46,27 @@ func newAppCmd() *cobra.Command {
 
 // appTarget are the flags every app subcommand has.
 type appTarget struct {
-	name       string
-	namespace  string
-	kubeconfig string
+	name string
+	// namespace is the control-plane namespace (its AppProjects), and the
+	// Application's unless appNamespace or a NAMESPACE/NAME says another.
+	namespace    string
+	appNamespace string
+	kubeconfig   string
 }
 
 func (o *appTarget) addFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.namespace, "namespace", application.DefaultNamespace, "namespace of the Application")
+	f.StringVar(&o.namespace, "namespace", application.DefaultNamespace, "the control-plane namespace (Argo CD's): its AppProjects, and the Application's unless -N or NAMESPACE/NAME")
+	f.StringVarP(&o.appNamespace, "app-namespace", "N", "", "namespace of an Application outside the control-plane namespace (applications in any namespace); NAMESPACE/NAME says the same")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)")
 }
 
+// key is the Application's: NAME in -N or the control-plane namespace, or
+// NAMESPACE/NAME (Argo CD's qualified name).
 func (o *appTarget) key() types.NamespacedName {
-	return types.NamespacedName{Namespace: o.namespace, Name: o.name}
+	if ns, name, ok := strings.Cut(o.name, "/"); ok {
+		return types.NamespacedName{Namespace: ns, Name: name}
+	}
+	return types.NamespacedName{Namespace: cmp.Or(o.appNamespace, o.namespace), Name: o.name}
 }
 
 // readApp reads the Application key, typed; a missing one is a usage

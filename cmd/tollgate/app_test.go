@@ -208,3 +208,20 @@ func TestTerminateOperation(t *testing.T) {
 		t.Errorf("no operation: %v (exit %d)", err, exitCode(err))
 	}
 }
+
+// TestAppTargetKey: NAME is in -N or the control-plane namespace;
+// NAMESPACE/NAME (Argo CD's qualified name) says its own.
+func TestAppTargetKey(t *testing.T) {
+	for _, tc := range []struct {
+		o    appTarget
+		want types.NamespacedName
+	}{
+		{appTarget{name: "web", namespace: "argocd"}, types.NamespacedName{Namespace: "argocd", Name: "web"}},
+		{appTarget{name: "web", namespace: "argocd", appNamespace: "team-a"}, types.NamespacedName{Namespace: "team-a", Name: "web"}},
+		{appTarget{name: "team-b/web", namespace: "argocd", appNamespace: "team-a"}, types.NamespacedName{Namespace: "team-b", Name: "web"}},
+	} {
+		if got := tc.o.key(); got != tc.want {
+			t.Errorf("%+v: key %v, want %v", tc.o, got, tc.want)
+		}
+	}
+}

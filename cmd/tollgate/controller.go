@@ -92,6 +92,9 @@ type controllerOptions struct {
 	// ApplicationSets of namespace and of appSetNamespaces.
 	applicationSets  bool
 	appSetNamespaces []string
+	// appNamespaces are the other namespaces whose Applications are
+	// reconciled (names, globs, /regular expressions/).
+	appNamespaces []string
 	// appSetConcurrency is how many ApplicationSets are generated at once.
 	appSetConcurrency int
 	// notifications sends Argo CD's notifications of argocd-notifications-cm.
@@ -142,7 +145,9 @@ func newControllerCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the sync engine: reconcile Argo CD Applications, gated by the policies",
-		Long: `Run the sync engine. It reconciles the Argo CD Applications of --namespace:
+		Long: `Run the sync engine. It reconciles the Argo CD Applications of --namespace
+(and of --application-namespaces, each permitted by its project's
+sourceNamespaces, as Argo CD's applications in any namespace):
 renders their sources from Git exactly as ` + "`tollgate test`" + ` does, judges the
 Application and every rendered object with the policies, and applies nothing
 when a rule denies (condition PolicyViolation); otherwise it compares with the
@@ -212,6 +217,7 @@ trigger on-policy-violation (config/notifications has the catalog).`,
 	f.StringVar(&o.configFile, "config", "", "policy configuration `FILE` (severities, exemptions, protected namespaces, implicitDefaultProject, trackingMethod)")
 	f.StringArrayVar(&o.customizations, "customizations", nil, "`DIR` of Lua health checks in Argo CD's resource_customizations layout (<group>/<kind>/health.lua), searched after argocd-cm's and before the built-in ones (repeatable)")
 	f.BoolVar(&o.applicationSets, "applicationsets", o.applicationSets, "run the ApplicationSets of --namespace and --applicationset-namespaces (needs the ApplicationSet CRD of config/crd)")
+	f.StringSliceVar(&o.appNamespaces, "application-namespaces", nil, "other `NAMESPACES` whose Applications are reconciled (comma-separated names, globs or /regular expressions/, as Argo CD's application.namespaces); an Application there may use only a project whose spec.sourceNamespaces lists its namespace")
 	f.StringSliceVar(&o.appSetNamespaces, "applicationset-namespaces", nil, "other `NAMESPACES` whose ApplicationSets are run (comma-separated); their Applications must be permitted there by their project's sourceNamespaces")
 	f.IntVar(&o.appSetConcurrency, "applicationset-concurrent-reconciliations", o.appSetConcurrency, "ApplicationSets generated at once (Argo CD's applicationset-controller --concurrent-reconciliations): one whose generation is slow, or stopped by its limits, holds up no other")
 	f.BoolVar(&o.notifications, "notifications", o.notifications, "send Argo CD's notifications configured in argocd-notifications-cm and argocd-notifications-secret of --namespace (nothing without them)")
@@ -279,7 +285,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 		return err
 	}
 	eopts := application.DefaultOptions()
-	eopts.Namespace, eopts.Resync = o.namespace, o.resync
+	eopts.Namespace, eopts.Resync, eopts.ApplicationNamespaces = o.namespace, o.resync, o.appNamespaces
 	eopts.StatusProcessors, eopts.OperationProcessors = o.statusProcessors, o.operationProcessors
 	eopts.ReconcileTimeout, eopts.SyncTimeout = o.reconcileTimeout, o.syncTimeout
 	eopts.ImplicitDefaultProject = cfg.ImplicitDefaultProject
@@ -319,6 +325,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 	}
 	if o.notifications {
 		n := notification.New(mgr.GetClient(), o.namespace, deps.Shard, m, notify.DefaultDispatcherOptions(), log.WithName("notifications"))
+		n.ApplicationNamespaces = o.appNamespaces
 		if err := n.SetupWithManager(ctx, mgr, mgr.GetConfig()); err != nil {
 			return err
 		}
@@ -517,7 +524,7 @@ func controllerManagerOptions(o controllerOptions, scheme *runtime.Scheme) ctrl.
 	}
 	return ctrl.Options{
 		Scheme:                        scheme,
-		Cache:                         application.CacheOptions(o.namespace, o.servedAppSetNamespaces()...),
+		Cache:                         application.CacheOptions(o.namespace, o.appNamespaces, o.servedAppSetNamespaces()),
 		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:        o.healthAddr,
 		PprofBindAddress:              o.pprofAddr,
@@ -548,7 +555,7 @@ func pushWebhookServer(c client.Client, o controllerOptions, m push.Metrics, log
 		return nil, nil
 	}
 	h, err := push.NewHandler(c, push.Options{
-		Namespace: o.namespace, ApplicationSetNamespaces: o.servedAppSetNamespaces(), Secret: o.webhookSecret,
+		Namespace: o.namespace, ApplicationNamespaces: o.appNamespaces, ApplicationSetNamespaces: o.servedAppSetNamespaces(), Secret: o.webhookSecret,
 	}, m, log.WithName("webhook"))
 	if errors.Is(err, push.ErrNoSecret) {
 		log.Info("Git push webhook off: no webhook secret set", "addr", o.webhookAddr, "secretEnv", webhookSecretEnv)

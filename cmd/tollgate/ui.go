@@ -169,7 +169,7 @@ otherwise its page is 403 and names each object and rule.`,
 	f.StringVar(&o.namespace, "namespace", o.namespace, "the control-plane namespace: its Applications, AppProjects and repository credentials")
 	f.StringVar(&o.configFile, "config", "", "the controller's policy configuration `FILE` (protected namespaces, exemptions, implicitDefaultProject, trackingMethod), which diffs are judged with")
 	f.StringVar(&o.trackingMethod, "tracking-method", "", "the controller's tracking method, for diffs: annotation, label or annotation+label (default: trackingMethod of --config, else annotation)")
-	f.StringSliceVar(&o.applicationNamespaces, "application-namespaces", nil, "`GLOBS` of further namespaces whose Applications the UI shows (Argo CD's application.namespaces)")
+	f.StringSliceVar(&o.applicationNamespaces, "application-namespaces", nil, "further `NAMESPACES` whose Applications the UI shows (names, globs or /regular expressions/, as Argo CD's application.namespaces)")
 	o.uiServeOptions.addAuthFlags(f)
 	o.repoClientOptions.addFlags(f)
 	addRepoFlags(f, &o.repoOptions)
@@ -292,6 +292,7 @@ func (uiRunnable) NeedLeaderElection() bool          { return false }
 // judging diffs with the controller's evaluator eval under its policy
 // configuration pol.
 func addUI(ctx context.Context, mgr manager.Manager, repos ui.Repos, pol policies.Config, eval application.Evaluator, o controllerOptions, auth ui.Auth, out io.Writer) error {
+	o.ui.applicationNamespaces = o.appNamespaces // the Applications the controller serves
 	srv, err := newUIServer(ctx, mgr.GetConfig(), mgr.GetScheme(), mgr.GetCache(), repos, o.namespace, pol, eval, o.ui, auth, logr.FromContextOrDiscard(ctx))
 	if err != nil {
 		return err

@@ -42,6 +42,9 @@ type Options struct {
 	// Namespace is the control-plane namespace, whose Applications a push
 	// refreshes.
 	Namespace string
+	// ApplicationNamespaces are the other namespaces whose Applications
+	// the controller reconciles (--application-namespaces patterns).
+	ApplicationNamespaces []string
 	// ApplicationSetNamespaces, when not nil, are the namespaces whose
 	// ApplicationSets a push refreshes as well (those with a git generator
 	// of the pushed repository): the control namespace and those of
@@ -115,6 +118,7 @@ var ErrNoSecret = errors.New("the git push webhook needs a secret")
 type Handler struct {
 	client    client.Client
 	namespace string
+	appNS     []string
 	appSetNS  []string
 	secret    []byte
 	maxBytes  int64
@@ -123,7 +127,7 @@ type Handler struct {
 }
 
 // NewHandler returns the webhook handler. c lists and patches
-// Applications in opts.Namespace (and ApplicationSets in
+// Applications in opts.Namespace and opts.ApplicationNamespaces (and ApplicationSets in
 // opts.ApplicationSetNamespaces). Without opts.Secret it returns
 // ErrNoSecret: serve no push endpoint then. m may be nil.
 func NewHandler(c client.Client, opts Options, m Metrics, log logr.Logger) (*Handler, error) {
@@ -137,7 +141,7 @@ func NewHandler(c client.Client, opts Options, m Metrics, log logr.Logger) (*Han
 		opts.MaxBytes = DefaultMaxBytes
 	}
 	return &Handler{
-		client: c, namespace: opts.Namespace, appSetNS: opts.ApplicationSetNamespaces, secret: []byte(opts.Secret),
+		client: c, namespace: opts.Namespace, appNS: opts.ApplicationNamespaces, appSetNS: opts.ApplicationSetNamespaces, secret: []byte(opts.Secret),
 		maxBytes: opts.MaxBytes, metrics: m, log: log,
 	}, nil
 }
@@ -239,21 +243,21 @@ func (h *Handler) authorized(r *http.Request, body []byte) bool {
 func (h *Handler) refresh(r *http.Request, urls []string) ([]string, error) {
 	ctx := r.Context()
 	var apps v1alpha1.ApplicationList
-	if err := h.client.List(ctx, &apps, client.InNamespace(h.namespace)); err != nil {
+	if err := h.client.List(ctx, &apps); err != nil {
 		return nil, fmt.Errorf("list applications: %w", err)
 	}
 	var out []string
 	var errs []error
 	for i := range apps.Items {
 		app := &apps.Items[i]
-		if !usesRepository(app, urls) {
+		if !v1alpha1.NamespaceEnabled(app.Namespace, h.namespace, h.appNS) || !usesRepository(app, urls) {
 			continue
 		}
 		if err := appops.RequestRefresh(ctx, h.client, client.ObjectKeyFromObject(app), v1alpha1.RefreshTypeNormal); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		out = append(out, app.Name)
+		out = append(out, app.QualifiedName(h.namespace))
 	}
 	return out, errors.Join(errs...)
 }

@@ -40,7 +40,7 @@ var projectRows = []Row{
 	{Kind: Field, Name: "AppProjectSpec.sourceIntegrity", Verdict: Refused, Proof: "spec.sourceIntegrity is not supported: use spec.signatureKeys",
 		Note: "its Applications are refused (InvalidSpecError)"},
 	{Kind: Field, Name: "AppProjectSpec.sourceNamespaces", Verdict: Different, Proof: projAnchorDiffers,
-		Note: "admits Applications and ApplicationSets of those namespaces (app-namespace, --applicationset-namespaces); the controller syncs only the Applications of its own namespace"},
+		Note: "as Argo CD: the controller's --application-namespaces serve Applications there only if their project lists the namespace (else UnknownError, nothing rendered or synced); app-namespace judges them at every door; /regular expressions/ are Go's RE2 (no lookarounds)"},
 	{Kind: Field, Name: "AppProjectSpec.sourceRepos", Verdict: Different, Proof: projAnchorPatterns,
 		Note: "judged for every source, chart dependency and ApplicationSet git generator (project-source-denied); a `!` pattern never permits on its own"},
 	{Kind: Field, Name: "AppProjectSpec.syncWindows", Verdict: Different, Proof: projAnchorDiffers,

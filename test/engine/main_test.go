@@ -64,6 +64,10 @@ const trackingNS = "argocd-tracking"
 // argocd-cm turns sync impersonation on (TestImpersonation).
 const impersonationNS = "argocd-impersonation"
 
+// tenantAppNamespaces are the other namespaces whose Applications the
+// engine of strictNS reconciles (--application-namespaces).
+const tenantAppNamespaces = "tenant-apps-*"
+
 // appSetNS is a namespace other than argoNS whose ApplicationSets the
 // engine under test runs (--applicationset-namespaces).
 const appSetNS = "appset-tenants"
@@ -223,7 +227,10 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	}
 	// The engine under test runs ApplicationSets too, of argoNS and
 	// appSetNS.
-	var appSetNamespaces []string
+	var appSetNamespaces, appNamespaces []string
+	if ns == strictNS {
+		appNamespaces = []string{tenantAppNamespaces}
+	}
 	if ns == argoNS {
 		appSetNamespaces = []string{argoNS, appSetNS}
 		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: appSetNS}}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -234,7 +241,7 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	cfg.Wrap(applies.wrap)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
-		Cache:   application.CacheOptions(ns, appSetNamespaces...),
+		Cache:   application.CacheOptions(ns, appNamespaces, appSetNamespaces),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Logger:  log,
 		// Four engines run in this process, each with a controller of
@@ -267,6 +274,7 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 	}
 	opts := application.DefaultOptions()
 	opts.Namespace, opts.Resync, opts.SyncTimeout = ns, resync, 90*time.Second
+	opts.ApplicationNamespaces = appNamespaces
 	opts.StatusProcessors, opts.OperationProcessors = 4, 4
 	switch ns {
 	case strictNS:

@@ -9,7 +9,7 @@ import (
 // entry for a type would leave which namespaces the cache serves to map
 // order; with ApplicationSet namespaces, Applications are cached there too.
 func TestCacheOptionsOneEntryPerType(t *testing.T) {
-	opts := CacheOptions("argocd", "argocd", "tenants")
+	opts := CacheOptions("argocd", nil, []string{"argocd", "tenants"})
 	seen := map[string]int{}
 	for obj, by := range opts.ByObject {
 		kind := fmt.Sprintf("%T", obj)

@@ -15,8 +15,8 @@ type step int
 const (
 	// stepNone is the zero outcome's: it found nothing.
 	stepNone step = iota
-	// stepSpec checked the destination, the sources and the project's
-	// scoped clusters.
+	// stepSpec checked the Application's namespace against its project,
+	// the destination, the sources and the project's scoped clusters.
 	stepSpec
 	// stepRefused refused a requested operation before it ran.
 	stepRefused
@@ -73,6 +73,8 @@ type clearRule struct {
 //
 //	condition                raised by                    cleared by
 //	InvalidSpecError         stepSpec: spec invalid       stepSpec: destination and sources valid
+//	UnknownError             stepSpec: namespace not      stepSpec: namespace permitted
+//	                         permitted by the project
 //	ComparisonError          stepFailed                   stepCompared
 //	PolicyViolation          stepGate: a denial           stepGate: the rendered objects allowed
 //	SyncError                stepRefused;                 stepGate: allowed, if a refusal by policy;
@@ -88,7 +90,7 @@ type clearRule struct {
 // A pass that reuses its last comparison has no stepBuilt and no stepGate
 // outcome: their conditions stay as the full comparison left them.
 var clears = map[step][]clearRule{
-	stepSpec: {{typ: v1alpha1.ApplicationConditionInvalidSpecError}},
+	stepSpec: {{typ: v1alpha1.ApplicationConditionInvalidSpecError}, {typ: v1alpha1.ApplicationConditionUnknownError}},
 	stepGate: {
 		{typ: v1alpha1.ApplicationConditionPolicyViolation},
 		{typ: v1alpha1.ApplicationConditionSyncError, prefix: refusedByPolicy},

@@ -173,6 +173,9 @@ func (d *Differ) Diff(ctx context.Context, app *v1alpha1.Application) (*AppDiff,
 	if err != nil {
 		return nil, err
 	}
+	if project != nil && !project.IsAppNamespacePermitted(app, r.opts.Namespace) {
+		return nil, v1alpha1.ErrProjectNotPermitted(app)
+	}
 	if msg := projectScopedCluster(project, app.Spec.Destination, cl.server, secrets); msg != "" {
 		return nil, &authority.RefusedError{Verb: authority.VerbDiff, Project: app.ProjectName(), Violations: []policies.Violation{{
 			Rule: "project-destination-denied", Severity: policies.SeverityDeny,

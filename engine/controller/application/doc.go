@@ -86,7 +86,9 @@
 //
 // # Idle resyncs
 //
-// Every Application is reconciled again after --resync (±10% jitter), on a
+// Every Application is reconciled again --resync (±10% jitter) after it was
+// last compared (status.reconciledAt, as Argo CD's status refresh; one
+// whose operation pass is queued waits for it: see resync.go), on a
 // change of its spec, operation or finalizers, on a change of its AppProject,
 // and at once when the argocd.argoproj.io/refresh annotation is set (the Git
 // push webhook sets it; the controller removes it). Most of these find

@@ -91,6 +91,10 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (r
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	if project != nil && !project.IsAppNamespacePermitted(app, r.opts.Namespace) {
+		// As Argo CD: nothing is deleted for it, and its finalizers stay.
+		return reconcile.Result{}, v1alpha1.ErrProjectNotPermitted(app)
+	}
 	door := r.door(cl, app, project)
 	ctx, cancel := context.WithTimeout(ctx, r.opts.ReconcileTimeout)
 	defer cancel()

@@ -36,8 +36,8 @@ func (r *Reconciler) Collectors(ctx context.Context) []prometheus.Collector {
 // argocd_app_info.
 type replicaApps struct{ r *Reconciler }
 
-// EachApplication implements metrics.Applications: the Applications of the
-// control-plane namespace that this replica owns and does not skip, read
+// EachApplication implements metrics.Applications: the Applications the
+// controller serves that this replica owns and does not skip, read
 // from the cache without a copy, as Reconcile reads them; none while the
 // replica does not reconcile (a standby of leader election). Cluster
 // Secrets are read only when a destination names its cluster by name.
@@ -46,14 +46,14 @@ func (a replicaApps) EachApplication(ctx context.Context, fn func(app *v1alpha1.
 	if !r.reconciling.Load() {
 		return nil
 	}
-	var apps v1alpha1.ApplicationList
-	if err := r.client.List(ctx, &apps, client.InNamespace(r.opts.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return fmt.Errorf("list applications: %w", err)
+	apps, err := r.servedApplications(ctx)
+	if err != nil {
+		return err
 	}
 	var secrets []corev1.Secret
 	listed := false
-	for i := range apps.Items {
-		app := &apps.Items[i]
+	for i := range apps {
+		app := &apps[i]
 		if app.SkipReconcile() || (r.shard != nil && !r.shard.Owns(app.Namespace+"/"+app.Name)) {
 			continue
 		}

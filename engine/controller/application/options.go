@@ -33,6 +33,11 @@ type Options struct {
 	// Namespace is the control-plane namespace: Applications, AppProjects
 	// and Argo CD's repository and cluster Secrets live there.
 	Namespace string
+	// ApplicationNamespaces are the other namespaces whose Applications are
+	// reconciled (Argo CD's application.namespaces): names, globs or
+	// /regular expressions/. An Application there may use only a project
+	// whose spec.sourceNamespaces lists its namespace.
+	ApplicationNamespaces []string
 	// Resync is how often an Application is compared again without any
 	// event; each requeue adds ±Jitter of it.
 	Resync time.Duration

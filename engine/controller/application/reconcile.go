@@ -73,6 +73,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // Application's operation, or the automated sync that is due, and compares
 // again.
 func (r *Reconciler) reconcileOperation(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	r.operationStarts(req.NamespacedName)
 	kl := r.locks.lock(req.NamespacedName)
 	defer r.unlock(req.NamespacedName, kl)
 	return r.reconcile(ctx, req, true)
@@ -132,21 +133,17 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request, opera
 		return reconcile.Result{}, errors.Join(runErr, err)
 	}
 	if p.handOff {
-		r.operations.add(p.key)
+		r.handOff(p.key)
+	}
+	if !operation {
+		r.scheduleResync(p.key)
 	}
 	if runErr != nil {
 		return reconcile.Result{}, runErr
 	}
-	if operation {
-		// The status processors' resync comes back; only a wait of the
-		// operation (a retry, a sync window) is due here.
-		return reconcile.Result{RequeueAfter: p.requeueAfter}, nil
-	}
-	after := r.opts.requeueAfter()
-	if p.requeueAfter > 0 && p.requeueAfter < after {
-		after = p.requeueAfter
-	}
-	return reconcile.Result{RequeueAfter: after}, nil
+	// Only a wait of the pass (a retry, a sync window, self-heal's
+	// backoff) is due here; the resync comes by its own schedule.
+	return reconcile.Result{RequeueAfter: p.requeueAfter}, nil
 }
 
 // read returns the Application of req as this pass acts on it, or nil
@@ -172,8 +169,9 @@ func (r *Reconciler) read(ctx context.Context, req reconcile.Request, operation 
 	}
 	if err == nil && orig.Operation != nil {
 		if !operation {
-			r.operations.add(req.NamespacedName)
-			return nil, reconcile.Result{RequeueAfter: r.opts.requeueAfter()}, nil
+			r.handOff(req.NamespacedName)
+			r.scheduleResync(req.NamespacedName)
+			return nil, reconcile.Result{}, nil
 		}
 		// As Argo CD, an operation is acted on from the Application as the
 		// API server has it: the cache may not hold yet what the pass that
@@ -448,6 +446,19 @@ func (r *Reconciler) target(ctx context.Context, p *pass) (*target, []outcome, e
 		return nil, outs, nil
 	}
 	var err error
+	if tg.project, err = r.project(ctx, app); err != nil {
+		return nil, outs, err
+	}
+	if tg.project != nil && !tg.project.IsAppNamespacePermitted(app, r.opts.Namespace) {
+		// As Argo CD (getAppProj): nothing of the Application is read,
+		// rendered or synced from outside its project's source namespaces.
+		msg := v1alpha1.ErrProjectNotPermitted(app).Error()
+		outs = append(outs, raise(stepSpec, v1alpha1.ApplicationConditionUnknownError, msg))
+		if tg.op != nil {
+			outs = append(outs, r.refuseOperation(p, tg.op, "failed to load application project: "+msg))
+		}
+		return nil, outs, nil
+	}
 	if tg.secrets, err = r.argoSecrets(ctx); err != nil {
 		return nil, outs, err
 	}
@@ -470,10 +481,7 @@ func (r *Reconciler) target(ctx context.Context, p *pass) (*target, []outcome, e
 	if field, why := app.Spec.UnsupportedField(); field != "" {
 		return invalid(field + " is not supported: " + why)
 	}
-	outs = append(outs, outcome{step: stepSpec}) // destination and sources valid
-	if tg.project, err = r.project(ctx, app); err != nil {
-		return nil, outs, err
-	}
+	outs = append(outs, outcome{step: stepSpec}) // namespace, destination and sources valid
 	if msg := projectScopedCluster(tg.project, app.Spec.Destination, tg.cluster.server, tg.secrets); msg != "" {
 		return invalid(msg)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -118,6 +121,11 @@ type Reconciler struct {
 	// revisions) of the spec and project judgeBeforeFetch last allowed, so
 	// an idle resync does not judge the same spec again.
 	allowed map[types.NamespacedName]string
+	// opQueued holds the Applications whose operation pass is queued and
+	// has not started; resyncs schedules the periodic comparisons (see
+	// resync.go).
+	opQueued map[types.NamespacedName]struct{}
+	resyncs  workqueue.TypedDelayingInterface[types.NamespacedName]
 	// changes carries the Applications whose tracked live objects changed
 	// (watchLive) to the controller's queue.
 	changes chan event.TypedGenericEvent[*metav1.PartialObjectMetadata]
@@ -151,9 +159,11 @@ func New(deps Dependencies, opts Options) (*Reconciler, error) {
 		client: deps.Client, apiReader: deps.APIReader, scheme: deps.Scheme,
 		evaluator: deps.Evaluator, manifests: deps.Manifests, recorder: deps.Recorder,
 		metrics: deps.Metrics, opts: opts, health: deps.Health, shard: deps.Shard,
-		memos:   map[types.NamespacedName]*memo{},
-		allowed: map[types.NamespacedName]string{},
-		changes: make(chan event.TypedGenericEvent[*metav1.PartialObjectMetadata], liveChangesBuffer),
+		memos:    map[types.NamespacedName]*memo{},
+		allowed:  map[types.NamespacedName]string{},
+		opQueued: map[types.NamespacedName]struct{}{},
+		resyncs:  workqueue.NewTypedDelayingQueue[types.NamespacedName](),
+		changes:  make(chan event.TypedGenericEvent[*metav1.PartialObjectMetadata], liveChangesBuffer),
 	}
 	if r.health == nil {
 		if r.health, err = health.NewChecker(); err != nil {
@@ -174,33 +184,44 @@ func (r *Reconciler) judging() authority.Judging {
 }
 
 // CacheOptions restricts the manager's cache to what the engine reads:
-// Applications and AppProjects of the control-plane namespace, and its
+// Applications of the control-plane namespace and of appNamespaces (the
+// --application-namespaces patterns: literal names are cached alone, a
+// glob or a regular expression caches every namespace's, and serves
+// filters them), AppProjects of the control-plane namespace, and its
 // Secrets labelled argocd.argoproj.io/secret-type (repositories,
 // credentials, clusters). Other Secrets are never cached.
-func CacheOptions(namespace string, appSetNamespaces ...string) cache.Options {
+func CacheOptions(namespace string, appNamespaces, appSetNamespaces []string) cache.Options {
 	if namespace == "" {
 		namespace = DefaultNamespace
 	}
 	inNS := map[string]cache.Config{namespace: {}}
 	sel, _ := labels.Parse(SecretTypeLabel)
 	// The ApplicationSet controller reads the ApplicationSets it serves and
-	// the Applications they generate; the Application controller still
-	// reconciles those of namespace only. (ByObject is keyed by pointer:
-	// each type gets exactly one entry.)
-	apps := cache.ByObject{Namespaces: inNS}
+	// the Applications they generate, so Applications are cached in those
+	// namespaces too; the Application controller reconciles those it
+	// serves only. (ByObject is keyed by pointer: each type gets exactly
+	// one entry.)
 	byObject := map[client.Object]cache.ByObject{
 		&v1alpha1.AppProject{}: {Namespaces: inNS},
 		&corev1.Secret{}:       {Namespaces: inNS, Label: sel},
 	}
+	apps := map[string]cache.Config{namespace: {}}
 	if len(appSetNamespaces) > 0 {
 		served := map[string]cache.Config{namespace: {}}
 		for _, ns := range appSetNamespaces {
 			served[ns] = cache.Config{}
+			apps[ns] = cache.Config{}
 		}
-		apps = cache.ByObject{Namespaces: served}
 		byObject[&v1alpha1.ApplicationSet{}] = cache.ByObject{Namespaces: served}
 	}
-	byObject[&v1alpha1.Application{}] = apps
+	for _, p := range appNamespaces {
+		if strings.ContainsAny(p, `*?[{\/`) {
+			apps = nil // every namespace
+			break
+		}
+		apps[p] = cache.Config{}
+	}
+	byObject[&v1alpha1.Application{}] = cache.ByObject{Namespaces: apps}
 	return cache.Options{
 		// Nothing reads managedFields; an Application's list every field of
 		// its status.
@@ -209,8 +230,8 @@ func CacheOptions(namespace string, appSetNamespaces ...string) cache.Options {
 	}
 }
 
-// SetupWithManager registers the controller: it watches Applications of
-// the control-plane namespace (spec, operation, finalizer, deletion and
+// SetupWithManager registers the controller: it watches the Applications
+// it serves (spec, operation, finalizer, deletion and
 // refresh annotation changes; its own status writes are ignored) and maps
 // AppProject changes to the Applications of the project. It also stops the
 // destination clusters' caches when the manager stops. ctx bounds the
@@ -229,7 +250,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) 
 	// election) until the manager stops.
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		r.reconciling.Store(true)
-		<-ctx.Done()
+		r.runResyncs(ctx)
 		r.reconciling.Store(false)
 		r.clusters.stop()
 		return nil
@@ -237,9 +258,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) 
 		return fmt.Errorf("add cluster cache stopper: %w", err)
 	}
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == r.opts.Namespace })
+	served := predicate.NewPredicateFuncs(func(o client.Object) bool { return r.serves(o.GetNamespace()) })
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&v1alpha1.Application{}, builder.WithPredicates(inNamespace, applicationChanged())).
+		For(&v1alpha1.Application{}, builder.WithPredicates(served, applicationChanged())).
 		Watches(&v1alpha1.AppProject{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfProject),
 			builder.WithPredicates(inNamespace, argocd.ProjectChanged())).
 		WatchesRawSource(r.liveChanges()).
@@ -265,18 +287,38 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) 
 	return nil
 }
 
+// serves reports whether the Applications of namespace are the
+// controller's: the control-plane namespace's, and those of
+// Options.ApplicationNamespaces (Argo CD's application.namespaces).
+func (r *Reconciler) serves(namespace string) bool {
+	return v1alpha1.NamespaceEnabled(namespace, r.opts.Namespace, r.opts.ApplicationNamespaces)
+}
+
+// servedApplications lists the Applications the controller serves from
+// the cache, without a copy (they share their maps and slices with it).
+func (r *Reconciler) servedApplications(ctx context.Context) ([]v1alpha1.Application, error) {
+	var apps v1alpha1.ApplicationList
+	if err := r.client.List(ctx, &apps, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("list applications: %w", err)
+	}
+	return slices.DeleteFunc(apps.Items, func(a v1alpha1.Application) bool { return !r.serves(a.Namespace) }), nil
+}
+
 // projectIndex indexes Applications by the AppProject they use.
 const projectIndex = "spec.project"
 
 // applicationsOfProject maps an AppProject to the Applications using it.
 func (r *Reconciler) applicationsOfProject(ctx context.Context, o client.Object) []reconcile.Request {
 	var apps v1alpha1.ApplicationList
-	if err := r.client.List(ctx, &apps, client.InNamespace(o.GetNamespace()), client.MatchingFields{projectIndex: o.GetName()}); err != nil {
+	if err := r.client.List(ctx, &apps, client.MatchingFields{projectIndex: o.GetName()}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "list applications of project", "project", o.GetName())
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(apps.Items))
 	for _, a := range apps.Items {
+		if !r.serves(a.Namespace) {
+			continue
+		}
 		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: a.Namespace, Name: a.Name}})
 	}
 	return out

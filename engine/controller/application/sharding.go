@@ -7,9 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 )
 
 // followShard queues every Application for the status processors when the
@@ -40,13 +37,13 @@ func (r *Reconciler) followShard(ctx context.Context, c cache.Cache) error {
 // shardPass counts the Applications this replica owns and, after a change
 // of the members, queues them all.
 func (r *Reconciler) shardPass(ctx context.Context, changed bool) error {
-	var apps v1alpha1.ApplicationList
-	if err := r.client.List(ctx, &apps, client.InNamespace(r.opts.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+	apps, err := r.servedApplications(ctx)
+	if err != nil {
 		return err
 	}
 	owned := 0
-	for i := range apps.Items {
-		key := types.NamespacedName{Namespace: apps.Items[i].Namespace, Name: apps.Items[i].Name}
+	for i := range apps {
+		key := types.NamespacedName{Namespace: apps[i].Namespace, Name: apps[i].Name}
 		if r.shard.Owns(key.String()) {
 			owned++
 		}

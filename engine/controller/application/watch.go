@@ -124,12 +124,16 @@ func (r *Reconciler) liveChanged(obj any) {
 	if !ok || instance == "" {
 		return
 	}
-	if strings.Contains(instance, "_") {
-		// <namespace>_<name>: an Application of another namespace,
-		// which this controller does not reconcile.
-		return
+	ns, name := r.opts.Namespace, instance
+	if before, after, ok := strings.Cut(instance, "_"); ok {
+		// <namespace>_<name>: an Application of another namespace
+		// (names and namespaces hold no "_").
+		ns, name = before, after
+		if !r.serves(ns) {
+			return
+		}
 	}
 	r.metrics.LiveChanges.Inc()
-	key := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: r.opts.Namespace, Name: instance}}
+	key := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	r.changes <- event.TypedGenericEvent[*metav1.PartialObjectMetadata]{Object: key}
 }

@@ -50,7 +50,7 @@ type Metrics interface {
 }
 
 // Notifier sends Argo CD's notifications for the Applications of the
-// control-plane namespace, configured by argocd-notifications-cm and
+// control-plane namespace (and of ApplicationNamespaces), configured by argocd-notifications-cm and
 // argocd-notifications-secret (read live): on every change of an
 // Application it evaluates the triggers it is subscribed to (by its
 // annotations, its AppProject's, or the ConfigMap's subscriptions),
@@ -58,6 +58,11 @@ type Metrics interface {
 // and hands the notifications to a notify.Dispatcher, which sends them off
 // the reconcilers' path with retries. It never writes anything else.
 type Notifier struct {
+	// ApplicationNamespaces are the other namespaces whose Applications
+	// the controller reconciles (--application-namespaces patterns); set
+	// before SetupWithManager.
+	ApplicationNamespaces []string
+
 	client    client.Client
 	namespace string
 	shard     Sharder
@@ -121,10 +126,12 @@ func (n *Notifier) SetupWithManager(ctx context.Context, mgr manager.Manager, cf
 	if err := mgr.Add(manager.RunnableFunc(n.dispatch.Run)); err != nil {
 		return fmt.Errorf("add notification dispatcher: %w", err)
 	}
-	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == n.namespace })
+	served := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return v1alpha1.NamespaceEnabled(o.GetNamespace(), n.namespace, n.ApplicationNamespaces)
+	})
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&v1alpha1.Application{}, builder.WithPredicates(inNamespace)).
+		For(&v1alpha1.Application{}, builder.WithPredicates(served)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
 		Complete(n)
 	if err != nil {
