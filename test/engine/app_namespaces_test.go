@@ -140,7 +140,9 @@ func TestApplicationsInAnyNamespace(t *testing.T) {
 	// The project lists the namespace: the refused Application syncs, its
 	// condition cleared.
 	proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: f.name, Namespace: strictNS}}
-	edit(t, proj, func(p *v1alpha1.AppProject) { p.Spec.SourceNamespaces = append(p.Spec.SourceNamespaces, "tenant-apps-b-*") })
+	edit(t, proj, func(p *v1alpha1.AppProject) {
+		p.Spec.SourceNamespaces = append(p.Spec.SourceNamespaces, "tenant-apps-b-*")
+	})
 	waitFor(b, "synced once its namespace is permitted", func(a *v1alpha1.Application) bool {
 		_, refusedStill := condition(a, v1alpha1.ApplicationConditionUnknownError)
 		return !refusedStill && a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && a.Status.Health.Status == v1alpha1.HealthStatusHealthy
