@@ -50,6 +50,10 @@ lint: ## go vet and gofmt.
 generate: ## Regenerate deepcopy code and CRDs (controller-gen from the module proxy).
 	bash hack/generate.sh
 
+.PHONY: chart
+chart: ## Write the Helm chart config/helm/tollgate from the kustomize manifests of config/ (its test checks it is current).
+	go run ./hack/chartgen
+
 .PHONY: demo
 demo: tools build ## The whole product on an embedded control plane: tollgate dev --tour (first run builds the control plane: 10-16 min).
 	bin/tollgate dev --tour

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"slices"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -138,4 +140,15 @@ func (a *Application) InstanceName(controlPlaneNamespace string) string {
 		return a.Name
 	}
 	return a.Namespace + "_" + a.Name
+}
+
+// CascadedDeletion reports whether deleting the Application deletes its
+// resources: it carries one of the cascade finalizers.
+func (a *Application) CascadedDeletion() bool {
+	return slices.ContainsFunc(a.Finalizers, IsCascadeFinalizer)
+}
+
+// IsCascadeFinalizer reports whether f is one of the cascade finalizers.
+func IsCascadeFinalizer(f string) bool {
+	return f == ResourcesFinalizerName || f == ForegroundPropagationPolicyFinalizer || f == BackgroundPropagationPolicyFinalizer
 }

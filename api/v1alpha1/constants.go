@@ -127,6 +127,13 @@ const (
 // delete (cascade) its resources first.
 const ResourcesFinalizerName = "resources-finalizer.argocd.argoproj.io"
 
+// The finalizers of a cascaded deletion's propagation policy, Argo CD's
+// (the bare ResourcesFinalizerName deletes in the foreground too).
+const (
+	ForegroundPropagationPolicyFinalizer = ResourcesFinalizerName + "/foreground"
+	BackgroundPropagationPolicyFinalizer = ResourcesFinalizerName + "/background"
+)
+
 // Finalizers of Applications with delete hooks, as Argo CD names them: the
 // controller adds PreDeleteFinalizerName and PostDeleteFinalizerName while
 // the desired state has PreDelete or PostDelete hooks, runs the hooks when

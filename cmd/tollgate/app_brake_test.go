@@ -153,7 +153,7 @@ func TestWriteAppList(t *testing.T) {
 	b.Status.Sync = v1alpha1.SyncStatus{Status: v1alpha1.SyncStatusCodeOutOfSync, Revisions: []string{"4444444444444444444444444444444444444444", "v1.2.0"}}
 	b.Status.Conditions = []v1alpha1.ApplicationCondition{{Type: v1alpha1.ApplicationConditionPolicyViolation}, {Type: v1alpha1.ApplicationConditionSyncError}}
 	var out bytes.Buffer
-	if err := writeAppList(&out, []v1alpha1.Application{*a, *b}); err != nil {
+	if err := writeAppList(&out, []v1alpha1.Application{*a, *b}, "argocd", true); err != nil {
 		t.Fatal(err)
 	}
 	checkGolden(t, "app-list.golden", out.String())

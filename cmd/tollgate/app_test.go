@@ -225,3 +225,53 @@ func TestAppTargetKey(t *testing.T) {
 		}
 	}
 }
+
+// TestListApps: argocd app list's filters, -N/-A and -o name, over a fake
+// API server.
+func TestListApps(t *testing.T) {
+	app := func(ns, name, project, repo, path, server string, lbl map[string]string) *v1alpha1.Application {
+		a := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: lbl}}
+		a.Spec.Project = project
+		a.Spec.Source = &v1alpha1.ApplicationSource{RepoURL: repo, Path: path}
+		a.Spec.Destination.Server = server
+		return a
+	}
+	const gitA, gitB, inCluster = "https://git.example.com/a.git", "https://git.example.com/b.git", "https://kubernetes.default.svc"
+	c := fakeAppClient(t,
+		app("argocd", "web", "team-a", gitA, "apps/web", inCluster, map[string]string{"app.kubernetes.io/instance": "root"}),
+		app("argocd", "db", "team-b", gitB, "apps/db", "https://prod.example.com", nil),
+		app("team-a", "api", "team-a", gitA, "apps/api", inCluster, map[string]string{"app.kubernetes.io/instance": "root"}),
+	)
+	for _, tc := range []struct {
+		name string
+		o    appListOptions
+		want string
+	}{
+		{"control-plane namespace", appListOptions{}, "db\nweb\n"},
+		{"-N", appListOptions{appNamespace: "team-a"}, "team-a/api\n"},
+		{"-A", appListOptions{allNamespaces: true}, "db\nweb\nteam-a/api\n"},
+		{"-l", appListOptions{allNamespaces: true, selector: "app.kubernetes.io/instance=root"}, "web\nteam-a/api\n"},
+		{"-l notin", appListOptions{allNamespaces: true, selector: "app.kubernetes.io/instance notin (root)"}, "db\n"},
+		{"-p", appListOptions{allNamespaces: true, projects: []string{"team-b"}}, "db\n"},
+		{"-r", appListOptions{allNamespaces: true, repo: gitA}, "web\nteam-a/api\n"},
+		{"-c", appListOptions{allNamespaces: true, cluster: "https://prod.example.com"}, "db\n"},
+		{"-P", appListOptions{allNamespaces: true, path: "apps/api"}, "team-a/api\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.o.namespace, tc.o.output = "argocd", appListName
+			var out bytes.Buffer
+			if err := listApps(t.Context(), &out, c, tc.o); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tc.want {
+				t.Errorf("got %q, want %q", out.String(), tc.want)
+			}
+		})
+	}
+	if err := (appListOptions{output: "table"}).check(); exitCode(err) != exitUsage {
+		t.Errorf("unknown format: %v", err)
+	}
+	if err := (appListOptions{output: appListWide, selector: "a in ("}).check(); exitCode(err) != exitUsage {
+		t.Errorf("bad selector: %v", err)
+	}
+}

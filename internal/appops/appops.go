@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -197,4 +198,57 @@ func Initiator(i v1alpha1.OperationInitiator) string {
 		return "automated sync"
 	}
 	return "unknown"
+}
+
+// Propagation policies of a cascaded deletion (argocd app delete
+// --propagation-policy).
+const (
+	PropagationForeground = "foreground"
+	PropagationBackground = "background"
+)
+
+// Delete deletes the Application key as Argo CD's API server does for
+// `argocd app delete`: a cascaded deletion (cascade nil or true) first adds
+// the finalizer of policy ("foreground", "background", or "" for the bare
+// resources finalizer) unless the Application carries it or is being
+// deleted, so that the controller deletes what it deployed; cascade false
+// first removes every cascade finalizer, so that its resources stay. Both
+// writes go through the API server (and its admission webhooks) under the
+// Application's resourceVersion.
+func Delete(ctx context.Context, c client.Client, key types.NamespacedName, cascade *bool, policy string) error {
+	if cascade != nil && !*cascade && policy != "" {
+		return refused("cannot set propagation policy when cascading is disabled")
+	}
+	var fin string
+	if cascade == nil || *cascade {
+		switch strings.ToLower(policy) {
+		case PropagationForeground:
+			fin = v1alpha1.ForegroundPropagationPolicyFinalizer
+		case PropagationBackground:
+			fin = v1alpha1.BackgroundPropagationPolicyFinalizer
+		case "":
+			fin = v1alpha1.ResourcesFinalizerName
+		default:
+			return refused("invalid propagation policy: %s", policy)
+		}
+	}
+	app, err := Get(ctx, c, key)
+	if err != nil {
+		return err
+	}
+	switch {
+	case fin != "" && !slices.Contains(app.Finalizers, fin) && app.DeletionTimestamp == nil:
+		err = Edit(ctx, c, app, "delete", func(a *v1alpha1.Application) { a.Finalizers = append(slices.Clone(a.Finalizers), fin) })
+	case fin == "" && app.CascadedDeletion():
+		err = Edit(ctx, c, app, "delete", func(a *v1alpha1.Application) {
+			a.Finalizers = slices.DeleteFunc(slices.Clone(a.Finalizers), v1alpha1.IsCascadeFinalizer)
+		})
+	}
+	if err != nil {
+		return err
+	}
+	if err := c.Delete(ctx, app); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete %s: %w", key.Name, err)
+	}
+	return nil
 }

@@ -28,20 +28,14 @@ import (
 // its resources go away.
 const deletionPoll = 2 * time.Second
 
-// Finalizer variants: the bare name deletes in the foreground.
-const (
-	finalizerForeground = v1alpha1.ResourcesFinalizerName + "/foreground"
-	finalizerBackground = v1alpha1.ResourcesFinalizerName + "/background"
-)
-
 // resourcesFinalizer returns the resources finalizer of app and the
 // propagation policy it asks for; "" when it has none.
 func resourcesFinalizer(app *v1alpha1.Application) (string, metav1.DeletionPropagation) {
 	for _, f := range app.Finalizers {
 		switch f {
-		case v1alpha1.ResourcesFinalizerName, finalizerForeground:
+		case v1alpha1.ResourcesFinalizerName, v1alpha1.ForegroundPropagationPolicyFinalizer:
 			return f, metav1.DeletePropagationForeground
-		case finalizerBackground:
+		case v1alpha1.BackgroundPropagationPolicyFinalizer:
 			return f, metav1.DeletePropagationBackground
 		}
 	}
