@@ -153,6 +153,45 @@ type SyncOperationResource struct {
 	Name  string `json:"name"`
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
+	// Exclude makes the entry an exclusion (argocd app sync --resource
+	// '!GROUP:KIND:NAME'): a matching resource is not synced.
+	// +optional
+	Exclude bool `json:"exclude,omitempty"`
+}
+
+// Compare reports whether the resource name in namespace of kind gvk
+// matches r, each of r's fields "*" matching anything and an empty
+// namespace any namespace (Argo CD's SyncOperationResource.Compare).
+func (r SyncOperationResource) Compare(name, namespace, group, kind string) bool {
+	return (r.Group == "*" || group == r.Group) && (r.Kind == "*" || kind == r.Kind) &&
+		(r.Name == "*" || name == r.Name) && (r.Namespace == "*" || r.Namespace == "" || namespace == r.Namespace)
+}
+
+// IncludeResource reports whether a partial sync of resources syncs the
+// resource name in namespace of group and kind, as Argo CD's
+// argo.IncludeResource decides: it must match an entry that is not an
+// exclusion (any resource does when there are none), and no exclusion.
+func IncludeResource(name, namespace, group, kind string, resources []SyncOperationResource) bool {
+	included, includes := false, false
+	for _, r := range resources {
+		if r.Exclude {
+			continue
+		}
+		includes = true
+		if r.Compare(name, namespace, group, kind) {
+			included = true
+			break
+		}
+	}
+	if includes && !included {
+		return false
+	}
+	for _, r := range resources {
+		if r.Exclude && r.Compare(name, namespace, group, kind) {
+			return false
+		}
+	}
+	return true
 }
 
 // SyncStrategy is how resources are synced: apply only, or apply with hooks.

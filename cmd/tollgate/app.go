@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -85,45 +83,6 @@ func asUsage(err error) error {
 	return err
 }
 
-// appSyncOptions are the flags of `tollgate app sync`.
-type appSyncOptions struct {
-	appTarget
-	prune    bool
-	revision string
-	wait     bool
-	timeout  time.Duration
-}
-
-func newAppSyncCmd() *cobra.Command {
-	o := appSyncOptions{}
-	cmd := &cobra.Command{
-		Use:   "sync NAME",
-		Short: "Request a sync of an Application, like argocd app sync",
-		Long: `Request a sync of the Application NAME: set its operation.sync (a merge patch),
-which the controller picks up, runs and clears. The initiator is the
-kubeconfig user, or "` + cliUsername + `".
-
-With --wait, poll until the operation finished and print its result. Exit
-status: 0 when the sync was requested (with --wait: succeeded), 1 when it
-failed or was refused by policy, 2 on usage errors or when the Application
-does not exist or already has an operation in progress.`,
-		Example: `  tollgate app sync guestbook
-  tollgate app sync guestbook --prune --revision v1.2.0 --wait --timeout 5m`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.name = args[0]
-			return runAppSync(cmd, o)
-		},
-	}
-	f := cmd.Flags()
-	o.addFlags(f)
-	f.BoolVar(&o.prune, "prune", false, "delete resources the Application no longer renders")
-	f.StringVar(&o.revision, "revision", "", "sync this Git revision instead of the target revision")
-	f.BoolVar(&o.wait, "wait", false, "wait until the sync finished and print its result")
-	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "with --wait, how long to wait")
-	return cmd
-}
-
 // newAppClient loads the kubeconfig (a usage error when it cannot) and
 // builds a client that knows Applications.
 func newAppClient(path string) (client.Client, kubeconfig, error) {
@@ -140,51 +99,4 @@ func newAppClient(path string) (client.Client, kubeconfig, error) {
 		return nil, kc, fmt.Errorf("create client: %w", err)
 	}
 	return c, kc, nil
-}
-
-// runAppSync requests the sync and, with --wait, waits for its result.
-func runAppSync(cmd *cobra.Command, o appSyncOptions) error {
-	if o.wait && o.timeout <= 0 {
-		return usageError(fmt.Errorf("invalid --timeout %s: must be positive", o.timeout))
-	}
-	c, kc, err := newAppClient(o.kubeconfig)
-	if err != nil {
-		return err
-	}
-	user := requester(kc)
-	ctx := cmd.Context()
-	key := o.key()
-	if err := requestSync(ctx, c, key, o, user); err != nil {
-		return err
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "application %s: sync requested by %s\n", o.name, user)
-	if !o.wait {
-		return nil
-	}
-	return waitForSync(ctx, c, key, o.timeout, cmd.OutOrStdout())
-}
-
-// requestSync sets operation.sync on the Application with a merge patch
-// guarded by its resourceVersion.
-func requestSync(ctx context.Context, c client.Client, key types.NamespacedName, o appSyncOptions, user string) error {
-	return asUsage(appops.Sync(ctx, c, key, appops.SyncOptions{Prune: o.prune, Revision: o.revision}, user))
-}
-
-// waitForSync waits until the requested operation is over
-// (appops.WaitForOperation) and prints its final state. A failed sync is
-// exit status 1.
-func waitForSync(ctx context.Context, c client.Client, key types.NamespacedName, timeout time.Duration, out io.Writer) error {
-	done, err := appops.WaitForOperation(ctx, c, key, appops.DefaultWaitOptions().Interval, timeout)
-	if err != nil {
-		var te *appops.TimeoutError
-		if errors.As(err, &te) {
-			return &exitError{code: exitDenied, err: fmt.Errorf("application %s: sync did not finish within %s", key.Name, timeout)}
-		}
-		return asUsage(err)
-	}
-	fmt.Fprintf(out, "application %s: %s: %s\n", key.Name, done.Phase, done.Message)
-	if !done.Phase.Successful() {
-		return deniedError()
-	}
-	return nil
 }

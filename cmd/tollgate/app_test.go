@@ -9,10 +9,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/appops"
 )
 
 func fakeAppClient(t *testing.T, apps ...*v1alpha1.Application) client.Client {
@@ -45,19 +47,31 @@ func TestRequestSync(t *testing.T) {
 		{
 			name: "plain sync",
 			app:  "web",
-			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}},
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{SyncStrategy: &v1alpha1.SyncStrategy{Hook: &v1alpha1.SyncStrategyHook{}}}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}},
 		},
 		{
 			name: "prune and revision",
 			app:  "web",
 			opts: appSyncOptions{prune: true, revision: "v1.2.0"},
-			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Prune: true, Revision: "v1.2.0"}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}},
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Prune: true, Revision: "v1.2.0", SyncStrategy: &v1alpha1.SyncStrategy{Hook: &v1alpha1.SyncStrategyHook{}}}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}},
 		},
 		{
 			name: "revision of a multi-source application goes to the first source",
 			app:  "multi",
 			opts: appSyncOptions{revision: "abc123"},
-			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revisions: []string{"abc123", "v2"}}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}},
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revisions: []string{"abc123", "v2"}, SyncStrategy: &v1alpha1.SyncStrategy{Hook: &v1alpha1.SyncStrategyHook{}}}, InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}},
+		},
+		{
+			name: "argocd's flags",
+			app:  "web",
+			opts: appSyncOptions{dryRun: true, strategy: "apply", force: true, applyOutOfSyncOnly: true, serverSide: true,
+				resources: []string{"apps:Deployment:shop/web", "!:ConfigMap:*"}, retryLimit: 2, retryBackoffDuration: 5 * time.Second, retryBackoffMaxTime: 3 * time.Minute, retryBackoffFactor: 2},
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{
+				DryRun: true, SyncStrategy: &v1alpha1.SyncStrategy{Apply: &v1alpha1.SyncStrategyApply{Force: true}},
+				Resources:   []v1alpha1.SyncOperationResource{{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}, {Kind: "ConfigMap", Name: "*", Exclude: true}},
+				SyncOptions: []string{"ApplyOutOfSyncOnly=true", "ServerSideApply=true"},
+			}, Retry: v1alpha1.RetryStrategy{Limit: 2, Backoff: &v1alpha1.Backoff{Duration: "5s", MaxDuration: "3m0s", Factor: ptr.To[int64](2)}},
+				InitiatedBy: v1alpha1.OperationInitiator{Username: "alice"}},
 		},
 		{name: "missing application", app: "nope", wantErr: "application nope not found in namespace argocd", wantCode: exitUsage},
 		{name: "operation in progress", app: "busy", wantErr: "application busy already has an operation in progress", wantCode: exitUsage},
@@ -66,7 +80,11 @@ func TestRequestSync(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := fakeAppClient(t, single.DeepCopy(), multi.DeepCopy(), busy.DeepCopy())
 			key := types.NamespacedName{Namespace: "argocd", Name: tc.app}
-			err := requestSync(t.Context(), c, key, tc.opts, "alice")
+			req, err := tc.opts.request()
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = asUsage(appops.Sync(t.Context(), c, key, req, "alice"))
 			if tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr || exitCode(err) != tc.wantCode {
 					t.Fatalf("error = %v (exit %d), want %q (exit %d)", err, exitCode(err), tc.wantErr, tc.wantCode)
@@ -93,6 +111,8 @@ func TestWaitForSync(t *testing.T) {
 		a.Status.OperationState = &v1alpha1.OperationState{Phase: phase, Message: msg}
 		return a
 	}
+	pruneSkipped := done(v1alpha1.OperationSucceeded, "successfully synced")
+	pruneSkipped.Status.OperationState.SyncResult = &v1alpha1.SyncOperationResult{Resources: []v1alpha1.ResourceResult{{Kind: "ConfigMap", Name: "old", Status: v1alpha1.ResultCodePruneSkipped}}}
 	running := done(v1alpha1.OperationRunning, "syncing")
 	running.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}}
 	tests := []struct {
@@ -101,16 +121,22 @@ func TestWaitForSync(t *testing.T) {
 		wantOut  string
 		wantErr  string
 		wantCode int
+		check    syncCheck
 	}{
 		{name: "succeeded", app: done(v1alpha1.OperationSucceeded, "successfully synced (3 resources)"), wantOut: "application web: Succeeded: successfully synced (3 resources)\n"},
 		{name: "refused", app: done(v1alpha1.OperationFailed, "sync refused by policy"), wantOut: "application web: Failed: sync refused by policy\n", wantCode: exitDenied},
 		{name: "still running", app: running, wantErr: "application web: sync did not finish within 1.5s", wantCode: exitDenied},
+		{name: "a failed dry run is only shown", app: done(v1alpha1.OperationFailed, "one or more objects failed to apply"), check: syncCheck{dryRun: true},
+			wantOut: "application web: Failed: one or more objects failed to apply\n"},
+		{name: "pruning left undone", app: pruneSkipped, wantOut: "application web: Succeeded: successfully synced\n",
+			wantErr: "application web: 1 resources require pruning", wantCode: exitDenied},
+		{name: "pruning left undone by a partial sync", app: pruneSkipped, check: syncCheck{partial: true}, wantOut: "application web: Succeeded: successfully synced\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := fakeAppClient(t, tc.app)
 			var out bytes.Buffer
-			err := waitForSync(t.Context(), c, types.NamespacedName{Namespace: "argocd", Name: "web"}, 1500*time.Millisecond, &out)
+			err := waitForSync(t.Context(), c, types.NamespacedName{Namespace: "argocd", Name: "web"}, 1500*time.Millisecond, tc.check, &out)
 			if out.String() != tc.wantOut {
 				t.Errorf("output = %q, want %q", out.String(), tc.wantOut)
 			}
@@ -147,8 +173,10 @@ func TestControllerRepoServerAndAppSyncUsageErrors(t *testing.T) {
 		{[]string{"repo-server"}, "--cert-dir is required: the repo-server serves only HTTPS"},
 		{[]string{"repo-server", "--cert-dir", "/nonexistent"}, "--cert-dir /nonexistent"},
 		{[]string{"repo-server", "--cert-dir", "/tmp", "--render-memory", "0"}, `invalid --render-memory "0"`},
-		{[]string{"app", "sync"}, "accepts 1 arg(s), received 0"},
-		{[]string{"app", "sync", "web", "--wait", "--timeout", "0s"}, "invalid --timeout 0s: must be positive"},
+		{[]string{"app", "sync"}, "name an Application, or give --selector or --project"},
+		{[]string{"app", "sync", "web", "--timeout", "-1s"}, "must not be negative"},
+		{[]string{"app", "sync", "web", "--strategy", "replace"}, "unknown sync strategy: 'replace'"},
+		{[]string{"app", "sync", "web", "--resource", "Deployment:web"}, "resource should have GROUP:KIND:NAME, but instead got: Deployment:web"},
 		{[]string{"app", "sync", "web", "--kubeconfig", "/nonexistent/kubeconfig"}, "load kubeconfig /nonexistent/kubeconfig"},
 		{[]string{"app"}, "missing subcommand: see tollgate app --help"},
 	}

@@ -58,6 +58,18 @@ type SyncOptions struct {
 	// Revision, when set, syncs it instead of the target revision (the
 	// first source's, for a multi-source Application).
 	Revision string
+	// DryRun applies nothing (server-side dry runs only).
+	DryRun bool
+	// Resources, when set, sync these resources only (a partial sync).
+	Resources []v1alpha1.SyncOperationResource
+	// Strategy is apply (no hooks) or hook, each maybe forced; nil is the
+	// Application's.
+	Strategy *v1alpha1.SyncStrategy
+	// SyncOptions replace the Application's for this sync.
+	SyncOptions []string
+	// Retry retries a failed sync; nil is the Application's retry
+	// strategy.
+	Retry *v1alpha1.RetryStrategy
 }
 
 // Sync sets operation.sync on the Application key, initiated by user.
@@ -69,7 +81,7 @@ func Sync(ctx context.Context, c client.Client, key types.NamespacedName, o Sync
 	if app.Operation != nil {
 		return refused("application %s already has an operation in progress", key.Name)
 	}
-	sync := &v1alpha1.SyncOperation{Prune: o.Prune}
+	sync := &v1alpha1.SyncOperation{Prune: o.Prune, DryRun: o.DryRun, Resources: o.Resources, SyncStrategy: o.Strategy, SyncOptions: o.SyncOptions}
 	if o.Revision != "" {
 		if app.Spec.HasMultipleSources() {
 			sync.Revisions = make([]string, len(app.Spec.Sources))
@@ -82,7 +94,9 @@ func Sync(ctx context.Context, c client.Client, key types.NamespacedName, o Sync
 		}
 	}
 	op := &v1alpha1.Operation{Sync: sync, InitiatedBy: v1alpha1.OperationInitiator{Username: user}}
-	if sp := app.Spec.SyncPolicy; sp != nil && sp.Retry != nil {
+	if sp := app.Spec.SyncPolicy; o.Retry != nil {
+		op.Retry = *o.Retry
+	} else if sp != nil && sp.Retry != nil {
 		// As Argo CD's API server: the spec's retry strategy retries the
 		// requested sync too.
 		op.Retry = *sp.Retry.DeepCopy()

@@ -207,6 +207,10 @@ func TestSelectedResources(t *testing.T) {
 		{name: "another group", res: v1alpha1.SyncOperationResource{Group: "extensions", Kind: "Deployment", Name: "web"}},
 		{name: "another kind", res: v1alpha1.SyncOperationResource{Group: "apps", Kind: "StatefulSet", Name: "web"}},
 		{name: "another name", res: v1alpha1.SyncOperationResource{Group: "apps", Kind: "Deployment", Name: "db"}},
+		{name: "wildcard name", res: v1alpha1.SyncOperationResource{Group: "apps", Kind: "Deployment", Name: "*"}, want: true},
+		{name: "wildcard kind and namespace", res: v1alpha1.SyncOperationResource{Group: "apps", Kind: "*", Name: "web", Namespace: "*"}, want: true},
+		{name: "excluded", res: v1alpha1.SyncOperationResource{Group: "apps", Kind: "Deployment", Name: "web", Exclude: true}},
+		{name: "another excluded: the rest is synced", res: v1alpha1.SyncOperationResource{Kind: "ConfigMap", Name: "web", Exclude: true}, want: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -214,6 +218,11 @@ func TestSelectedResources(t *testing.T) {
 				t.Errorf("selected = %v, want %v", got, tc.want)
 			}
 		})
+	}
+	// Included by a wildcard, excluded by name: the exclusion wins.
+	both := []v1alpha1.SyncOperationResource{{Group: "apps", Kind: "*", Name: "*"}, {Group: "apps", Kind: "Deployment", Name: "web", Exclude: true}}
+	if selected(web, both) {
+		t.Error("an excluded resource included by a wildcard is synced")
 	}
 }
 

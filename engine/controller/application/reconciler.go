@@ -123,7 +123,7 @@ type Reconciler struct {
 	allowed map[types.NamespacedName]string
 	// opQueued holds the Applications whose operation pass is queued and
 	// has not started; resyncs schedules the periodic comparisons (see
-	// resync.go).
+	// resync.go), once SetupWithManager made it.
 	opQueued map[types.NamespacedName]struct{}
 	resyncs  workqueue.TypedDelayingInterface[types.NamespacedName]
 	// changes carries the Applications whose tracked live objects changed
@@ -162,7 +162,6 @@ func New(deps Dependencies, opts Options) (*Reconciler, error) {
 		memos:    map[types.NamespacedName]*memo{},
 		allowed:  map[types.NamespacedName]string{},
 		opQueued: map[types.NamespacedName]struct{}{},
-		resyncs:  workqueue.NewTypedDelayingQueue[types.NamespacedName](),
 		changes:  make(chan event.TypedGenericEvent[*metav1.PartialObjectMetadata], liveChangesBuffer),
 	}
 	if r.health == nil {
@@ -246,6 +245,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) 
 	}); err != nil {
 		return fmt.Errorf("index applications by project: %w", err)
 	}
+	// The periodic comparisons' schedule (resync.go), of the controllers
+	// only: a Reconciler that only diffs starts nothing.
+	r.resyncs = workqueue.NewTypedDelayingQueue[types.NamespacedName]()
 	// Like the controllers, this runs once the replica leads (with leader
 	// election) until the manager stops.
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {

@@ -26,7 +26,9 @@ import (
 // scheduleResync asks for key's periodic comparison after the resync
 // period (±jitter).
 func (r *Reconciler) scheduleResync(key types.NamespacedName) {
-	r.resyncs.AddAfter(key, r.opts.requeueAfter())
+	if r.resyncs != nil {
+		r.resyncs.AddAfter(key, r.opts.requeueAfter())
+	}
 }
 
 // runResyncs hands the Applications whose resync came due to the status

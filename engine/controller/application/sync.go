@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -365,26 +364,16 @@ func (r *Reconciler) pruning(p *pass, req *syncRequest, state *desiredState, cmp
 	return nil, nil
 }
 
-// selected reports whether obj is one of the resources of a partial sync.
+// selected reports whether a partial sync of resources syncs obj
+// (v1alpha1.IncludeResource: wildcards and exclusions as in Argo CD).
 func selected(obj *unstructured.Unstructured, resources []v1alpha1.SyncOperationResource) bool {
 	gvk := obj.GroupVersionKind()
-	for _, r := range resources {
-		if r.Group == gvk.Group && r.Kind == gvk.Kind && r.Name == obj.GetName() &&
-			(r.Namespace == "" || r.Namespace == obj.GetNamespace()) {
-			return true
-		}
-	}
-	return false
+	return v1alpha1.IncludeResource(obj.GetName(), obj.GetNamespace(), gvk.Group, gvk.Kind, resources)
 }
 
-// selectedStatus reports whether rs is one of the resources of a partial
-// sync.
+// selectedStatus reports whether a partial sync of resources syncs rs.
 func selectedStatus(rs v1alpha1.ResourceStatus, resources []v1alpha1.SyncOperationResource) bool {
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: rs.Group, Version: rs.Version, Kind: rs.Kind})
-	obj.SetNamespace(rs.Namespace)
-	obj.SetName(rs.Name)
-	return selected(obj, resources)
+	return v1alpha1.IncludeResource(rs.Name, rs.Namespace, rs.Group, rs.Kind, resources)
 }
 
 // resourceResult converts an apply result to Argo CD's.
