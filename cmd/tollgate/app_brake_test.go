@@ -159,24 +159,40 @@ func TestWriteAppList(t *testing.T) {
 	checkGolden(t, "app-list.golden", out.String())
 }
 
-func TestWaitForApp(t *testing.T) {
+func TestWaitForApps(t *testing.T) {
 	synced := brakeApp()
 	synced.Status.Sync.Status = v1alpha1.SyncStatusCodeSynced
 	synced.Status.Health.Status = "Progressing"
-	c := fakeAppClient(t, synced)
+	degraded := brakeApp()
+	degraded.Name, degraded.Labels = "api", map[string]string{"tier": "back"}
+	degraded.Status.Sync.Status, degraded.Status.Health.Status = v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusDegraded
+	c := fakeAppClient(t, synced, degraded)
 	var out bytes.Buffer
-	o := appWaitOptions{appTarget: appTarget{name: "billing", namespace: "argocd"}, sync: true, timeout: time.Second}
-	if err := waitForApp(t.Context(), c, o, 10*time.Millisecond, &out); err != nil || out.String() != "application billing: Synced and Progressing\n" {
+	o := appWaitOptions{appTarget: appTarget{namespace: "argocd"}, names: []string{"billing"}, sync: true, timeout: secondsOrDuration(time.Second)}
+	if err := waitForApps(t.Context(), c, o, 10*time.Millisecond, &out); err != nil || out.String() != "application billing: Synced and Progressing\n" {
 		t.Errorf("--sync: %v, %q", err, out.String())
 	}
-	o.sync, o.health, o.timeout = false, true, 50*time.Millisecond
-	err := waitForApp(t.Context(), c, o, 10*time.Millisecond, &out)
+	o.sync, o.health, o.timeout = false, true, secondsOrDuration(50*time.Millisecond)
+	err := waitForApps(t.Context(), c, o, 10*time.Millisecond, &out)
 	if err == nil || exitCode(err) != exitDenied || !strings.Contains(err.Error(), "still Synced and Progressing after 50ms") {
 		t.Errorf("--health on a progressing application: %v (exit %d)", err, exitCode(err))
 	}
-	o.name = "nope"
-	if err := waitForApp(t.Context(), c, o, 10*time.Millisecond, &out); err == nil || exitCode(err) != exitUsage {
+	out.Reset()
+	o.names, o.selector, o.degraded = nil, "tier=back", true
+	if err := waitForApps(t.Context(), c, o, 10*time.Millisecond, &out); err != nil || out.String() != "application api: Synced and Degraded\n" {
+		t.Errorf("-l with --health --degraded: %v, %q", err, out.String())
+	}
+	o.names, o.selector = []string{"nope"}, ""
+	if err := waitForApps(t.Context(), c, o, 10*time.Millisecond, &out); err == nil || exitCode(err) != exitUsage {
 		t.Errorf("missing application: %v (exit %d)", err, exitCode(err))
+	}
+	out.Reset()
+	o.delete = true
+	if err := waitForApps(t.Context(), c, o, 10*time.Millisecond, &out); err != nil || out.String() != "application nope: deleted\n" {
+		t.Errorf("--delete of a missing application: %v, %q", err, out.String())
+	}
+	if w := (appWaitOptions{}).waitOptions(time.Second); !w.Sync || !w.Health || !w.Operation || w.Timeout <= 0 {
+		t.Errorf("no flags: %+v, want sync, health and operation without bound (argocd's)", w)
 	}
 }
 

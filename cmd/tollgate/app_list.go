@@ -3,13 +3,11 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/controller/application"
-	"github.com/tollgate-dev/tollgate/internal/appops"
 )
 
 // appListOptions are the flags of `tollgate app list`, argocd app list's.
@@ -218,62 +215,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// appWaitOptions are the flags of `tollgate app wait`.
-type appWaitOptions struct {
-	appTarget
-	sync, health bool
-	timeout      time.Duration
-}
-
-func newAppWaitCmd() *cobra.Command {
-	o := appWaitOptions{}
-	cmd := &cobra.Command{
-		Use:   "wait NAME",
-		Short: "Wait until an Application is synced and healthy, like argocd app wait",
-		Long: `Wait until the Application NAME has no operation in progress and, with
---sync, is Synced and, with --health, is Healthy (neither flag: both).
-
-Exit status: 0 when the Application got there; 1 when --timeout passed
-first; 2 on usage errors or when the Application does not exist or is
-deleted.`,
-		Example: `  tollgate app wait billing --health --timeout 5m`,
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.name = args[0]
-			if o.timeout <= 0 {
-				return usageError(fmt.Errorf("invalid --timeout %s: must be positive", o.timeout))
-			}
-			c, _, err := newAppClient(o.kubeconfig)
-			if err != nil {
-				return err
-			}
-			return waitForApp(cmd.Context(), c, o, appops.DefaultWaitOptions().Interval, cmd.OutOrStdout())
-		},
-	}
-	o.addFlags(cmd.Flags())
-	cmd.Flags().BoolVar(&o.sync, "sync", false, "wait until Synced")
-	cmd.Flags().BoolVar(&o.health, "health", false, "wait until Healthy")
-	cmd.Flags().DurationVar(&o.timeout, "timeout", appops.DefaultWaitOptions().Timeout, "how long to wait")
-	return cmd
-}
-
-// waitForApp waits, reading every interval, until the Application is where
-// o asks (appops.Wait); neither --sync nor --health waits for both.
-func waitForApp(ctx context.Context, c client.Client, o appWaitOptions, interval time.Duration, out io.Writer) error {
-	key := o.key()
-	app, err := appops.Wait(ctx, c, key, appops.WaitOptions{
-		Sync: o.sync || !o.health, Health: o.health || !o.sync, Interval: interval, Timeout: o.timeout,
-	})
-	if err != nil {
-		var te *appops.TimeoutError
-		if errors.As(err, &te) && te.Last != nil {
-			return &exitError{code: exitDenied, err: fmt.Errorf("application %s: still %s and %s after %s", key.Name,
-				orDash(string(te.Last.Status.Sync.Status)), orDash(string(te.Last.Status.Health.Status)), o.timeout)}
-		}
-		return asUsage(err)
-	}
-	fmt.Fprintf(out, "application %s: %s and %s\n", key.Name, app.Status.Sync.Status, app.Status.Health.Status)
-	return nil
 }

@@ -224,7 +224,7 @@ type syncCheck struct{ dryRun, partial bool }
 // pruning; a dry run's result is only printed.
 func waitForSync(ctx context.Context, c client.Client, key types.NamespacedName, timeout time.Duration, check syncCheck, out io.Writer) error {
 	if timeout <= 0 {
-		timeout = time.Duration(1<<63 - 1)
+		timeout = unbounded
 	}
 	done, err := appops.WaitForOperation(ctx, c, key, appops.DefaultWaitOptions().Interval, timeout)
 	if err != nil {
@@ -254,6 +254,9 @@ func waitForSync(ctx context.Context, c client.Client, key types.NamespacedName,
 	}
 	return nil
 }
+
+// unbounded is the wait of a --timeout of 0.
+const unbounded = 100 * 365 * 24 * time.Hour
 
 // secondsOrDuration is a --timeout of argocd's (a number of seconds) or
 // a Go duration.

@@ -13,23 +13,27 @@ import (
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 )
 
-// WaitOptions say when Wait is done with an Application and how it looks.
+// WaitOptions say when Wait is done with an Application and how it looks,
+// as argocd app wait's flags.
 type WaitOptions struct {
 	// Sync waits until the Application is Synced.
 	Sync bool
-	// Health waits until it is Healthy.
-	Health bool
+	// Health waits until it is Healthy; Suspended and Degraded accept
+	// those health statuses too (any of the three asked for will do).
+	Health, Suspended, Degraded bool
+	// Operation waits until no operation is requested or running.
+	Operation bool
 	// Interval is how often Wait reads the Application.
 	Interval time.Duration
 	// Timeout bounds the wait.
 	Timeout time.Duration
 }
 
-// DefaultWaitOptions wait until the Application is Synced and Healthy,
-// reading it every second for up to five minutes: tollgate app wait
-// without flags.
+// DefaultWaitOptions wait until the Application is Synced and Healthy
+// with no operation in progress, reading it every second for up to five
+// minutes: tollgate app wait without flags (whose timeout is unbounded).
 func DefaultWaitOptions() WaitOptions {
-	return WaitOptions{Sync: true, Health: true, Interval: time.Second, Timeout: 5 * time.Minute}
+	return WaitOptions{Sync: true, Health: true, Operation: true, Interval: time.Second, Timeout: 5 * time.Minute}
 }
 
 // TimeoutError ends a wait that its timeout or its context cut short
@@ -44,15 +48,20 @@ type TimeoutError struct {
 func (e *TimeoutError) Error() string { return e.Err.Error() }
 func (e *TimeoutError) Unwrap() error { return e.Err }
 
-// Done reports whether app is where o asks (Interval and Timeout aside):
-// no operation requested or running and, as o asks, Synced and Healthy.
-// An Application that never ran an operation has none running.
+// Done reports whether app is where o asks (Interval and Timeout aside),
+// as argocd app wait's checkResourceStatus decides: Synced when o.Sync;
+// one of the health statuses o asks for (Healthy, Suspended, Degraded)
+// when it asks for any; with o.Operation, no operation requested or
+// running (one that never ran an operation has none running).
 func Done(app *v1alpha1.Application, o WaitOptions) bool {
 	st := app.Status.OperationState
 	running := app.Operation != nil || (st != nil && !st.Phase.Completed())
-	return !running &&
-		(!o.Sync || app.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced) &&
-		(!o.Health || app.Status.Health.Status == v1alpha1.HealthStatusHealthy)
+	h := app.Status.Health.Status
+	health := !(o.Health || o.Suspended || o.Degraded) ||
+		(o.Health && h == v1alpha1.HealthStatusHealthy) ||
+		(o.Suspended && h == v1alpha1.HealthStatusSuspended) ||
+		(o.Degraded && h == v1alpha1.HealthStatusDegraded)
+	return (!o.Operation || !running) && (!o.Sync || app.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced) && health
 }
 
 // OperationFinished returns the final state of app's last operation when

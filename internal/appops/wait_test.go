@@ -37,7 +37,7 @@ func TestDone(t *testing.T) {
 		healthy   = v1alpha1.HealthStatusHealthy
 		degraded  = v1alpha1.HealthStatusDegraded
 	)
-	both := WaitOptions{Sync: true, Health: true}
+	both := WaitOptions{Sync: true, Health: true, Operation: true}
 	tests := []struct {
 		name string
 		app  *v1alpha1.Application
@@ -55,10 +55,14 @@ func TestDone(t *testing.T) {
 		{name: "never compared", app: waitApp("", "", false, ""), o: both},
 		{name: "sync only: degraded", app: waitApp(synced, degraded, false, ""), o: WaitOptions{Sync: true}, want: true},
 		{name: "sync only: out of sync", app: waitApp(outOfSync, healthy, false, ""), o: WaitOptions{Sync: true}},
+		{name: "sync only: an operation running does not matter", app: waitApp(synced, healthy, false, v1alpha1.OperationRunning), o: WaitOptions{Sync: true}, want: true},
 		{name: "health only: out of sync", app: waitApp(outOfSync, healthy, false, ""), o: WaitOptions{Health: true}, want: true},
 		{name: "health only: progressing", app: waitApp(synced, v1alpha1.HealthStatusProgressing, false, ""), o: WaitOptions{Health: true}},
-		{name: "neither: no operation", app: waitApp(outOfSync, degraded, false, v1alpha1.OperationFailed), want: true},
-		{name: "neither: operation requested", app: waitApp(synced, healthy, true, "")},
+		{name: "health or degraded: degraded", app: waitApp(synced, degraded, false, ""), o: WaitOptions{Health: true, Degraded: true}, want: true},
+		{name: "suspended: suspended", app: waitApp(synced, v1alpha1.HealthStatusSuspended, false, ""), o: WaitOptions{Suspended: true}, want: true},
+		{name: "suspended: healthy", app: waitApp(synced, healthy, false, ""), o: WaitOptions{Suspended: true}},
+		{name: "operation only: none", app: waitApp(outOfSync, degraded, false, v1alpha1.OperationFailed), o: WaitOptions{Operation: true}, want: true},
+		{name: "operation only: requested", app: waitApp(synced, healthy, true, ""), o: WaitOptions{Operation: true}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/internal/appops"
 	"github.com/tollgate-dev/tollgate/test/gitserver"
 )
 
@@ -446,16 +447,30 @@ func TestGitServerDownThenForcePush(t *testing.T) {
 	}
 }
 
+// TestDeleteApplication: deleting an Application deletes what it deployed
+// when it carries a cascade finalizer, and leaves it otherwise; `tollgate
+// app delete` (appops.Delete) adds the finalizer of its propagation
+// policy first, or with --cascade=false removes it, as Argo CD's API
+// server does.
 func TestDeleteApplication(t *testing.T) {
 	t.Parallel()
+	no := false
 	tests := []struct {
 		name       string
 		finalizers []string
 		cascade    bool
+		// cli deletes as `tollgate app delete` does (appops.Delete) with
+		// cliCascade and cliPolicy, rather than with a plain delete.
+		cli        bool
+		cliCascade *bool
+		cliPolicy  string
 	}{
 		{name: "resources finalizer", finalizers: []string{v1alpha1.ResourcesFinalizerName}, cascade: true},
 		{name: "background finalizer", finalizers: []string{v1alpha1.ResourcesFinalizerName + "/background"}, cascade: true},
 		{name: "no finalizer", cascade: false},
+		{name: "tollgate app delete: cascades by default", cascade: true, cli: true},
+		{name: "tollgate app delete -p background", cascade: true, cli: true, cliPolicy: "background"},
+		{name: "tollgate app delete --cascade=false", finalizers: []string{v1alpha1.ResourcesFinalizerName}, cascade: false, cli: true, cliCascade: &no},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -463,7 +478,13 @@ func TestDeleteApplication(t *testing.T) {
 			f := newFixture(t, baseFiles())
 			f.application(automated(true, false), func(a *v1alpha1.Application) { a.Finalizers = tc.finalizers })
 			f.waitSynced(f.head)
-			if err := env.Client.Delete(t.Context(), f.app()); err != nil {
+			del := func() error { return env.Client.Delete(t.Context(), f.app()) }
+			if tc.cli {
+				del = func() error {
+					return appops.Delete(t.Context(), env.Client, client.ObjectKey{Namespace: argoNS, Name: f.name}, tc.cliCascade, tc.cliPolicy)
+				}
+			}
+			if err := del(); err != nil {
 				t.Fatalf("delete application: %v", err)
 			}
 			objects := []struct {
