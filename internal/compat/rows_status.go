@@ -7,7 +7,7 @@ var statusRows = []Row{
 	{Kind: Field, Name: "ApplicationCondition.message", Verdict: Honoured, Proof: "TestApplyOutcomes",
 		Note: "what went wrong, in tollgate's words (a policy denial lists [rule] Kind/namespace/name: message)"},
 	{Kind: Field, Name: "ApplicationCondition.type", Verdict: Different, Proof: "troubleshooting.md#in-an-applications-status",
-		Note: "Argo CD's types and tollgate's PolicyViolation and UnknownHookWarning; never RepeatedResourceWarning, OrphanedResourceWarning or UnknownError"},
+		Note: "Argo CD's types and tollgate's PolicyViolation and UnknownHookWarning; UnknownError only for a namespace the project does not permit; never RepeatedResourceWarning or OrphanedResourceWarning"},
 
 	{Kind: Field, Name: "ApplicationStatus.conditions", Verdict: Honoured, Proof: "TestApplyOutcomes",
 		Note: "one per type, each set and cleared by the step that owns it, sorted by type"},
