@@ -215,3 +215,24 @@ func TestWriteWindows(t *testing.T) {
 		t.Errorf("bad schedule: %v (exit %d), want a usage error", err, exitCode(err))
 	}
 }
+
+// TestWriteProjWindows: argocd proj windows list's table.
+func TestWriteProjWindows(t *testing.T) {
+	proj := &v1alpha1.AppProject{}
+	proj.Spec.SyncWindows = []v1alpha1.SyncWindow{
+		{Kind: "allow", Schedule: "0 9 * * *", Duration: "8h", Applications: []string{"web-*"}, ManualSync: true, TimeZone: "Europe/Berlin"},
+		{Kind: "deny", Schedule: "0 0 * * 6", Duration: "48h", Namespaces: []string{"prod", "billing"}, Clusters: []string{"*"}, SyncOverrun: true, AndOperator: true},
+	}
+	var out bytes.Buffer
+	// Monday 10:00 in Berlin: the allow window is open, the weekend's deny is not.
+	if err := writeProjWindows(&out, proj, time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	want := `ID  STATUS    KIND   SCHEDULE   DURATION  APPLICATIONS  NAMESPACES    CLUSTERS  MANUALSYNC  SYNCOVERRUN  TIMEZONE       USEANDOPERATOR  
+0   Active    allow  0 9 * * *  8h        web-*         -             -         Enabled     Disabled     Europe/Berlin  Disabled        
+1   Inactive  deny   0 0 * * 6  48h       -             prod,billing  *         Disabled    Enabled                     Enabled         
+`
+	if out.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
+	}
+}

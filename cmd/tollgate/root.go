@@ -84,6 +84,7 @@ func newRootCmd() *cobra.Command {
 		newCmpServerCmd(),
 		newAppCmd(),
 		newApplicationSetCmd(),
+		newProjCmd(),
 		newRenderWorkerCmd(),
 		newUICmd(),
 	)

@@ -47,7 +47,7 @@ func SyncWindows(proj *v1alpha1.AppProject, app *v1alpha1.Application, now time.
 		if !windowMatches(w, app) {
 			continue
 		}
-		active, err := windowActive(w, now)
+		active, err := WindowActive(w, now)
 		if err != nil {
 			return nil, "", "", err
 		}
@@ -94,7 +94,7 @@ func windowsAt(proj *v1alpha1.AppProject, app *v1alpha1.Application, now time.Ti
 		if !windowMatches(w, app) {
 			continue
 		}
-		active, err := windowActive(w, now)
+		active, err := WindowActive(w, now)
 		if err != nil {
 			return windowVerdict{}, false, err
 		}
@@ -191,9 +191,10 @@ func anyGlob(globs, values []string) bool {
 	return false
 }
 
-// windowActive reports whether w is open at now: its schedule fired within
-// its duration before now, in its time zone (default UTC).
-func windowActive(w v1alpha1.SyncWindow, now time.Time) (bool, error) {
+// WindowActive reports whether w is open at now: its schedule fired within
+// its duration before now, in its time zone (default UTC). An unreadable
+// window is an error naming it.
+func WindowActive(w v1alpha1.SyncWindow, now time.Time) (bool, error) {
 	loc := time.UTC
 	if w.TimeZone != "" {
 		l, err := time.LoadLocation(w.TimeZone)
