@@ -114,9 +114,7 @@ func generateSet(ctx context.Context, generate generateFunc, obj map[string]any,
 	if set, err = decodeApplicationSet(obj); err != nil {
 		return nil, nil, nil, err
 	}
-	if src.Permit, err = known.permit(ctx, set); err != nil {
-		return set, nil, nil, err
-	}
+	src.Permit = known.permit(set)
 	if gen, err = generate(ctx, set, src); err != nil {
 		return set, nil, nil, err
 	}
@@ -160,17 +158,13 @@ func newAppSetProjects(namespace string, objs []map[string]any) (appSetProjects,
 // project depends on parameters or is not known, since nothing then says
 // what it permits (the checkout under test is the only repository read
 // outside the controller in any case).
-func (k appSetProjects) permit(ctx context.Context, set *v1alpha1.ApplicationSet) (func(context.Context, string, string) error, error) {
+func (k appSetProjects) permit(set *v1alpha1.ApplicationSet) func(context.Context, string, string) error {
 	name, templated := set.TemplateProject()
 	i := slices.IndexFunc(k.projects, func(p v1alpha1.AppProject) bool { return p.Name == name })
 	if templated || i < 0 {
-		return nil, nil
+		return nil
 	}
-	a, err := reposerver.NewGitAccess(ctx, set, k.namespace, k.projects[i:i+1])
-	if err != nil {
-		return nil, err
-	}
-	return a.Check, nil
+	return reposerver.NewGitAccess(set, k.namespace, k.projects[i:i+1]).Check
 }
 
 // sourceRepos returns the spec.sourceRepos of the AppProject name when it

@@ -2,12 +2,15 @@ package policies
 
 import (
 	"testing"
+
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 )
 
-// TestAppNamespacePermitted: AppNamespacePermitted answers as app-namespace
+// TestNamespaceMatchesAgreesWithTheRule: the Go matcher the controller and
+// the repo-server use (v1alpha1.NamespaceMatches) answers as app-namespace
 // judges an Application outside the Argo CD namespace (exact names, globs,
-// /regular expressions/), and agrees with the rule.
-func TestAppNamespacePermitted(t *testing.T) {
+// /regular expressions/), so the rule and the engine never disagree.
+func TestNamespaceMatchesAgreesWithTheRule(t *testing.T) {
 	e, err := New(t.Context(), DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
@@ -24,18 +27,17 @@ func TestAppNamespacePermitted(t *testing.T) {
 		{"glob of another prefix", []string{"team-*"}, "platform", false},
 		{"regular expression", []string{"/^team-[ab]$/"}, "team-b", true},
 		{"regular expression not matching", []string{"/^team-[ab]$/"}, "team-c", false},
+		{"regular expression found anywhere", []string{"/team/"}, "my-team-ns", true},
+		{"lookaround, which RE2 refuses", []string{"/^((?!not).)*$/"}, "allowed", false},
 		{"none listed", nil, "team-a", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := AppNamespacePermitted(t.Context(), tc.patterns, tc.ns)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := v1alpha1.NamespaceMatches(tc.patterns, tc.ns)
 			if got != tc.want {
-				t.Errorf("AppNamespacePermitted(%q, %q) = %v, want %v", tc.patterns, tc.ns, got, tc.want)
+				t.Errorf("NamespaceMatches(%q, %q) = %v, want %v", tc.patterns, tc.ns, got, tc.want)
 			}
 			if denied := appNamespaceDeniedByRule(t, e, tc.patterns, tc.ns); denied == got {
-				t.Errorf("app-namespace denies %v, AppNamespacePermitted permits %v: they disagree", denied, got)
+				t.Errorf("app-namespace denies %v, NamespaceMatches permits %v: they disagree", denied, got)
 			}
 		})
 	}

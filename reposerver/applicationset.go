@@ -92,7 +92,7 @@ func (e *RepositoryDeniedError) Error() string {
 // namespace, where an ApplicationSet may name every project): with a
 // literal template project, that project (projects may hold it alone),
 // otherwise every project. It reads nothing.
-func NewGitAccess(ctx context.Context, set *v1alpha1.ApplicationSet, controlNamespace string, projects []v1alpha1.AppProject) (*GitAccess, error) {
+func NewGitAccess(set *v1alpha1.ApplicationSet, controlNamespace string, projects []v1alpha1.AppProject) *GitAccess {
 	a := &GitAccess{Namespace: set.Namespace}
 	a.Project, a.Templated = set.TemplateProject()
 	found := false
@@ -102,12 +102,8 @@ func NewGitAccess(ctx context.Context, set *v1alpha1.ApplicationSet, controlName
 			continue
 		}
 		found = true
-		ok, err := namespacePermitted(ctx, p, set.Namespace, controlNamespace)
-		if err != nil {
-			return nil, err
-		}
 		switch {
-		case ok:
+		case p.PermitsNamespace(set.Namespace, controlNamespace):
 			a.Projects = append(a.Projects, AccessProject{Name: p.Name, SourceRepos: p.Spec.SourceRepos})
 		case !a.Templated:
 			a.Refusal = fmt.Sprintf("does not permit the ApplicationSets and Applications of namespace %q (spec.sourceNamespaces)", set.Namespace)
@@ -116,17 +112,7 @@ func NewGitAccess(ctx context.Context, set *v1alpha1.ApplicationSet, controlName
 	if !a.Templated && !found {
 		a.Refusal = "does not exist"
 	}
-	return a, nil
-}
-
-// namespacePermitted reports whether p may be named by the
-// ApplicationSets of namespace, as the Applications they generate there
-// must be permitted (app-namespace).
-func namespacePermitted(ctx context.Context, p *v1alpha1.AppProject, namespace, controlNamespace string) (bool, error) {
-	if namespace == "" || namespace == controlNamespace {
-		return true, nil
-	}
-	return policies.AppNamespacePermitted(ctx, p.Spec.SourceNamespaces, namespace)
+	return a
 }
 
 // Check returns nil when a permits the git generator at field to read

@@ -47,10 +47,13 @@ func NamespaceEnabled(ns, controlNS string, patterns []string) bool {
 // elsewhere only a project whose spec.sourceNamespaces matches its
 // namespace. The default project is no exception.
 func (p *AppProject) IsAppNamespacePermitted(app *Application, controlNS string) bool {
-	if app.Namespace == "" || app.Namespace == controlNS {
-		return true
-	}
-	return NamespaceMatches(p.Spec.SourceNamespaces, app.Namespace)
+	return p.PermitsNamespace(app.Namespace, controlNS)
+}
+
+// PermitsNamespace reports whether the Applications (and ApplicationSets)
+// of namespace may use p: see IsAppNamespacePermitted.
+func (p *AppProject) PermitsNamespace(namespace, controlNS string) bool {
+	return namespace == "" || namespace == controlNS || NamespaceMatches(p.Spec.SourceNamespaces, namespace)
 }
 
 // ErrProjectNotPermitted is Argo CD's message (util/argo

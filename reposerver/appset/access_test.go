@@ -101,10 +101,7 @@ func TestCheckGitGenerators(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			set := gitSet(t, tt.ns, tt.repo, tt.project)
-			a, err := reposerver.NewGitAccess(t.Context(), set, "argocd", projects)
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := reposerver.NewGitAccess(set, "argocd", projects)
 			var names []string
 			for _, p := range a.Projects {
 				names = append(names, p.Name)
@@ -112,7 +109,7 @@ func TestCheckGitGenerators(t *testing.T) {
 			if a.Project != tt.wantProject || !cmp.Equal(names, tt.wantAccessProjects) {
 				t.Errorf("access project %q through %v, want %q through %v", a.Project, names, tt.wantProject, tt.wantAccessProjects)
 			}
-			err = reposerver.CheckGitGenerators(t.Context(), set, a)
+			err := reposerver.CheckGitGenerators(t.Context(), set, a)
 			var denied *reposerver.RepositoryDeniedError
 			switch {
 			case tt.want == "" && err != nil:

@@ -409,7 +409,7 @@ func (r *Reconciler) gitAccess(ctx context.Context, set *v1alpha1.ApplicationSet
 		}
 		projects = list.Items
 	}
-	return reposerver.NewGitAccess(ctx, set, r.opts.Namespace, projects)
+	return reposerver.NewGitAccess(set, r.opts.Namespace, projects), nil
 }
 
 // nestedName is the metadata.name of a generated Application.
