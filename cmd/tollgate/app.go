@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -65,6 +67,49 @@ func (o *appTarget) key() types.NamespacedName {
 		return types.NamespacedName{Namespace: ns, Name: name}
 	}
 	return types.NamespacedName{Namespace: cmp.Or(o.appNamespace, o.namespace), Name: o.name}
+}
+
+// namedApps are the Applications names name (NAME or NAMESPACE/NAME), as
+// key reads one.
+func (o appTarget) namedApps(names []string) []types.NamespacedName {
+	keys := make([]types.NamespacedName, len(names))
+	for i, n := range names {
+		o.name = n
+		keys[i] = o.key()
+	}
+	return keys
+}
+
+// selectedApps lists the Applications of o's Application namespace whose
+// labels match selector and, when projects are given, of one of them, as
+// argocd's -l and --project select them.
+func (o appTarget) selectedApps(ctx context.Context, c client.Client, selector string, projects []string) ([]types.NamespacedName, error) {
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		return nil, usageError(fmt.Errorf("invalid --selector %q: %w", selector, err))
+	}
+	o.name = ""
+	ns := o.key().Namespace
+	var list v1alpha1.ApplicationList
+	if err := c.List(ctx, &list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, fmt.Errorf("list applications in %s: %w", ns, err)
+	}
+	var keys []types.NamespacedName
+	for _, a := range list.Items {
+		if len(projects) == 0 || slices.Contains(projects, a.ProjectName()) {
+			keys = append(keys, types.NamespacedName{Namespace: a.Namespace, Name: a.Name})
+		}
+	}
+	return keys, nil
+}
+
+// namedOrSelected are the Applications names name, or, with a selector,
+// those it matches instead (as argocd app delete and app wait take them).
+func (o appTarget) namedOrSelected(ctx context.Context, c client.Client, names []string, selector string) ([]types.NamespacedName, error) {
+	if selector == "" {
+		return o.namedApps(names), nil
+	}
+	return o.selectedApps(ctx, c, selector, nil)
 }
 
 // readApp reads the Application key, typed; a missing one is a usage

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -97,7 +96,7 @@ errors, a missing Application, or when the cluster cannot be written.`,
 // deleteApps deletes the Applications o names or selects, asking on in
 // first when o.prompt.
 func deleteApps(ctx context.Context, c client.Client, o appDeleteOptions, in io.Reader, out io.Writer) error {
-	keys, err := o.targets(ctx, c)
+	keys, err := o.namedOrSelected(ctx, c, o.names, o.selector)
 	if err != nil {
 		return err
 	}
@@ -127,34 +126,6 @@ func deleteApps(ctx context.Context, c client.Client, o appDeleteOptions, in io.
 		fmt.Fprintf(out, "application '%s' deleted\n", name)
 	}
 	return nil
-}
-
-// targets are the Applications o names, or those its selector matches in
-// the Application namespace.
-func (o appDeleteOptions) targets(ctx context.Context, c client.Client) ([]types.NamespacedName, error) {
-	if o.selector == "" {
-		keys := make([]types.NamespacedName, len(o.names))
-		for i, n := range o.names {
-			t := o.appTarget
-			t.name = n
-			keys[i] = t.key()
-		}
-		return keys, nil
-	}
-	sel, err := labels.Parse(o.selector)
-	if err != nil {
-		return nil, usageError(fmt.Errorf("invalid --selector %q: %w", o.selector, err))
-	}
-	ns := o.key().Namespace
-	var list v1alpha1.ApplicationList
-	if err := c.List(ctx, &list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, fmt.Errorf("list applications in %s: %w", ns, err)
-	}
-	keys := make([]types.NamespacedName, len(list.Items))
-	for i, a := range list.Items {
-		keys[i] = types.NamespacedName{Namespace: a.Namespace, Name: a.Name}
-	}
-	return keys, nil
 }
 
 // confirm asks argocd's question about name and reads the answer: y, n,

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -184,33 +183,15 @@ func syncApps(ctx context.Context, c client.Client, o appSyncOptions, user strin
 	return nil
 }
 
-// targets are the Applications o names, or those its selector and
-// projects select in the Application namespace.
+// targets are the Applications o names, then those its selector and
+// projects select (argocd app sync adds them to the names).
 func (o appSyncOptions) targets(ctx context.Context, c client.Client) ([]types.NamespacedName, error) {
-	var keys []types.NamespacedName
-	for _, n := range o.names {
-		t := o.appTarget
-		t.name = n
-		keys = append(keys, t.key())
-	}
+	keys := o.namedApps(o.names)
 	if o.selector == "" && len(o.projects) == 0 {
 		return keys, nil
 	}
-	sel, err := labels.Parse(o.selector)
-	if err != nil {
-		return nil, usageError(fmt.Errorf("invalid --selector %q: %w", o.selector, err))
-	}
-	ns := o.key().Namespace
-	var list v1alpha1.ApplicationList
-	if err := c.List(ctx, &list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, fmt.Errorf("list applications in %s: %w", ns, err)
-	}
-	for _, a := range list.Items {
-		if len(o.projects) == 0 || slices.Contains(o.projects, a.ProjectName()) {
-			keys = append(keys, types.NamespacedName{Namespace: a.Namespace, Name: a.Name})
-		}
-	}
-	return keys, nil
+	selected, err := o.selectedApps(ctx, c, o.selector, o.projects)
+	return append(keys, selected...), err
 }
 
 // syncCheck says what of a sync's result fails the command, as argocd

@@ -82,7 +82,7 @@ func (o appWaitOptions) waitOptions(interval time.Duration) appops.WaitOptions {
 // waitForApps waits, reading every interval, until each Application o
 // names or selects is where o asks (appops.Wait), or gone with --delete.
 func waitForApps(ctx context.Context, c client.Client, o appWaitOptions, interval time.Duration, out io.Writer) error {
-	keys, err := (appDeleteOptions{appTarget: o.appTarget, names: o.names, selector: o.selector}).targets(ctx, c)
+	keys, err := o.namedOrSelected(ctx, c, o.names, o.selector)
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func writeProjWindows(w io.Writer, proj *v1alpha1.AppProject, now time.Time) err
 	for i, win := range proj.Spec.SyncWindows {
 		active, _ := application.WindowActive(win, now)
 		fmt.Fprintln(tw, strings.Join([]string{strconv.Itoa(i), pick(active, "Active", "Inactive"), win.Kind, win.Schedule, win.Duration,
-			listOrDash(win.Applications), listOrDash(win.Namespaces), listOrDash(win.Clusters),
+			orDash(strings.Join(win.Applications, ",")), orDash(strings.Join(win.Namespaces, ",")), orDash(strings.Join(win.Clusters, ",")),
 			pick(win.ManualSync, "Enabled", "Disabled"), pick(win.SyncOverrun, "Enabled", "Disabled"), win.TimeZone,
 			pick(win.AndOperator, "Enabled", "Disabled")}, "\t")+"\t")
 	}
@@ -91,11 +91,4 @@ func pick(b bool, yes, no string) string {
 		return yes
 	}
 	return no
-}
-
-func listOrDash(l []string) string {
-	if len(l) == 0 {
-		return "-"
-	}
-	return strings.Join(l, ",")
 }
