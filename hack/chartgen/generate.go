@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -220,7 +219,6 @@ func (g *gen) punchDeployment(o map[string]any, key string) {
 			"{{- end }}",
 		}}))
 	}
-	d["extraArgs"] = []any{}
 	c["args"] = append(args, g.put(key+"ExtraArgs", hole{kind: tail, lines: []string{
 		"{{- with .Values." + key + ".extraArgs }}",
 		"{{- toYaml . | nindent {N} }}",
@@ -315,5 +313,5 @@ func containers(o map[string]any) []map[string]any {
 	for _, c := range spec["containers"].([]any) {
 		out = append(out, c.(map[string]any))
 	}
-	return slices.Clip(out)
+	return out
 }
