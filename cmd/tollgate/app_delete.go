@@ -108,7 +108,7 @@ func deleteApps(ctx context.Context, c client.Client, o appDeleteOptions, in io.
 			name = key.Namespace + "/" + key.Name
 		}
 		if o.prompt && !all {
-			ok, yesAll := confirm(answers, out, name, len(keys) > 1)
+			ok, yesAll := confirm(answers, out, appDeletePrompt(name, len(keys) > 1), len(keys) > 1)
 			all = yesAll
 			if !ok && !yesAll {
 				fmt.Fprintf(out, "The command to delete '%s' was cancelled.\n", name)
@@ -128,15 +128,19 @@ func deleteApps(ctx context.Context, c client.Client, o appDeleteOptions, in io.
 	return nil
 }
 
-// confirm asks argocd's question about name and reads the answer: y, n,
-// and, when several are deleted, a for all.
-func confirm(in *bufio.Reader, out io.Writer, name string, several bool) (ok, all bool) {
+// appDeletePrompt is argocd app delete's question about name.
+func appDeletePrompt(name string, several bool) string {
+	if several {
+		return fmt.Sprintf("Are you sure you want to delete '%s' and all its resources? [y/n/a] where 'a' is to delete all specified apps and their resources without prompting ", name)
+	}
+	return fmt.Sprintf("Are you sure you want to delete '%s' and all its resources? [y/n] ", name)
+}
+
+// confirm asks question and reads the answer: y, n, and, when several
+// are deleted, a for all.
+func confirm(in *bufio.Reader, out io.Writer, question string, several bool) (ok, all bool) {
 	for {
-		if several {
-			fmt.Fprintf(out, "Are you sure you want to delete '%s' and all its resources? [y/n/a] where 'a' is to delete all specified apps and their resources without prompting ", name)
-		} else {
-			fmt.Fprintf(out, "Are you sure you want to delete '%s' and all its resources? [y/n] ", name)
-		}
+		fmt.Fprint(out, question)
 		line, err := in.ReadString('\n')
 		switch strings.ToLower(strings.TrimSpace(line)) {
 		case "y", "yes":

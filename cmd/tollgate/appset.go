@@ -19,7 +19,7 @@ func newApplicationSetCmd() *cobra.Command {
 		Aliases: []string{"applicationset"},
 		Short:   "Work with ApplicationSets",
 	}
-	cmd.AddCommand(newAppSetGenerateCmd())
+	cmd.AddCommand(newAppSetGenerateCmd(), newAppSetGetCmd(), newAppSetListCmd(), newAppSetDeleteCmd())
 	return cmd
 }
 
