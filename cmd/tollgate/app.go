@@ -41,6 +41,7 @@ func newAppCmd() *cobra.Command {
 		},
 	}
 	cmd.AddCommand(newAppSyncCmd(), newAppGetCmd(), newAppSetCmd(), newAppHistoryCmd(), newAppRollbackCmd(), newAppConfirmDeletionCmd(), newAppListCmd(), newAppWaitCmd(), newAppWindowsCmd(), newAppTerminateOpCmd(), newAppDiffCmd(), newAppDeleteCmd())
+	cmd.AddCommand(newAppCreateCmd(), newAppUnsetCmd(), newAppPatchCmd())
 	return cmd
 }
 

@@ -22,7 +22,8 @@ import (
 // see what was deployed (app history), roll back to it (app rollback), fix
 // Git, turn automation on again.
 
-// appSetOptions are the flags of `tollgate app set`.
+// appSetOptions are the flags of `tollgate app set`: the brake's
+// (syncPolicy, selfHeal, autoPrune) and argocd app set's field flags.
 type appSetOptions struct {
 	appTarget
 	syncPolicy string
@@ -30,90 +31,70 @@ type appSetOptions struct {
 	autoPrune  bool
 	// changed are the flags given on the command line.
 	changed func(string) bool
-}
-
-func newAppSetCmd() *cobra.Command {
-	o := appSetOptions{}
-	cmd := &cobra.Command{
-		Use:   "set NAME",
-		Short: "Turn an Application's automated sync off or on, like argocd app set --sync-policy",
-		Long: `Set the Application NAME's automated sync policy, like argocd app set:
---sync-policy none removes spec.syncPolicy.automated (the emergency brake:
-nothing syncs by itself until it is turned on again, and a rollback becomes
-possible); --sync-policy automated sets it, with --self-heal and --auto-prune
-when given (their current values are kept otherwise). Other fields of the
-Application are left alone.
-
-Exit status: 0 when the Application was changed; 2 on usage errors or when
-the Application does not exist.`,
-		Example: `  tollgate app set billing --sync-policy none
-  tollgate app set billing --sync-policy automated --self-heal --auto-prune`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.name, o.changed = args[0], cmd.Flags().Changed
-			c, _, err := newAppClient(o.kubeconfig)
-			if err != nil {
-				return err
-			}
-			msg, err := setSyncPolicy(cmd.Context(), c, o)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "application %s: %s\n", o.name, msg)
-			return nil
-		},
-	}
-	o.addFlags(cmd.Flags())
-	cmd.Flags().StringVar(&o.syncPolicy, "sync-policy", "", "none or automated (required)")
-	cmd.Flags().BoolVar(&o.selfHeal, "self-heal", false, "with automated: correct drift of the synced revision")
-	cmd.Flags().BoolVar(&o.autoPrune, "auto-prune", false, "with automated: delete what the Application no longer renders")
-	return cmd
+	// spec are argocd's field flags; position is --source-position.
+	spec     appSpecOptions
+	position int
 }
 
 // setSyncPolicy sets spec.syncPolicy.automated and says what it did.
 func setSyncPolicy(ctx context.Context, c client.Client, o appSetOptions) (string, error) {
-	changed := o.changed
-	if changed == nil {
-		changed = func(string) bool { return false }
-	}
-	switch o.syncPolicy {
-	case "none", "automated":
-	case "":
-		return "", usageError(errors.New("--sync-policy is required: none or automated"))
-	default:
-		return "", usageError(fmt.Errorf("invalid --sync-policy %q: want none or automated", o.syncPolicy))
-	}
-	if o.syncPolicy == "none" && (changed("self-heal") || changed("auto-prune")) {
-		return "", usageError(errors.New("--self-heal and --auto-prune need --sync-policy automated"))
+	if err := o.checkBrake(); err != nil {
+		return "", err
 	}
 	app, err := readApp(ctx, c, o.key())
 	if err != nil {
 		return "", err
 	}
+	msg, edit := o.brake(app)
+	return msg, appops.Edit(ctx, c, app, "set sync policy of", edit)
+}
+
+// checkBrake refuses a --sync-policy tollgate does not know, or the
+// automated flags with none.
+func (o appSetOptions) checkBrake() error {
+	switch o.syncPolicy {
+	case "none", "automated":
+	case "":
+		return usageError(errors.New("--sync-policy is required: none or automated"))
+	default:
+		return usageError(fmt.Errorf("invalid --sync-policy %q: want none or automated", o.syncPolicy))
+	}
+	if o.syncPolicy == "none" && (o.isChanged("self-heal") || o.isChanged("auto-prune")) {
+		return usageError(errors.New("--self-heal and --auto-prune need --sync-policy automated"))
+	}
+	return nil
+}
+
+func (o appSetOptions) isChanged(flag string) bool { return o.changed != nil && o.changed(flag) }
+
+// brake is the change of the automated sync policy o asks of app, as read,
+// and what it says: none removes it; automated sets it, keeping prune and
+// selfHeal unless --auto-prune or --self-heal are given.
+func (o appSetOptions) brake(app *v1alpha1.Application) (string, func(*v1alpha1.Application)) {
 	if o.syncPolicy == "none" {
-		return "automated sync turned off", appops.Edit(ctx, c, app, "set sync policy of", func(a *v1alpha1.Application) {
+		return "automated sync turned off", func(a *v1alpha1.Application) {
 			if a.Spec.SyncPolicy != nil {
 				a.Spec.SyncPolicy.Automated = nil
 			}
-		})
+		}
 	}
 	var auto v1alpha1.SyncPolicyAutomated
 	if sp := app.Spec.SyncPolicy; sp != nil && sp.Automated != nil {
 		auto = *sp.Automated
 	}
-	if changed("self-heal") {
+	if o.isChanged("self-heal") {
 		auto.SelfHeal = o.selfHeal
 	}
-	if changed("auto-prune") {
+	if o.isChanged("auto-prune") {
 		auto.Prune = o.autoPrune
 	}
 	auto.Enabled = nil
-	return fmt.Sprintf("automated sync turned on (prune %t, selfHeal %t)", auto.Prune, auto.SelfHeal), appops.Edit(ctx, c, app, "set sync policy of", func(a *v1alpha1.Application) {
+	return fmt.Sprintf("automated sync turned on (prune %t, selfHeal %t)", auto.Prune, auto.SelfHeal), func(a *v1alpha1.Application) {
 		if a.Spec.SyncPolicy == nil {
 			a.Spec.SyncPolicy = &v1alpha1.SyncPolicy{}
 		}
 		a.Spec.SyncPolicy.Automated = &auto
-	})
+	}
 }
 
 func newAppHistoryCmd() *cobra.Command {
