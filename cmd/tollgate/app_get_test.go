@@ -171,7 +171,7 @@ func TestAppGetUsageErrors(t *testing.T) {
 		wantErr string
 	}{
 		{[]string{"app", "get"}, "accepts 1 arg(s), received 0"},
-		{[]string{"app", "get", "billing", "-o", "wide"}, `invalid --output "wide": valid formats are text, yaml, json`},
+		{[]string{"app", "get", "billing", "-o", "wider"}, `unknown output format: wider (valid: wide, text, tree, tree=detailed, yaml, json)`},
 		{[]string{"app", "get", "billing", "--kubeconfig", "/nonexistent/kubeconfig"}, "load kubeconfig /nonexistent/kubeconfig"},
 	}
 	for _, tc := range tests {

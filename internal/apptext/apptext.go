@@ -33,13 +33,28 @@ func Write(w io.Writer, app *v1alpha1.Application) error {
 // text is app as text: the summary, then the conditions, the last
 // operation and the resources, each section left out when empty.
 func text(app *v1alpha1.Application) string {
-	var sections []string
-	for _, s := range []string{summary(app), conditions(app), operation(app), resources(app)} {
+	return join(Header(app), Resources(app))
+}
+
+// Header is the text of app without its resources: the summary, then the
+// conditions and the last operation, each section left out when empty
+// (what argocd app get prints before its resources or its tree).
+func Header(app *v1alpha1.Application) string {
+	return join(summary(app), conditions(app), operation(app))
+}
+
+// Resources is the resources table of app's text; "" without resources.
+func Resources(app *v1alpha1.Application) string { return resources(app) }
+
+// join joins the non-empty sections with an empty line.
+func join(sections ...string) string {
+	var out []string
+	for _, s := range sections {
 		if s != "" {
-			sections = append(sections, s)
+			out = append(out, s)
 		}
 	}
-	return strings.Join(sections, "\n")
+	return strings.Join(out, "\n")
 }
 
 // summary is what the Application is and how it stands, like
