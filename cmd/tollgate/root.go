@@ -85,6 +85,8 @@ func newRootCmd() *cobra.Command {
 		newAppCmd(),
 		newApplicationSetCmd(),
 		newProjCmd(),
+		newClusterCmd(),
+		newRepoCmd(),
 		newRenderWorkerCmd(),
 		newUICmd(),
 	)
