@@ -199,6 +199,10 @@ const (
 	SecretTypeLabel = "argocd.argoproj.io/secret-type"
 	// SecretTypeCluster is the SecretTypeLabel value of a cluster.
 	SecretTypeCluster = "cluster"
+	// SecretTypeSCMCreds is the SecretTypeLabel value a Secret must have
+	// for an SCM generator's tokenRef to read it (Argo CD's strict token
+	// mode, always on in tollgate).
+	SecretTypeSCMCreds = "scm-creds"
 	// InClusterServer and InClusterName are the cluster the controller
 	// runs in.
 	InClusterServer = "https://kubernetes.default.svc"
@@ -279,6 +283,9 @@ type AppSetRequest struct {
 	// ListingMaxAge is how old a repository's reference listing may be to
 	// resolve a revision; zero asks the Git server every time (a refresh).
 	ListingMaxAge time.Duration `json:"listingMaxAge,omitempty"`
+	// SCM is what the pull request generators may ask providers' APIs
+	// with; without it they are refused.
+	SCM *SCMAccess `json:"scm,omitempty"`
 }
 
 // AppSetResponse is what an ApplicationSet generated.

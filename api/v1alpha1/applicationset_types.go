@@ -114,6 +114,8 @@ type ApplicationSetGenerator struct {
 	// +optional
 	Git *GitGenerator `json:"git,omitempty"`
 	// +optional
+	PullRequest *PullRequestGenerator `json:"pullRequest,omitempty"`
+	// +optional
 	Matrix *MatrixGenerator `json:"matrix,omitempty"`
 	// +optional
 	Merge *MergeGenerator `json:"merge,omitempty"`
@@ -131,8 +133,6 @@ type UnimplementedGenerators struct {
 	// +optional
 	ClusterDecisionResource *apiextensionsv1.JSON `json:"clusterDecisionResource,omitempty"`
 	// +optional
-	PullRequest *apiextensionsv1.JSON `json:"pullRequest,omitempty"`
-	// +optional
 	Plugin *apiextensionsv1.JSON `json:"plugin,omitempty"`
 }
 
@@ -148,6 +148,8 @@ type ApplicationSetNestedGenerator struct {
 	Clusters *ClusterGenerator `json:"clusters,omitempty"`
 	// +optional
 	Git *GitGenerator `json:"git,omitempty"`
+	// +optional
+	PullRequest *PullRequestGenerator `json:"pullRequest,omitempty"`
 	// +optional
 	Matrix *apiextensionsv1.JSON `json:"matrix,omitempty"`
 	// +optional
@@ -168,6 +170,8 @@ type ApplicationSetTerminalGenerator struct {
 	Clusters *ClusterGenerator `json:"clusters,omitempty"`
 	// +optional
 	Git *GitGenerator `json:"git,omitempty"`
+	// +optional
+	PullRequest *PullRequestGenerator `json:"pullRequest,omitempty"`
 	// +optional
 	Selector                *metav1.LabelSelector `json:"selector,omitempty"`
 	UnimplementedGenerators `json:",inline"`

@@ -39,6 +39,8 @@ type Sources struct {
 	// spec.generators[0].git) reads repoURL, as rendered; its error
 	// refuses the generator and nothing is read (reposerver.GitAccess.Check).
 	Permit func(ctx context.Context, field, repoURL string) error
+	// SCM serves pull request generators.
+	SCM SCMLister
 }
 
 // UnsupportedError refuses a field of an ApplicationSet tollgate does not

@@ -40,7 +40,6 @@ func paramSets(sets []map[string]any) []paramSet {
 var unsupportedKinds = map[string]string{
 	"scmProvider":             "the SCM provider generator is not implemented",
 	"clusterDecisionResource": "the cluster decision resource generator is not implemented",
-	"pullRequest":             "the pull request generator is not implemented",
 	"plugin":                  "the plugin generator is not implemented",
 }
 
@@ -69,7 +68,7 @@ func (g *generator) params(ctx context.Context, field string, raw, outer map[str
 	}
 	switch {
 	case len(kinds) == 0:
-		return nil, fmt.Errorf("%s: no generator is set (want one of list, clusters, git, matrix, merge)", field)
+		return nil, fmt.Errorf("%s: no generator is set (want one of list, clusters, git, pullRequest, matrix, merge)", field)
 	case len(kinds) > 1:
 		return nil, fmt.Errorf("%s: more than one generator is set (%s)", field, strings.Join(kinds, ", "))
 	}
@@ -91,6 +90,10 @@ func (g *generator) params(ctx context.Context, field string, raw, outer map[str
 		sets = paramSets(plain)
 	case "git":
 		sets, err = g.git(ctx, sub, raw[kind])
+	case "pullRequest":
+		var plain []map[string]any
+		plain, err = g.pullRequest(ctx, sub, raw[kind])
+		sets = paramSets(plain)
 	case "matrix", "merge":
 		if depth > maxNesting {
 			return nil, fmt.Errorf("%s: a %s generator may not be nested this deep (a matrix or merge may hold one more matrix or merge, whose generators may not)", sub, kind)

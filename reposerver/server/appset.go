@@ -7,8 +7,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/reposerver"
 	"github.com/tollgate-dev/tollgate/reposerver/appset"
+	"github.com/tollgate-dev/tollgate/reposerver/scm"
 	"github.com/tollgate-dev/tollgate/reposerver/source"
 )
 
@@ -31,6 +33,9 @@ func (s *Service) GenerateApplications(ctx context.Context, req *reposerver.AppS
 			}
 			return access.Check(ctx, field, repoURL)
 		},
+	}
+	if req.SCM != nil {
+		src.SCM = scmLister{access: req.SCM}
 	}
 	gen, err := s.renderer.Generate(ctx, &req.ApplicationSet, src)
 	if err != nil {
@@ -60,4 +65,17 @@ func (g gitReader) Checkout(ctx context.Context, repoURL, revision string) (stri
 		return "", err
 	}
 	return co.Dir, nil
+}
+
+// scmLister serves pull request generators with the tokens of an
+// SCMAccess, each request checked with it first.
+type scmLister struct{ access *reposerver.SCMAccess }
+
+// PullRequests implements appset.SCMLister.
+func (l scmLister) PullRequests(ctx context.Context, field string, gen *v1alpha1.PullRequestGenerator) ([]scm.PullRequest, error) {
+	auth, err := pullRequestAuth(l.access, field, gen)
+	if err != nil {
+		return nil, err
+	}
+	return scm.ListPullRequests(ctx, gen, auth)
 }

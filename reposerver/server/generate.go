@@ -12,6 +12,7 @@ import (
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/reposerver"
 	"github.com/tollgate-dev/tollgate/reposerver/appset"
+	"github.com/tollgate-dev/tollgate/reposerver/scm"
 	"github.com/tollgate-dev/tollgate/reposerver/source"
 )
 
@@ -27,6 +28,9 @@ type generation struct {
 	// judges repositories; without them the child refuses git generators
 	// as appset.Generate does.
 	HasGit, HasPermit bool
+	// HasSCM says whether the parent asks SCM providers' APIs for pull
+	// request generators.
+	HasSCM bool
 }
 
 // message is what a generating child sends: a call the parent answers
@@ -43,13 +47,19 @@ type call struct {
 	Field            string
 	RepoURL          string
 	Revision         string
+	// PullRequests asks for the pull requests of the generator Generator
+	// (JSON of a v1alpha1.PullRequestGenerator, as rendered).
+	PullRequests bool
+	Generator    []byte
 }
 
 // reply answers a call: the checkout's directory, which the child only
 // reads, or the error.
 type reply struct {
 	Dir string
-	Err *remoteError
+	// Data is a listing's JSON.
+	Data []byte
+	Err  *remoteError
 }
 
 // result is a generation's outcome: the Applications as JSON, or the
@@ -68,11 +78,15 @@ type remoteError struct {
 	Message     string
 	Reason      string
 	Unreachable bool
-	FetchLimit  *source.LimitError
+	// NotFound is a repository an SCM provider does not know
+	// (scm.ErrRepositoryNotFound).
+	NotFound   bool
+	FetchLimit *source.LimitError
 }
 
 func newRemoteError(err error) *remoteError {
-	e := &remoteError{Message: err.Error(), Reason: appset.ReasonOf(err), Unreachable: errors.Is(err, reposerver.ErrRepoUnreachable)}
+	e := &remoteError{Message: err.Error(), Reason: appset.ReasonOf(err), Unreachable: errors.Is(err, reposerver.ErrRepoUnreachable),
+		NotFound: errors.Is(err, scm.ErrRepositoryNotFound)}
 	errors.As(err, &e.FetchLimit)
 	return e
 }
@@ -83,6 +97,9 @@ func (e *remoteError) Unwrap() []error {
 	var out []error
 	if e.Unreachable {
 		out = append(out, reposerver.ErrRepoUnreachable)
+	}
+	if e.NotFound {
+		out = append(out, scm.ErrRepositoryNotFound)
 	}
 	if e.FetchLimit != nil {
 		out = append(out, e.FetchLimit)
@@ -104,7 +121,7 @@ func (e *remoteError) err() error {
 // when the child asks (the time they take does not count against the time
 // limit); src.Clusters once, before the child starts.
 func (r *Runner) Generate(ctx context.Context, set *v1alpha1.ApplicationSet, src appset.Sources) ([]reposerver.Generated, error) {
-	g := &generation{HasGit: src.Git != nil, HasPermit: src.Permit != nil}
+	g := &generation{HasGit: src.Git != nil, HasPermit: src.Permit != nil, HasSCM: src.SCM != nil}
 	var err error
 	if g.Set, err = json.Marshal(set); err != nil {
 		return nil, fmt.Errorf("encode applicationset: %w", err)
@@ -163,19 +180,28 @@ func (r *Runner) Generate(ctx context.Context, set *v1alpha1.ApplicationSet, src
 // answer serves one call of a generating child with src.
 func answer(ctx context.Context, src appset.Sources, c *call) reply {
 	var err error
-	var dir string
+	var rep reply
 	switch {
 	case c.Permit && src.Permit != nil:
 		err = src.Permit(ctx, c.Field, c.RepoURL)
 	case c.Checkout && src.Git != nil:
-		dir, err = src.Git.Checkout(ctx, c.RepoURL, c.Revision)
+		rep.Dir, err = src.Git.Checkout(ctx, c.RepoURL, c.Revision)
+	case c.PullRequests && src.SCM != nil:
+		var gen v1alpha1.PullRequestGenerator
+		if err = json.Unmarshal(c.Generator, &gen); err != nil {
+			break
+		}
+		var pulls []scm.PullRequest
+		if pulls, err = src.SCM.PullRequests(ctx, c.Field, &gen); err == nil {
+			rep.Data, err = json.Marshal(pulls)
+		}
 	default:
 		err = fmt.Errorf("%s: the generating process asked for what it was not given", c.Field)
 	}
 	if err != nil {
 		return reply{Err: newRemoteError(err)}
 	}
-	return reply{Dir: dir}
+	return rep
 }
 
 // serveGeneration is the child's side of Generate.
@@ -191,6 +217,9 @@ func serveGeneration(ctx context.Context, g *generation, dec *gob.Decoder, enc *
 	}
 	if g.HasPermit {
 		src.Permit = p.permit
+	}
+	if g.HasSCM {
+		src.SCM = p
 	}
 	if g.HasClusters {
 		var secrets []corev1.Secret
@@ -220,18 +249,18 @@ type parent struct {
 	enc *gob.Encoder
 }
 
-func (p *parent) call(c call) (string, error) {
+func (p *parent) call(c call) (reply, error) {
 	if err := p.enc.Encode(message{Call: &c}); err != nil {
-		return "", fmt.Errorf("%s: ask the parent process: %w", c.Field, err)
+		return reply{}, fmt.Errorf("%s: ask the parent process: %w", c.Field, err)
 	}
 	var rep reply
 	if err := p.dec.Decode(&rep); err != nil {
-		return "", fmt.Errorf("%s: read the parent process's answer: %w", c.Field, err)
+		return reply{}, fmt.Errorf("%s: read the parent process's answer: %w", c.Field, err)
 	}
 	if rep.Err != nil {
-		return "", rep.Err
+		return reply{}, rep.Err
 	}
-	return rep.Dir, nil
+	return rep, nil
 }
 
 func (p *parent) permit(_ context.Context, field, repoURL string) error {
@@ -241,5 +270,23 @@ func (p *parent) permit(_ context.Context, field, repoURL string) error {
 
 // Checkout implements appset.GitReader.
 func (p *parent) Checkout(_ context.Context, repoURL, revision string) (string, error) {
-	return p.call(call{Checkout: true, Field: "git generator", RepoURL: repoURL, Revision: revision})
+	rep, err := p.call(call{Checkout: true, Field: "git generator", RepoURL: repoURL, Revision: revision})
+	return rep.Dir, err
+}
+
+// PullRequests implements appset.SCMLister.
+func (p *parent) PullRequests(_ context.Context, field string, gen *v1alpha1.PullRequestGenerator) ([]scm.PullRequest, error) {
+	b, err := json.Marshal(gen)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := p.call(call{PullRequests: true, Field: field, Generator: b})
+	if err != nil {
+		return nil, err
+	}
+	var pulls []scm.PullRequest
+	if err := json.Unmarshal(rep.Data, &pulls); err != nil {
+		return nil, fmt.Errorf("%s: decode the pull requests: %w", field, err)
+	}
+	return pulls, nil
 }

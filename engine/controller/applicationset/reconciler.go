@@ -99,6 +99,12 @@ type Options struct {
 	// that one whose generation is slow (or stopped only by its limits)
 	// holds up no other; DefaultConcurrency when zero.
 	Concurrency int
+	// SCMProvidersDisabled refuses pull request generators
+	// (--enable-scm-providers=false).
+	SCMProvidersDisabled bool
+	// AllowedSCMProviders are the API URLs a pull request generator may
+	// name (--allowed-scm-providers); empty allows every one.
+	AllowedSCMProviders []string
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -226,10 +232,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	refresh := set.Annotations[v1alpha1.AnnotationApplicationSetRefresh] != ""
 	p := &appSetPass{set: &set, now: r.opts.Now()}
-	requeue := r.opts.Requeue
-	if after, ok := gitRequeue(&set); ok && after < requeue {
-		requeue = after
-	}
+	requeue := r.requeueAfter(&set)
 	err := r.generate(ctx, p, refresh)
 	if err == nil {
 		err = r.write(ctx, p)
@@ -271,24 +274,36 @@ func appSetShardKey(key types.NamespacedName) string {
 // conditions: it is retried after the requeue interval, not with backoff.
 var errAppSetReported = errors.New("reported in the applicationset's conditions")
 
-// gitRequeue is the shortest requeueAfterSeconds of set's git generators,
-// nested ones included; ok is false without a git generator.
-func gitRequeue(set *v1alpha1.ApplicationSet) (time.Duration, bool) {
-	var shortest time.Duration
-	found := false
+// requeueAfter is when set is generated again without an event: the
+// shortest requeueAfterSeconds of its git generators (3 minutes unset)
+// and pull request generators (30 minutes unset), nested ones included,
+// as Argo CD. Git generators never lengthen Options.Requeue; with a pull
+// request generator, which asks a rate-limited API, the generators' own
+// interval holds.
+func (r *Reconciler) requeueAfter(set *v1alpha1.ApplicationSet) time.Duration {
+	var shortest time.Duration // of the generators that poll
+	asksAPI := false
 	walkGenerators(set, func(kind string, g map[string]any) {
-		if kind != "git" {
+		var d time.Duration
+		switch kind {
+		case "git":
+			d = DefaultRequeue
+		case "pullRequest":
+			d, asksAPI = DefaultSCMRequeue, true
+		default:
 			return
 		}
-		d := DefaultRequeue
 		if s, ok := g["requeueAfterSeconds"].(float64); ok && s > 0 {
 			d = time.Duration(s) * time.Second
 		}
-		if !found || d < shortest {
-			shortest, found = d, true
+		if shortest == 0 || d < shortest {
+			shortest = d
 		}
 	})
-	return shortest, found
+	if !asksAPI && (shortest == 0 || r.opts.Requeue < shortest) {
+		return r.opts.Requeue
+	}
+	return shortest
 }
 
 // walkGenerators calls fn with every generator of set, nested matrix and
@@ -325,6 +340,9 @@ func (r *Reconciler) generate(ctx context.Context, p *appSetPass, refresh bool) 
 		return p.fail(v1alpha1.ApplicationSetReasonApplicationGenerationFromParamsError, err)
 	}
 	req.Access = access
+	if req.SCM, err = r.scmAccess(ctx, p.set); err != nil {
+		return p.fail(v1alpha1.ApplicationSetReasonApplicationGenerationFromParamsError, err)
+	}
 	// Credentials are matched as for an Application of the template's
 	// project; a templated project (Project "") matches only the
 	// credentials of every project. A repoURL rendered from parameters

@@ -11,26 +11,34 @@ import (
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 )
 
-func TestGitRequeue(t *testing.T) {
+// TestRequeueAfter: git generators shorten the 3-minute requeue (never
+// lengthen it); a pull request generator, which asks a rate-limited API,
+// polls every 30 minutes unless it or a git generator says sooner.
+func TestRequeueAfter(t *testing.T) {
+	const pr = `{pullRequest: {github: {owner: o, repo: r}}}`
+	r := &Reconciler{opts: Options{Requeue: DefaultRequeue}}
 	for name, tc := range map[string]struct {
 		generators string
 		want       time.Duration
-		ok         bool
 	}{
-		"list only":         {`[{list: {elements: []}}]`, 0, false},
-		"git default":       {`[{git: {repoURL: r, revision: main}}]`, DefaultRequeue, true},
-		"git requeue":       {`[{git: {repoURL: r, revision: main, requeueAfterSeconds: 30}}, {git: {repoURL: r, revision: main}}]`, 30 * time.Second, true},
-		"nested in matrix":  {`[{matrix: {generators: [{list: {elements: []}}, {git: {repoURL: r, revision: main, requeueAfterSeconds: 10}}]}}]`, 10 * time.Second, true},
-		"nested in a merge": {`[{merge: {mergeKeys: [a], generators: [{matrix: {generators: [{git: {repoURL: r, revision: main, requeueAfterSeconds: 5}}]}}]}}]`, 5 * time.Second, true},
+		"list only":               {`[{list: {elements: []}}]`, DefaultRequeue},
+		"git default":             {`[{git: {repoURL: r, revision: main}}]`, DefaultRequeue},
+		"git longer":              {`[{git: {repoURL: r, revision: main, requeueAfterSeconds: 3600}}]`, DefaultRequeue},
+		"git requeue":             {`[{git: {repoURL: r, revision: main, requeueAfterSeconds: 30}}, {git: {repoURL: r, revision: main}}]`, 30 * time.Second},
+		"nested in matrix":        {`[{matrix: {generators: [{list: {elements: []}}, {git: {repoURL: r, revision: main, requeueAfterSeconds: 10}}]}}]`, 10 * time.Second},
+		"nested in a merge":       {`[{merge: {mergeKeys: [a], generators: [{matrix: {generators: [{git: {repoURL: r, revision: main, requeueAfterSeconds: 5}}]}}]}}]`, 5 * time.Second},
+		"pull request default":    {`[` + pr + `]`, DefaultSCMRequeue},
+		"pull request with list":  {`[{list: {elements: []}}, ` + pr + `]`, DefaultSCMRequeue},
+		"pull request requeue":    {`[{pullRequest: {github: {owner: o, repo: r}, requeueAfterSeconds: 7200}}]`, 2 * time.Hour},
+		"pull request beside git": {`[{matrix: {generators: [` + pr + `, {git: {repoURL: r, revision: main}}]}}]`, DefaultRequeue},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var set v1alpha1.ApplicationSet
 			if err := yaml.Unmarshal([]byte("spec: {generators: "+tc.generators+"}"), &set); err != nil {
 				t.Fatal(err)
 			}
-			got, ok := gitRequeue(&set)
-			if got != tc.want || ok != tc.ok {
-				t.Errorf("gitRequeue = %s, %v; want %s, %v", got, ok, tc.want, tc.ok)
+			if got := r.requeueAfter(&set); got != tc.want {
+				t.Errorf("requeueAfter = %s, want %s", got, tc.want)
 			}
 		})
 	}
