@@ -40,7 +40,7 @@ func newAppCmd() *cobra.Command {
 			return usageError(errors.New("missing subcommand: see tollgate app --help"))
 		},
 	}
-	cmd.AddCommand(newAppSyncCmd(), newAppGetCmd(), newAppSetCmd(), newAppHistoryCmd(), newAppRollbackCmd(), newAppConfirmDeletionCmd(), newAppListCmd(), newAppWaitCmd(), newAppWindowsCmd(), newAppTerminateOpCmd(), newAppDiffCmd(), newAppDeleteCmd(), newAppResourcesCmd())
+	cmd.AddCommand(newAppSyncCmd(), newAppGetCmd(), newAppSetCmd(), newAppHistoryCmd(), newAppRollbackCmd(), newAppConfirmDeletionCmd(), newAppListCmd(), newAppWaitCmd(), newAppWindowsCmd(), newAppTerminateOpCmd(), newAppDiffCmd(), newAppDeleteCmd(), newAppResourcesCmd(), newAppManifestsCmd())
 	cmd.AddCommand(newAppCreateCmd(), newAppUnsetCmd(), newAppPatchCmd())
 	return cmd
 }

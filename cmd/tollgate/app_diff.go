@@ -102,44 +102,13 @@ not permit the diff.`,
 
 // runAppDiff reads the Application, compares it and prints the difference.
 func runAppDiff(cmd *cobra.Command, o appDiffOptions) error {
-	if _, err := o.check(); err != nil {
-		return err
-	}
-	if o.local != "" && o.revision != "" {
-		return usageError(errors.New("--local and --revision cannot be used together"))
-	}
-	if o.localRoot != "" && o.local == "" {
-		return usageError(errors.New("--local-repo-root needs --local"))
-	}
 	ctx := cmd.Context()
-	pol, eval, err := loadEnginePolicies(ctx, o.configFile, o.namespace, o.trackingMethod)
+	comp, err := openComparison(ctx, o)
 	if err != nil {
 		return err
 	}
-	c, kc, err := newAppClient(o.kubeconfig)
-	if err != nil {
-		return err
-	}
-	scheme, err := newScheme()
-	if err != nil {
-		return err
-	}
-	app, err := readApp(ctx, c, o.key())
-	if err != nil {
-		return err
-	}
-	setRevision(app, o.revision)
-	svc, cleanup, err := diffManifests(app, o)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	opts := application.DefaultOptions()
-	opts.Namespace, opts.ImplicitDefaultProject = o.namespace, pol.ImplicitDefaultProject
-	if pol.TrackingMethod != "" {
-		opts.TrackingMethod = v1alpha1.TrackingMethod(pol.TrackingMethod)
-	}
-	d, err := application.Diff(ctx, application.DiffDependencies{Client: c, Config: kc.rest, Scheme: scheme, Manifests: svc, Evaluator: eval}, opts, app)
+	defer comp.close()
+	d, err := comp.differ.Diff(ctx, comp.app)
 	if err != nil {
 		return fmt.Errorf("diff application %s: %w", o.name, err)
 	}
@@ -154,6 +123,63 @@ func runAppDiff(cmd *cobra.Command, o appDiffOptions) error {
 		return deniedError()
 	}
 	return nil
+}
+
+// appComparison is an Application read for a comparison with its desired
+// state, at the revision (or the local files) asked for, and the Differ
+// that compares it as the controller does.
+type appComparison struct {
+	app    *v1alpha1.Application
+	differ *application.Differ
+	// close releases the Differ and the repository cache.
+	close func()
+}
+
+// openComparison checks o, reads the Application, points it at
+// o.revision or o.local, and opens a Differ with the controller's policy
+// configuration and a repository service (app diff's and app manifests').
+func openComparison(ctx context.Context, o appDiffOptions) (*appComparison, error) {
+	if _, err := o.check(); err != nil {
+		return nil, err
+	}
+	if o.local != "" && o.revision != "" {
+		return nil, usageError(errors.New("--local and --revision cannot be used together"))
+	}
+	if o.localRoot != "" && o.local == "" {
+		return nil, usageError(errors.New("--local-repo-root needs --local"))
+	}
+	pol, eval, err := loadEnginePolicies(ctx, o.configFile, o.namespace, o.trackingMethod)
+	if err != nil {
+		return nil, err
+	}
+	c, kc, err := newAppClient(o.kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := newScheme()
+	if err != nil {
+		return nil, err
+	}
+	app, err := readApp(ctx, c, o.key())
+	if err != nil {
+		return nil, err
+	}
+	setRevision(app, o.revision)
+	svc, cleanup, err := diffManifests(app, o)
+	if err != nil {
+		return nil, err
+	}
+	opts := application.DefaultOptions()
+	opts.Namespace, opts.ImplicitDefaultProject = o.namespace, pol.ImplicitDefaultProject
+	if pol.TrackingMethod != "" {
+		opts.TrackingMethod = v1alpha1.TrackingMethod(pol.TrackingMethod)
+	}
+	d, err := application.NewDiffer(application.DiffDependencies{Client: c, Config: kc.rest, Scheme: scheme, Manifests: svc, Evaluator: eval}, opts)
+	if err != nil {
+		cleanup()
+		return nil, fmt.Errorf("compare application %s: %w", o.name, err)
+	}
+	return &appComparison{app: app, differ: d, close: func() { d.Close(); cleanup() }}, nil
 }
 
 // diffManifests returns the repository service of the diff and a function

@@ -224,3 +224,20 @@ func sortedKeys(m map[string]bool) []string {
 	slices.Sort(out)
 	return out
 }
+
+// LiveObjects reads the live objects of app's status.resources with c, in
+// that order; a resource that does not exist live (or whose kind is not
+// served) is left out.
+func LiveObjects(ctx context.Context, c client.Client, app *v1alpha1.Application) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, r := range app.Status.Resources {
+		obj, err := getLive(ctx, c, r)
+		if err != nil {
+			return nil, err
+		}
+		if obj != nil {
+			out = append(out, obj)
+		}
+	}
+	return out, nil
+}

@@ -148,6 +148,59 @@ func Diff(ctx context.Context, deps DiffDependencies, opts Options, app *v1alpha
 // diff is shown even when a sync would be refused for, say, a latest tag.
 func (d *Differ) Diff(ctx context.Context, app *v1alpha1.Application) (*AppDiff, error) {
 	r := d.r
+	p, err := d.prepare(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	cl, door, state, instance := p.cluster, p.door, p.state, p.instance
+	objs := state.NonHooks()
+	diffs, err := door.DiffDetailed(ctx, objs, r.ignoreDifferences(app))
+	switch {
+	case authority.IsRefused(err):
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("compare with live state: %w", err)
+	}
+	prune, err := prunable(ctx, cl.auth, door, instance, objs, app.Status.Resources)
+	if err != nil {
+		return nil, err
+	}
+	out := &AppDiff{Revisions: state.Revisions, Warnings: state.HookWarnings, Objects: make([]ObjectDiff, 0, len(diffs)+len(prune))}
+	for _, d := range diffs {
+		out.Objects = append(out.Objects, ObjectDiff{
+			Ref: d.Ref, Live: d.NormalizedLive, Target: d.PredictedLive,
+			Modified: d.Status != apply.StatusSynced, Error: d.Error,
+		})
+	}
+	for _, live := range prune {
+		out.Objects = append(out.Objects, ObjectDiff{Ref: apply.RefOf(live), Live: apply.Normalized(live), Modified: true, RequiresPruning: true})
+	}
+	for i := range out.Objects {
+		if o := &out.Objects[i]; o.Ref.Group == "" && o.Ref.Kind == "Secret" {
+			objdiff.HideSecretData(o.Live, o.Target)
+		}
+	}
+	slices.SortStableFunc(out.Objects, func(a, b ObjectDiff) int {
+		return compareResources(
+			v1alpha1.ResourceStatus{Group: a.Ref.Group, Kind: a.Ref.Kind, Namespace: a.Ref.Namespace, Name: a.Ref.Name},
+			v1alpha1.ResourceStatus{Group: b.Ref.Group, Kind: b.Ref.Kind, Namespace: b.Ref.Namespace, Name: b.Ref.Name})
+	})
+	return out, nil
+}
+
+// prepared is what a diff and a desired state have in common: the
+// destination's cluster and door, and the built desired state.
+type prepared struct {
+	cluster  *cluster
+	door     *authority.Door
+	state    *desired.State
+	instance string
+}
+
+// prepare resolves app's destination, checks its project as Diff says and
+// builds its desired state.
+func (d *Differ) prepare(ctx context.Context, app *v1alpha1.Application) (*prepared, error) {
+	r := d.r
 	var cm corev1.ConfigMap
 	switch err := d.client.Get(ctx, client.ObjectKey{Namespace: r.opts.Namespace, Name: ArgoCDConfigMap}, &cm); {
 	case apierrors.IsNotFound(err):
@@ -197,44 +250,42 @@ func (d *Differ) Diff(ctx context.Context, app *v1alpha1.Application) (*AppDiff,
 	if err != nil {
 		return nil, err
 	}
-	instance := app.InstanceName(r.opts.Namespace)
 	state := r.builder.State(req, resp, desired.Destination{Namespace: app.Spec.Destination.Namespace, Mapper: cl.mapper, Managed: r.managed(cl.server)})
 	if err := state.Build(ctx); err != nil {
 		return nil, err
 	}
-	objs := state.NonHooks()
-	diffs, err := door.DiffDetailed(ctx, objs, r.ignoreDifferences(app))
-	switch {
-	case authority.IsRefused(err):
-		return nil, err
-	case err != nil:
-		return nil, fmt.Errorf("compare with live state: %w", err)
-	}
-	prune, err := prunable(ctx, cl.auth, door, instance, objs, app.Status.Resources)
+	return &prepared{cluster: cl, door: door, state: state, instance: app.InstanceName(r.opts.Namespace)}, nil
+}
+
+// Desired returns the desired objects of app that are not hooks, as the
+// engine's comparison builds them and as Diff compares them (the same
+// sources, render, project checks, namespace defaulting and tracking
+// metadata), sorted by group, kind, namespace and name. A Secret's data
+// is masked (objdiff.HideSecretData). The objects must be permitted by the
+// project's boundary rules, as Diff requires (a *authority.RefusedError
+// otherwise); no object of the destination is read, and nothing is changed.
+func (d *Differ) Desired(ctx context.Context, app *v1alpha1.Application) ([]*unstructured.Unstructured, error) {
+	p, err := d.prepare(ctx, app)
 	if err != nil {
 		return nil, err
 	}
-	out := &AppDiff{Revisions: state.Revisions, Warnings: state.HookWarnings, Objects: make([]ObjectDiff, 0, len(diffs)+len(prune))}
-	for _, d := range diffs {
-		out.Objects = append(out.Objects, ObjectDiff{
-			Ref: d.Ref, Live: d.NormalizedLive, Target: d.PredictedLive,
-			Modified: d.Status != apply.StatusSynced, Error: d.Error,
-		})
+	if err := p.door.Permit(ctx, authority.VerbDiff, p.state.NonHooks()); err != nil {
+		return nil, err
 	}
-	for _, live := range prune {
-		out.Objects = append(out.Objects, ObjectDiff{Ref: apply.RefOf(live), Live: apply.Normalized(live), Modified: true, RequiresPruning: true})
-	}
-	for i := range out.Objects {
-		if o := &out.Objects[i]; o.Ref.Group == "" && o.Ref.Kind == "Secret" {
-			objdiff.HideSecretData(o.Live, o.Target)
+	objs := slices.Clone(p.state.NonHooks())
+	for i, o := range objs {
+		if o.GroupVersionKind().Group == "" && o.GetKind() == "Secret" {
+			o = o.DeepCopy()
+			objdiff.HideSecretData(o.Object, nil)
+			objs[i] = o
 		}
 	}
-	slices.SortStableFunc(out.Objects, func(a, b ObjectDiff) int {
+	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
 		return compareResources(
-			v1alpha1.ResourceStatus{Group: a.Ref.Group, Kind: a.Ref.Kind, Namespace: a.Ref.Namespace, Name: a.Ref.Name},
-			v1alpha1.ResourceStatus{Group: b.Ref.Group, Kind: b.Ref.Kind, Namespace: b.Ref.Namespace, Name: b.Ref.Name})
+			v1alpha1.ResourceStatus{Group: a.GroupVersionKind().Group, Kind: a.GetKind(), Namespace: a.GetNamespace(), Name: a.GetName()},
+			v1alpha1.ResourceStatus{Group: b.GroupVersionKind().Group, Kind: b.GetKind(), Namespace: b.GetNamespace(), Name: b.GetName()})
 	})
-	return out, nil
+	return objs, nil
 }
 
 // prunable reads the live objects the application instance tracks that
