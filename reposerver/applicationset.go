@@ -283,8 +283,8 @@ type AppSetRequest struct {
 	// ListingMaxAge is how old a repository's reference listing may be to
 	// resolve a revision; zero asks the Git server every time (a refresh).
 	ListingMaxAge time.Duration `json:"listingMaxAge,omitempty"`
-	// SCM is what the pull request generators may ask providers' APIs
-	// with; without it they are refused.
+	// SCM is what the pull request and SCM provider generators may ask
+	// providers' APIs with; without it they are refused.
 	SCM *SCMAccess `json:"scm,omitempty"`
 }
 

@@ -1,8 +1,8 @@
 package reposerver
 
-// SCMAccess is what the pull request generators of one ApplicationSet may
-// send to providers' APIs, read and decided by the controller: the tokens
-// their tokenRefs name (Secrets of the ApplicationSet's namespace labelled
+// SCMAccess is what the pull request and SCM provider generators of one
+// ApplicationSet may send to providers' APIs, read and decided by the
+// controller: the tokens their tokenRefs name (Secrets of the ApplicationSet's namespace labelled
 // argocd.argoproj.io/secret-type: scm-creds, scoped to its project), the
 // CA certificates their caRefs name, and the API URLs the controller
 // allows. The repo-server checks every request with it before it is made.

@@ -118,25 +118,168 @@ type PullRequestGeneratorFilter struct {
 	TitleMatch *string `json:"titleMatch,omitempty"`
 }
 
-// Provider is the provider the generator names ("github", "gitlab" or
-// "gitea"), its API URL as given ("" for the provider's public API) and
-// its token: exactly one provider must be set (Argo CD takes the first).
-func (p *PullRequestGenerator) Provider() (name, api string, tokenRef *SecretRef, err error) {
-	n := 0
-	if g := p.Gitea; g != nil {
-		name, api, tokenRef, n = "gitea", g.API, g.TokenRef, n+1
+// SCMProviderRef is what an SCM generator (pull request or SCM provider)
+// says of its provider: "github", "gitlab" or "gitea", the API URL as
+// given ("" for the provider's public API), the token and how TLS is
+// verified.
+type SCMProviderRef struct {
+	Name     string
+	API      string
+	TokenRef *SecretRef
+	CARef    *ConfigMapKeyRef
+	Insecure bool
+}
+
+// oneProvider is the one provider of refs that is set (Argo CD takes the
+// first of several).
+func oneProvider(refs ...*SCMProviderRef) (SCMProviderRef, error) {
+	var found []SCMProviderRef
+	for _, r := range refs {
+		if r != nil {
+			found = append(found, *r)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return SCMProviderRef{}, errors.New("no provider is set (want one of github, gitlab, gitea)")
+	case 1:
+		return found[0], nil
+	}
+	return SCMProviderRef{}, errors.New("more than one provider is set (want one of github, gitlab, gitea)")
+}
+
+// Provider is the generator's provider: exactly one must be set.
+func (p *PullRequestGenerator) Provider() (SCMProviderRef, error) {
+	var gh, gl, gt *SCMProviderRef
+	if g := p.Github; g != nil {
+		gh = &SCMProviderRef{Name: "github", API: g.API, TokenRef: g.TokenRef}
 	}
 	if g := p.GitLab; g != nil {
-		name, api, tokenRef, n = "gitlab", g.API, g.TokenRef, n+1
+		gl = &SCMProviderRef{Name: "gitlab", API: g.API, TokenRef: g.TokenRef, CARef: g.CARef, Insecure: g.Insecure}
 	}
+	if g := p.Gitea; g != nil {
+		gt = &SCMProviderRef{Name: "gitea", API: g.API, TokenRef: g.TokenRef, Insecure: g.Insecure}
+	}
+	return oneProvider(gh, gl, gt)
+}
+
+// SCMProviderGenerator produces one parameter set per repository (and
+// branch) of an organization on GitHub, a group on GitLab or an owner on
+// Gitea.
+type SCMProviderGenerator struct {
+	// +optional
+	Github *SCMProviderGeneratorGithub `json:"github,omitempty"`
+	// +optional
+	Gitlab *SCMProviderGeneratorGitlab `json:"gitlab,omitempty"`
+	// +optional
+	Gitea *SCMProviderGeneratorGitea `json:"gitea,omitempty"`
+	// Bitbucket, BitbucketServer, AzureDevOps and AWSCodeCommit are Argo
+	// CD's other providers, which tollgate refuses, naming them.
+	// +optional
+	Bitbucket *apiextensionsv1.JSON `json:"bitbucket,omitempty"`
+	// +optional
+	BitbucketServer *apiextensionsv1.JSON `json:"bitbucketServer,omitempty"`
+	// +optional
+	AzureDevOps *apiextensionsv1.JSON `json:"azureDevOps,omitempty"`
+	// +optional
+	AWSCodeCommit *apiextensionsv1.JSON `json:"awsCodeCommit,omitempty"`
+	// Filters keep the repositories (and branches) one of them matches.
+	// +optional
+	Filters []SCMProviderGeneratorFilter `json:"filters,omitempty"`
+	// CloneProtocol picks the url parameter: ssh (the default) or https.
+	// +optional
+	CloneProtocol string `json:"cloneProtocol,omitempty"`
+	// +optional
+	RequeueAfterSeconds *int64 `json:"requeueAfterSeconds,omitempty"`
+	// +optional
+	Template ApplicationSetTemplate `json:"template,omitzero"`
+	// +optional
+	Values map[string]string `json:"values,omitempty"`
+}
+
+// SCMProviderGeneratorGithub lists the repositories of a GitHub
+// organization.
+type SCMProviderGeneratorGithub struct {
+	Organization string `json:"organization"`
+	// +optional
+	API string `json:"api,omitempty"`
+	// +optional
+	TokenRef *SecretRef `json:"tokenRef,omitempty"`
+	// AppSecretName (GitHub App credentials) is refused.
+	// +optional
+	AppSecretName string `json:"appSecretName,omitempty"`
+	// +optional
+	AllBranches bool `json:"allBranches,omitempty"`
+	// +optional
+	ExcludeArchivedRepos bool `json:"excludeArchivedRepos,omitempty"`
+}
+
+// SCMProviderGeneratorGitlab lists the projects of a GitLab group.
+type SCMProviderGeneratorGitlab struct {
+	Group string `json:"group"`
+	// +optional
+	IncludeSubgroups bool `json:"includeSubgroups,omitempty"`
+	// +optional
+	API string `json:"api,omitempty"`
+	// +optional
+	TokenRef *SecretRef `json:"tokenRef,omitempty"`
+	// +optional
+	AllBranches bool `json:"allBranches,omitempty"`
+	// +optional
+	Insecure bool `json:"insecure,omitempty"`
+	// IncludeSharedProjects lists the projects shared with the group too
+	// (true when unset).
+	// +optional
+	IncludeSharedProjects *bool `json:"includeSharedProjects,omitempty"`
+	// Topic keeps the projects with this topic.
+	// +optional
+	Topic string `json:"topic,omitempty"`
+	// +optional
+	CARef *ConfigMapKeyRef `json:"caRef,omitempty"`
+	// +optional
+	IncludeArchivedRepos bool `json:"includeArchivedRepos,omitempty"`
+}
+
+// SCMProviderGeneratorGitea lists the repositories of a Gitea owner.
+type SCMProviderGeneratorGitea struct {
+	Owner string `json:"owner"`
+	API   string `json:"api"`
+	// +optional
+	TokenRef *SecretRef `json:"tokenRef,omitempty"`
+	// +optional
+	AllBranches bool `json:"allBranches,omitempty"`
+	// +optional
+	Insecure bool `json:"insecure,omitempty"`
+	// +optional
+	ExcludeArchivedRepos bool `json:"excludeArchivedRepos,omitempty"`
+}
+
+// SCMProviderGeneratorFilter keeps the repositories (and branches) that
+// match all of its conditions; regular expressions are RE2.
+type SCMProviderGeneratorFilter struct {
+	// +optional
+	RepositoryMatch *string `json:"repositoryMatch,omitempty"`
+	// +optional
+	PathsExist []string `json:"pathsExist,omitempty"`
+	// +optional
+	PathsDoNotExist []string `json:"pathsDoNotExist,omitempty"`
+	// +optional
+	LabelMatch *string `json:"labelMatch,omitempty"`
+	// +optional
+	BranchMatch *string `json:"branchMatch,omitempty"`
+}
+
+// Provider is the generator's provider: exactly one must be set.
+func (p *SCMProviderGenerator) Provider() (SCMProviderRef, error) {
+	var gh, gl, gt *SCMProviderRef
 	if g := p.Github; g != nil {
-		name, api, tokenRef, n = "github", g.API, g.TokenRef, n+1
+		gh = &SCMProviderRef{Name: "github", API: g.API, TokenRef: g.TokenRef}
 	}
-	switch n {
-	case 0:
-		return "", "", nil, errors.New("no provider is set (want one of github, gitlab, gitea)")
-	case 1:
-		return name, api, tokenRef, nil
+	if g := p.Gitlab; g != nil {
+		gl = &SCMProviderRef{Name: "gitlab", API: g.API, TokenRef: g.TokenRef, CARef: g.CARef, Insecure: g.Insecure}
 	}
-	return "", "", nil, errors.New("more than one provider is set (want one of github, gitlab, gitea)")
+	if g := p.Gitea; g != nil {
+		gt = &SCMProviderRef{Name: "gitea", API: g.API, TokenRef: g.TokenRef, Insecure: g.Insecure}
+	}
+	return oneProvider(gh, gl, gt)
 }

@@ -116,6 +116,8 @@ type ApplicationSetGenerator struct {
 	// +optional
 	PullRequest *PullRequestGenerator `json:"pullRequest,omitempty"`
 	// +optional
+	SCMProvider *SCMProviderGenerator `json:"scmProvider,omitempty"`
+	// +optional
 	Matrix *MatrixGenerator `json:"matrix,omitempty"`
 	// +optional
 	Merge *MergeGenerator `json:"merge,omitempty"`
@@ -128,8 +130,6 @@ type ApplicationSetGenerator struct {
 // implement; an ApplicationSet that uses one is refused with a condition
 // naming it.
 type UnimplementedGenerators struct {
-	// +optional
-	SCMProvider *apiextensionsv1.JSON `json:"scmProvider,omitempty"`
 	// +optional
 	ClusterDecisionResource *apiextensionsv1.JSON `json:"clusterDecisionResource,omitempty"`
 	// +optional
@@ -150,6 +150,8 @@ type ApplicationSetNestedGenerator struct {
 	Git *GitGenerator `json:"git,omitempty"`
 	// +optional
 	PullRequest *PullRequestGenerator `json:"pullRequest,omitempty"`
+	// +optional
+	SCMProvider *SCMProviderGenerator `json:"scmProvider,omitempty"`
 	// +optional
 	Matrix *apiextensionsv1.JSON `json:"matrix,omitempty"`
 	// +optional
@@ -172,6 +174,8 @@ type ApplicationSetTerminalGenerator struct {
 	Git *GitGenerator `json:"git,omitempty"`
 	// +optional
 	PullRequest *PullRequestGenerator `json:"pullRequest,omitempty"`
+	// +optional
+	SCMProvider *SCMProviderGenerator `json:"scmProvider,omitempty"`
 	// +optional
 	Selector                *metav1.LabelSelector `json:"selector,omitempty"`
 	UnimplementedGenerators `json:",inline"`

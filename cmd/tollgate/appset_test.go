@@ -179,8 +179,10 @@ func TestAppSetGenerateErrors(t *testing.T) {
 		args       []string
 		want       string
 	}{
+		{"a cluster decision resource generator", set("clusterDecisionResource: {configMapRef: placement}"), nil,
+			`set.yaml:1: ApplicationSet "s": spec.generators[0].clusterDecisionResource is not supported: the cluster decision resource generator is not implemented`},
 		{"an SCM provider generator", set("scmProvider: {github: {organization: example}}"), nil,
-			`set.yaml:1: ApplicationSet "s": spec.generators[0].scmProvider is not supported: the SCM provider generator is not implemented`},
+			`set.yaml:1: ApplicationSet "s": spec.generators[0].scmProvider: not generated here: the SCM provider generator asks the SCM provider's API, which only the controller's repo-server calls`},
 		{"a field tollgate does not know", set("list: {elements: [], elementz: []}"), nil,
 			`set.yaml:1: ApplicationSet: json: unknown field "elementz"`},
 		{"another repository", set("git: {repoURL: https://elsewhere.example.com/x.git, directories: [{path: '*'}]}"), nil,

@@ -97,7 +97,7 @@ type controllerOptions struct {
 	appNamespaces []string
 	// appSetConcurrency is how many ApplicationSets are generated at once.
 	appSetConcurrency int
-	// scmProviders enables pull request generators, whose API URLs
+	// scmProviders enables pull request and SCM provider generators, whose API URLs
 	// allowedSCMProviders limits (Argo CD's flags).
 	scmProviders        bool
 	allowedSCMProviders []string
@@ -224,8 +224,8 @@ trigger on-policy-violation (config/notifications has the catalog).`,
 	f.StringSliceVar(&o.appNamespaces, "application-namespaces", nil, "other `NAMESPACES` whose Applications are reconciled (comma-separated names, globs or /regular expressions/, as Argo CD's application.namespaces); an Application there may use only a project whose spec.sourceNamespaces lists its namespace")
 	f.StringSliceVar(&o.appSetNamespaces, "applicationset-namespaces", nil, "other `NAMESPACES` whose ApplicationSets are run (comma-separated); their Applications must be permitted there by their project's sourceNamespaces")
 	f.IntVar(&o.appSetConcurrency, "applicationset-concurrent-reconciliations", o.appSetConcurrency, "ApplicationSets generated at once (Argo CD's applicationset-controller --concurrent-reconciliations): one whose generation is slow, or stopped by its limits, holds up no other")
-	f.BoolVar(&o.scmProviders, "enable-scm-providers", o.scmProviders, "run ApplicationSets' pull request generators (Argo CD's applicationset-controller flag); false refuses them")
-	f.StringSliceVar(&o.allowedSCMProviders, "allowed-scm-providers", nil, "the `URLS` a pull request generator's api may name (comma-separated, Argo CD's applicationset-controller flag); empty allows any, and the providers' public APIs are always allowed")
+	f.BoolVar(&o.scmProviders, "enable-scm-providers", o.scmProviders, "run ApplicationSets' pull request and SCM provider generators (Argo CD's applicationset-controller flag); false refuses them")
+	f.StringSliceVar(&o.allowedSCMProviders, "allowed-scm-providers", nil, "the `URLS` a pull request or SCM provider generator's api may name (comma-separated, Argo CD's applicationset-controller flag); empty allows any, and the providers' public APIs are always allowed")
 	f.BoolVar(&o.notifications, "notifications", o.notifications, "send Argo CD's notifications configured in argocd-notifications-cm and argocd-notifications-secret of --namespace (nothing without them)")
 	f.StringVar(&o.uiAddr, "ui-addr", "", "also serve the web UI (tollgate ui) on this `HOST:PORT`, acting as the signed-in person chosen by the flags below")
 	o.ui.addAuthFlags(f)

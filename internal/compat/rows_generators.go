@@ -14,6 +14,8 @@ var generatorRows = []Row{
 		Note: "the first generator's sets overridden by the later ones' with the same merge keys"},
 	{Kind: Field, Name: "ApplicationSetGenerator.pullRequest", Verdict: Honoured, Proof: "TestApplicationSetPullRequests",
 		Note: "one parameter set per pull request of GitHub, GitLab or Gitea, asked by the repo-server"},
+	{Kind: Field, Name: "ApplicationSetGenerator.scmProvider", Verdict: Honoured, Proof: "TestApplicationSetSCMProvider",
+		Note: "one parameter set per repository branch of a GitHub organization, GitLab group or Gitea owner, asked by the repo-server"},
 	{Kind: Field, Name: "ApplicationSetGenerator.selector", Verdict: Different, Proof: appSetDiffs,
 		Note: "filters the sets by their flattened parameters; a value that is not a valid label value (a URL) is an error, and goTemplate cluster labels are not flattened"},
 
@@ -29,6 +31,8 @@ var generatorRows = []Row{
 		Note: "one more level of merge, whose generators may not nest again"},
 	{Kind: Field, Name: "ApplicationSetNestedGenerator.pullRequest", Verdict: Honoured, Proof: "TestGeneratePullRequest",
 		Note: "a pull request generator inside a matrix or merge, its fields rendered with the first generator's parameters"},
+	{Kind: Field, Name: "ApplicationSetNestedGenerator.scmProvider", Verdict: Honoured, Proof: "TestGenerateSCMProvider",
+		Note: "an SCM provider generator inside a matrix or merge"},
 	{Kind: Field, Name: "ApplicationSetNestedGenerator.selector", Verdict: Different, Proof: appSetDiffs,
 		Note: "always applied, as in Argo CD 3; parsed as a Kubernetes label selector (no URL values), goTemplate cluster labels not flattened"},
 
@@ -90,7 +94,5 @@ var generatorRows = []Row{
 	{Kind: Field, Name: "UnimplementedGenerators.clusterDecisionResource", Verdict: Refused, Proof: "the cluster decision resource generator is not implemented",
 		Note: "the ApplicationSet is refused, the generator named in ErrorOccurred"},
 	{Kind: Field, Name: "UnimplementedGenerators.plugin", Verdict: Refused, Proof: "the plugin generator is not implemented",
-		Note: "the ApplicationSet is refused, the generator named in ErrorOccurred"},
-	{Kind: Field, Name: "UnimplementedGenerators.scmProvider", Verdict: Refused, Proof: "the SCM provider generator is not implemented",
 		Note: "the ApplicationSet is refused, the generator named in ErrorOccurred"},
 }

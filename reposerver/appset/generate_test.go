@@ -418,12 +418,12 @@ func TestGenerateErrors(t *testing.T) {
 			want: `spec.goTemplateOptions[0]: unknown option "missingkey=explode"`,
 		},
 		{
-			name: "the SCM provider generator is refused by name",
+			name: "the cluster decision resource generator is refused by name",
 			manifest: header + `  generators:
-  - scmProvider: {github: {organization: example}}
+  - clusterDecisionResource: {configMapRef: my-placement}
   template: {metadata: {name: x}, spec: {project: default, destination: {}}}
 `,
-			want:        "spec.generators[0].scmProvider is not supported",
+			want:        "spec.generators[0].clusterDecisionResource is not supported",
 			unsupported: true,
 		},
 		{

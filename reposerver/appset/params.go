@@ -38,7 +38,6 @@ func paramSets(sets []map[string]any) []paramSet {
 
 // unsupportedKinds are Argo CD's generators tollgate does not implement.
 var unsupportedKinds = map[string]string{
-	"scmProvider":             "the SCM provider generator is not implemented",
 	"clusterDecisionResource": "the cluster decision resource generator is not implemented",
 	"plugin":                  "the plugin generator is not implemented",
 }
@@ -68,7 +67,7 @@ func (g *generator) params(ctx context.Context, field string, raw, outer map[str
 	}
 	switch {
 	case len(kinds) == 0:
-		return nil, fmt.Errorf("%s: no generator is set (want one of list, clusters, git, pullRequest, matrix, merge)", field)
+		return nil, fmt.Errorf("%s: no generator is set (want one of list, clusters, git, pullRequest, scmProvider, matrix, merge)", field)
 	case len(kinds) > 1:
 		return nil, fmt.Errorf("%s: more than one generator is set (%s)", field, strings.Join(kinds, ", "))
 	}
@@ -90,9 +89,13 @@ func (g *generator) params(ctx context.Context, field string, raw, outer map[str
 		sets = paramSets(plain)
 	case "git":
 		sets, err = g.git(ctx, sub, raw[kind])
-	case "pullRequest":
+	case "pullRequest", "scmProvider":
 		var plain []map[string]any
-		plain, err = g.pullRequest(ctx, sub, raw[kind])
+		if kind == "pullRequest" {
+			plain, err = g.pullRequest(ctx, sub, raw[kind])
+		} else {
+			plain, err = g.scmProvider(ctx, sub, raw[kind])
+		}
 		sets = paramSets(plain)
 	case "matrix", "merge":
 		if depth > maxNesting {

@@ -19,6 +19,9 @@ type SCMLister interface {
 	// PullRequests lists the pull requests of the pull request generator
 	// gen at field (e.g. spec.generators[0].pullRequest), unfiltered.
 	PullRequests(ctx context.Context, field string, gen *v1alpha1.PullRequestGenerator) ([]scm.PullRequest, error)
+	// Repositories lists the repositories of the SCM provider generator
+	// gen at field, one per branch, filtered (scm.ListRepositories).
+	Repositories(ctx context.Context, field string, gen *v1alpha1.SCMProviderGenerator) ([]scm.Repository, error)
 }
 
 // pullRequest returns one parameter set per pull request of the generator
@@ -42,7 +45,7 @@ func (g *generator) pullRequest(ctx context.Context, field string, raw any) ([]m
 	if pr.Github != nil && pr.Github.AppSecretName != "" {
 		return nil, &UnsupportedError{Field: field + ".github.appSecretName", Why: "GitHub App credentials are not implemented; use tokenRef"}
 	}
-	if _, _, _, err := pr.Provider(); err != nil {
+	if _, err := pr.Provider(); err != nil {
 		return nil, fmt.Errorf("%s: %w", field, err)
 	}
 	filters, err := compilePullRequestFilters(field, pr.Filters)

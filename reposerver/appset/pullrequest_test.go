@@ -12,18 +12,26 @@ import (
 	"github.com/tollgate-dev/tollgate/reposerver/scm"
 )
 
-// fakePulls serves the same pull requests to every pull request generator,
-// or err, and records the generators it was asked for.
-type fakePulls struct {
+// fakeSCM serves the same pull requests to every pull request generator,
+// the same repositories to every SCM provider generator, or err, and
+// records the generators it was asked for.
+type fakeSCM struct {
 	pulls []scm.PullRequest
+	repos []scm.Repository
 	err   error
 	asked []string
 }
 
-func (f *fakePulls) PullRequests(_ context.Context, field string, gen *v1alpha1.PullRequestGenerator) ([]scm.PullRequest, error) {
-	name, api, _, _ := gen.Provider()
-	f.asked = append(f.asked, field+" "+name+" "+api)
+func (f *fakeSCM) PullRequests(_ context.Context, field string, gen *v1alpha1.PullRequestGenerator) ([]scm.PullRequest, error) {
+	p, _ := gen.Provider()
+	f.asked = append(f.asked, field+" "+p.Name+" "+p.API)
 	return f.pulls, f.err
+}
+
+func (f *fakeSCM) Repositories(_ context.Context, field string, gen *v1alpha1.SCMProviderGenerator) ([]scm.Repository, error) {
+	p, _ := gen.Provider()
+	f.asked = append(f.asked, field+" "+p.Name+" "+p.API)
+	return f.repos, f.err
 }
 
 var pulls = []scm.PullRequest{
@@ -53,7 +61,7 @@ spec:
       source: {repoURL: https://git.example.com/web.git, targetRevision: '{{head_sha}}', path: deploy}
       destination: {server: https://kubernetes.default.svc, namespace: 'web-pr-{{number}}'}
 `
-	src := &fakePulls{pulls: pulls}
+	src := &fakeSCM{pulls: pulls}
 	gen, err := Generate(t.Context(), decodeSet(t, fasttemplate), Sources{SCM: src})
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +103,7 @@ spec:
       source: {repoURL: https://git.example.com/web.git, targetRevision: '{{.head_sha}}', path: deploy}
       destination: {server: https://kubernetes.default.svc, namespace: 'web-{{.number}}'}
 `
-	src = &fakePulls{pulls: pulls}
+	src = &fakeSCM{pulls: pulls}
 	gen, err = Generate(t.Context(), decodeSet(t, goTemplate), Sources{SCM: src})
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +163,7 @@ spec:
 			want: "401 Unauthorized"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := &fakePulls{err: tc.err}
+			src := &fakeSCM{err: tc.err}
 			gen, err := Generate(t.Context(), decodeSet(t, set(tc.pr)), Sources{SCM: src})
 			switch {
 			case tc.want == "" && (err != nil || len(gen) != 0):

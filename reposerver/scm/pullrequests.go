@@ -27,11 +27,11 @@ type PullRequest struct {
 // services list them: GitHub's and Gitea's open ones, GitLab's of
 // pullRequestState (all when empty).
 func ListPullRequests(ctx context.Context, gen *v1alpha1.PullRequestGenerator, auth Auth) ([]PullRequest, error) {
-	name, _, _, err := gen.Provider()
+	p, err := gen.Provider()
 	if err != nil {
 		return nil, err
 	}
-	switch name {
+	switch p.Name {
 	case GitHub:
 		return githubPulls(ctx, gen.Github, auth)
 	case GitLab:
@@ -60,16 +60,11 @@ type githubPull struct {
 }
 
 func githubPulls(ctx context.Context, g *v1alpha1.PullRequestGeneratorGithub, auth Auth) ([]PullRequest, error) {
-	c, err := newClient(githubBase(g.API), auth, func(h http.Header, token string) {
-		h.Set("Accept", "application/vnd.github+json")
-		if token != "" {
-			h.Set("Authorization", "Bearer "+token)
-		}
-	})
+	c, err := newClient(githubBase(g.API), auth, githubHeader)
 	if err != nil {
 		return nil, err
 	}
-	pulls, err := list[githubPull](ctx, c, "repos/"+url.PathEscape(g.Owner)+"/"+url.PathEscape(g.Repo)+"/pulls?per_page=100")
+	pulls, err := listAll[githubPull](ctx, c, "repos/"+url.PathEscape(g.Owner)+"/"+url.PathEscape(g.Repo)+"/pulls?per_page=100")
 	if err != nil {
 		return nil, fmt.Errorf("error listing pull requests for %s/%s: %w", g.Owner, g.Repo, err)
 	}
@@ -102,6 +97,34 @@ func githubBase(api string) string {
 	return apiBase(api, "api/v3/")
 }
 
+// gitlabBase is the REST base URL of a GitLab api ("" is gitlab.com).
+func gitlabBase(api string) string {
+	if api == "" {
+		api = GitLabPublicAPI
+	}
+	return apiBase(api, "api/v4/")
+}
+
+// The providers' token headers.
+func githubHeader(h http.Header, token string) {
+	h.Set("Accept", "application/vnd.github+json")
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
+}
+
+func gitlabHeader(h http.Header, token string) {
+	if token != "" {
+		h.Set("PRIVATE-TOKEN", token)
+	}
+}
+
+func giteaHeader(h http.Header, token string) {
+	if token != "" {
+		h.Set("Authorization", "token "+token)
+	}
+}
+
 // gitlabMergeRequest is what a merge request of GitLab's REST API holds
 // that we read.
 type gitlabMergeRequest struct {
@@ -117,15 +140,7 @@ type gitlabMergeRequest struct {
 }
 
 func gitlabMergeRequests(ctx context.Context, g *v1alpha1.PullRequestGeneratorGitLab, auth Auth) ([]PullRequest, error) {
-	base := GitLabPublicAPI
-	if g.API != "" {
-		base = g.API
-	}
-	c, err := newClient(apiBase(base, "api/v4/"), auth, func(h http.Header, token string) {
-		if token != "" {
-			h.Set("PRIVATE-TOKEN", token)
-		}
-	})
+	c, err := newClient(gitlabBase(g.API), auth, gitlabHeader)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +151,7 @@ func gitlabMergeRequests(ctx context.Context, g *v1alpha1.PullRequestGeneratorGi
 	if g.PullRequestState != "" {
 		q.Set("state", g.PullRequestState)
 	}
-	mrs, err := list[gitlabMergeRequest](ctx, c, "projects/"+url.PathEscape(g.Project)+"/merge_requests?"+q.Encode())
+	mrs, err := listAll[gitlabMergeRequest](ctx, c, "projects/"+url.PathEscape(g.Project)+"/merge_requests?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("error listing merge requests for project '%s': %w", g.Project, err)
 	}
@@ -171,15 +186,11 @@ func giteaPulls(ctx context.Context, g *v1alpha1.PullRequestGeneratorGitea, auth
 	if g.API == "" {
 		return nil, fmt.Errorf("gitea.api is required: Gitea has no public API")
 	}
-	c, err := newClient(apiBase(g.API, "api/v1/"), auth, func(h http.Header, token string) {
-		if token != "" {
-			h.Set("Authorization", "token "+token)
-		}
-	})
+	c, err := newClient(apiBase(g.API, "api/v1/"), auth, giteaHeader)
 	if err != nil {
 		return nil, err
 	}
-	pulls, err := list[giteaPull](ctx, c, "repos/"+url.PathEscape(g.Owner)+"/"+url.PathEscape(g.Repo)+"/pulls?state=open&limit=50")
+	pulls, err := listAll[giteaPull](ctx, c, "repos/"+url.PathEscape(g.Owner)+"/"+url.PathEscape(g.Repo)+"/pulls?state=open&limit=50")
 	if err != nil {
 		return nil, fmt.Errorf("error listing pull requests for %s/%s: %w", g.Owner, g.Repo, err)
 	}

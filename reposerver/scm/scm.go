@@ -1,6 +1,7 @@
 // Package scm asks SCM providers' REST APIs (GitHub, GitLab, Gitea) what
-// the pull request generator of an ApplicationSet needs: the open pull
-// requests of a repository. It runs in the repo-server, the process that
+// the pull request and SCM provider generators of an ApplicationSet need:
+// the pull requests of a repository, and the repositories (with their
+// branches and paths) of an organization. It runs in the repo-server, the process that
 // holds no Kubernetes credentials; the controller reads the API tokens and
 // hands them over with the request (reposerver.SCMAccess).
 //
@@ -109,10 +110,10 @@ func newClient(base string, auth Auth, header func(h http.Header, token string))
 	return c, nil
 }
 
-// list GETs path (relative to the base, with query) and each next page
+// listAll GETs path (relative to the base, with query) and each next page
 // the Link header names on the same host, decoding every page's JSON array
 // into a slice of T.
-func list[T any](ctx context.Context, c *client, path string) ([]T, error) {
+func listAll[T any](ctx context.Context, c *client, path string) ([]T, error) {
 	next, err := c.base.Parse(path)
 	if err != nil {
 		return nil, err

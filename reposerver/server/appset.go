@@ -67,15 +67,32 @@ func (g gitReader) Checkout(ctx context.Context, repoURL, revision string) (stri
 	return co.Dir, nil
 }
 
-// scmLister serves pull request generators with the tokens of an
-// SCMAccess, each request checked with it first.
+// scmLister serves pull request and SCM provider generators with the
+// tokens of an SCMAccess, each request checked with it first.
 type scmLister struct{ access *reposerver.SCMAccess }
 
 // PullRequests implements appset.SCMLister.
 func (l scmLister) PullRequests(ctx context.Context, field string, gen *v1alpha1.PullRequestGenerator) ([]scm.PullRequest, error) {
-	auth, err := pullRequestAuth(l.access, field, gen)
+	p, err := gen.Provider()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", field, err)
+	}
+	auth, err := scmAuth(l.access, field, p)
 	if err != nil {
 		return nil, err
 	}
 	return scm.ListPullRequests(ctx, gen, auth)
+}
+
+// Repositories implements appset.SCMLister.
+func (l scmLister) Repositories(ctx context.Context, field string, gen *v1alpha1.SCMProviderGenerator) ([]scm.Repository, error) {
+	p, err := gen.Provider()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", field, err)
+	}
+	auth, err := scmAuth(l.access, field, p)
+	if err != nil {
+		return nil, err
+	}
+	return scm.ListRepositories(ctx, gen, auth)
 }

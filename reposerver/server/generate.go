@@ -47,10 +47,11 @@ type call struct {
 	Field            string
 	RepoURL          string
 	Revision         string
-	// PullRequests asks for the pull requests of the generator Generator
-	// (JSON of a v1alpha1.PullRequestGenerator, as rendered).
-	PullRequests bool
-	Generator    []byte
+	// PullRequests and Repositories ask for what the generator Generator
+	// lists (JSON of a v1alpha1.PullRequestGenerator or
+	// SCMProviderGenerator, as rendered).
+	PullRequests, Repositories bool
+	Generator                  []byte
 }
 
 // reply answers a call: the checkout's directory, which the child only
@@ -187,14 +188,13 @@ func answer(ctx context.Context, src appset.Sources, c *call) reply {
 	case c.Checkout && src.Git != nil:
 		rep.Dir, err = src.Git.Checkout(ctx, c.RepoURL, c.Revision)
 	case c.PullRequests && src.SCM != nil:
-		var gen v1alpha1.PullRequestGenerator
-		if err = json.Unmarshal(c.Generator, &gen); err != nil {
-			break
-		}
-		var pulls []scm.PullRequest
-		if pulls, err = src.SCM.PullRequests(ctx, c.Field, &gen); err == nil {
-			rep.Data, err = json.Marshal(pulls)
-		}
+		rep.Data, err = listFor(c, func(gen *v1alpha1.PullRequestGenerator) ([]scm.PullRequest, error) {
+			return src.SCM.PullRequests(ctx, c.Field, gen)
+		})
+	case c.Repositories && src.SCM != nil:
+		rep.Data, err = listFor(c, func(gen *v1alpha1.SCMProviderGenerator) ([]scm.Repository, error) {
+			return src.SCM.Repositories(ctx, c.Field, gen)
+		})
 	default:
 		err = fmt.Errorf("%s: the generating process asked for what it was not given", c.Field)
 	}
@@ -202,6 +202,20 @@ func answer(ctx context.Context, src appset.Sources, c *call) reply {
 		return reply{Err: newRemoteError(err)}
 	}
 	return rep
+}
+
+// listFor decodes c's generator as G and answers with what list lists,
+// as JSON.
+func listFor[G, T any](c *call, list func(*G) ([]T, error)) ([]byte, error) {
+	var gen G
+	if err := json.Unmarshal(c.Generator, &gen); err != nil {
+		return nil, err
+	}
+	items, err := list(&gen)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(items)
 }
 
 // serveGeneration is the child's side of Generate.
@@ -276,17 +290,27 @@ func (p *parent) Checkout(_ context.Context, repoURL, revision string) (string, 
 
 // PullRequests implements appset.SCMLister.
 func (p *parent) PullRequests(_ context.Context, field string, gen *v1alpha1.PullRequestGenerator) ([]scm.PullRequest, error) {
-	b, err := json.Marshal(gen)
+	return askList[scm.PullRequest](p, call{PullRequests: true, Field: field}, gen)
+}
+
+// Repositories implements appset.SCMLister.
+func (p *parent) Repositories(_ context.Context, field string, gen *v1alpha1.SCMProviderGenerator) ([]scm.Repository, error) {
+	return askList[scm.Repository](p, call{Repositories: true, Field: field}, gen)
+}
+
+// askList asks the parent for what the generator gen lists.
+func askList[T any](p *parent, c call, gen any) ([]T, error) {
+	var err error
+	if c.Generator, err = json.Marshal(gen); err != nil {
+		return nil, err
+	}
+	rep, err := p.call(c)
 	if err != nil {
 		return nil, err
 	}
-	rep, err := p.call(call{PullRequests: true, Field: field, Generator: b})
-	if err != nil {
-		return nil, err
+	var items []T
+	if err := json.Unmarshal(rep.Data, &items); err != nil {
+		return nil, fmt.Errorf("%s: decode the parent's answer: %w", c.Field, err)
 	}
-	var pulls []scm.PullRequest
-	if err := json.Unmarshal(rep.Data, &pulls); err != nil {
-		return nil, fmt.Errorf("%s: decode the pull requests: %w", field, err)
-	}
-	return pulls, nil
+	return items, nil
 }

@@ -8,11 +8,11 @@ import (
 	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
-// TestPullRequestAuth: a token goes only to the API its Secret's url names
+// TestSCMAuth: a token goes only to the API its Secret's url names
 // (without one, to the provider's public API), a custom API must be in
 // --allowed-scm-providers when that is set, and a tokenRef or caRef the
 // controller did not read is refused.
-func TestPullRequestAuth(t *testing.T) {
+func TestSCMAuth(t *testing.T) {
 	ref := &v1alpha1.SecretRef{SecretName: "gh", Key: "token"}
 	github := func(api string) *v1alpha1.PullRequestGenerator {
 		return &v1alpha1.PullRequestGenerator{Github: &v1alpha1.PullRequestGeneratorGithub{Owner: "o", Repo: "r", API: api, TokenRef: ref}}
@@ -43,7 +43,7 @@ func TestPullRequestAuth(t *testing.T) {
 			`spec.generators[0].pullRequest.gitlab.caRef: key "pem" of ConfigMap "ca" was not read by the controller`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			auth, err := pullRequestAuth(tc.access, "spec.generators[0].pullRequest", tc.gen)
+			auth, err := scmAuth(tc.access, "spec.generators[0].pullRequest", must(tc.gen.Provider()))
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("refused: %v", err)
@@ -57,8 +57,19 @@ func TestPullRequestAuth(t *testing.T) {
 		})
 	}
 	access := &reposerver.SCMAccess{CAs: []reposerver.SCMCA{{ConfigMapName: "ca", Key: "pem", PEM: []byte("PEM")}}}
-	auth, err := pullRequestAuth(access, "f", &v1alpha1.PullRequestGenerator{GitLab: &v1alpha1.PullRequestGeneratorGitLab{Insecure: true, CARef: &v1alpha1.ConfigMapKeyRef{ConfigMapName: "ca", Key: "pem"}}})
+	auth, err := scmAuth(access, "f", mustProvider(&v1alpha1.PullRequestGenerator{GitLab: &v1alpha1.PullRequestGeneratorGitLab{Insecure: true, CARef: &v1alpha1.ConfigMapKeyRef{ConfigMapName: "ca", Key: "pem"}}}))
 	if err != nil || string(auth.CA) != "PEM" || !auth.Insecure {
 		t.Errorf("gitlab CA and insecure: %+v, %v", auth, err)
 	}
+}
+
+func must(p v1alpha1.SCMProviderRef, err error) v1alpha1.SCMProviderRef {
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func mustProvider(gen *v1alpha1.PullRequestGenerator) v1alpha1.SCMProviderRef {
+	return must(gen.Provider())
 }

@@ -497,16 +497,16 @@ spec:
 	scm := f.appSetNamed(argoNS, f.name+"-scm", `
 spec:
   generators:
-  - scmProvider: {github: {organization: example}}
+  - clusterDecisionResource: {configMapRef: placement}
   template:
-    metadata: {name: '%[1]s-{{repository}}'}
+    metadata: {name: '%[1]s-{{name}}'}
     spec:
       project: %[1]s
       source: {repoURL: '%[3]s', path: apps/alpha}
       destination: {server: 'https://kubernetes.default.svc', namespace: '%[2]s'}
 `)
 	waitCondition(t, scm, v1alpha1.ApplicationSetConditionErrorOccurred, v1alpha1.ApplicationSetConditionStatusTrue, v1alpha1.ApplicationSetReasonApplicationGenerationFromParamsError,
-		"spec.generators[0].scmProvider is not supported")
+		"spec.generators[0].clusterDecisionResource is not supported")
 }
 
 // TestApplicationSetRemovedElement: an element removed from a list. With

@@ -1,6 +1,7 @@
 // Package scmapi is an in-process SCM provider API for tests: it answers
-// the pull request listings of GitHub's, GitLab's and Gitea's REST APIs
-// with the JSON their documentation shows, a page at a time with a Link
+// the pull request and repository listings (with branches and file
+// lookups) of GitHub's, GitLab's and Gitea's REST APIs with the JSON their
+// documentation shows, a page at a time with a Link
 // header, from the pull requests a test gives it. It checks each
 // provider's token header and records the requests it was sent.
 package scmapi
@@ -41,6 +42,8 @@ type Server struct {
 
 	mu       sync.Mutex
 	repos    map[string][]PullRequest
+	orgs     map[string][]Repo
+	nextID   int
 	requests []string
 }
 
@@ -80,6 +83,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, r.Method+" "+r.URL.RequestURI())
 	s.mu.Unlock()
 	parts := strings.Split(strings.Trim(r.URL.EscapedPath(), "/"), "/")
+	if len(parts) > 1 && parts[0] == "api" && s.serveRepos(w, r, parts) {
+		return
+	}
 	switch {
 	case len(parts) == 6 && parts[0] == "api" && parts[1] == "v3" && parts[2] == "repos" && parts[5] == "pulls":
 		s.github(w, r, parts[3]+"/"+parts[4])
@@ -147,8 +153,10 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, items []any) {
 	if page0 == nil {
 		page0 = []any{}
 	}
-	_ = json.NewEncoder(w).Encode(page0)
+	_ = jsonEncode(w, page0)
 }
+
+func jsonEncode(w http.ResponseWriter, v any) error { return json.NewEncoder(w).Encode(v) }
 
 func labelObjects(labels []string) []map[string]any {
 	out := make([]map[string]any, len(labels))

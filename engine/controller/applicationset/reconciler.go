@@ -99,11 +99,11 @@ type Options struct {
 	// that one whose generation is slow (or stopped only by its limits)
 	// holds up no other; DefaultConcurrency when zero.
 	Concurrency int
-	// SCMProvidersDisabled refuses pull request generators
-	// (--enable-scm-providers=false).
+	// SCMProvidersDisabled refuses pull request and SCM provider
+	// generators (--enable-scm-providers=false).
 	SCMProvidersDisabled bool
-	// AllowedSCMProviders are the API URLs a pull request generator may
-	// name (--allowed-scm-providers); empty allows every one.
+	// AllowedSCMProviders are the API URLs a pull request or SCM provider
+	// generator may name (--allowed-scm-providers); empty allows every one.
 	AllowedSCMProviders []string
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
@@ -276,10 +276,10 @@ var errAppSetReported = errors.New("reported in the applicationset's conditions"
 
 // requeueAfter is when set is generated again without an event: the
 // shortest requeueAfterSeconds of its git generators (3 minutes unset)
-// and pull request generators (30 minutes unset), nested ones included,
-// as Argo CD. Git generators never lengthen Options.Requeue; with a pull
-// request generator, which asks a rate-limited API, the generators' own
-// interval holds.
+// and pull request and SCM provider generators (30 minutes unset), nested
+// ones included, as Argo CD. Git generators never lengthen
+// Options.Requeue; with a generator that asks a rate-limited API, the
+// generators' own interval holds.
 func (r *Reconciler) requeueAfter(set *v1alpha1.ApplicationSet) time.Duration {
 	var shortest time.Duration // of the generators that poll
 	asksAPI := false
@@ -288,7 +288,7 @@ func (r *Reconciler) requeueAfter(set *v1alpha1.ApplicationSet) time.Duration {
 		switch kind {
 		case "git":
 			d = DefaultRequeue
-		case "pullRequest":
+		case "pullRequest", "scmProvider":
 			d, asksAPI = DefaultSCMRequeue, true
 		default:
 			return

@@ -14,12 +14,12 @@ import (
 	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
-// DefaultSCMRequeue is how often a pull request generator asks its
-// provider again without requeueAfterSeconds, as in Argo CD.
+// DefaultSCMRequeue is how often a pull request or SCM provider generator
+// asks its provider again without requeueAfterSeconds, as in Argo CD.
 const DefaultSCMRequeue = 30 * time.Minute
 
-// scmAccess reads what set's pull request generators may send to their
-// providers: nil without one. Each tokenRef names a Secret of set's
+// scmAccess reads what set's pull request and SCM provider generators may
+// send to their providers: nil without one. Each tokenRef names a Secret of set's
 // namespace, which must be labelled argocd.argoproj.io/secret-type:
 // scm-creds (Argo CD's strict token mode) and, when its data has a
 // project, serve that project alone; each caRef a ConfigMap there. A
@@ -29,7 +29,7 @@ func (r *Reconciler) scmAccess(ctx context.Context, set *v1alpha1.ApplicationSet
 	var access *reposerver.SCMAccess
 	var err error
 	set.WalkGenerators(func(field, kind string, raw map[string]any) {
-		if kind != "pullRequest" || err != nil {
+		if (kind != "pullRequest" && kind != "scmProvider") || err != nil {
 			return
 		}
 		if r.opts.SCMProvidersDisabled {
@@ -39,19 +39,13 @@ func (r *Reconciler) scmAccess(ctx context.Context, set *v1alpha1.ApplicationSet
 		if access == nil {
 			access = &reposerver.SCMAccess{Allowed: r.opts.AllowedSCMProviders}
 		}
-		var gen v1alpha1.PullRequestGenerator
-		b, _ := json.Marshal(raw)
-		if jerr := json.Unmarshal(b, &gen); jerr != nil {
-			err = fmt.Errorf("%s: %w", field, jerr)
+		var p v1alpha1.SCMProviderRef
+		if p, err = scmProvider(kind, raw); err != nil {
+			err = fmt.Errorf("%s: %w", field, err)
 			return
 		}
-		provider, _, ref, perr := gen.Provider()
-		if perr != nil {
-			err = fmt.Errorf("%s: %w", field, perr)
-			return
-		}
-		field += "." + provider
-		if ref != nil && !strings.Contains(ref.SecretName+ref.Key, "{{") {
+		field += "." + p.Name
+		if ref := p.TokenRef; ref != nil && !strings.Contains(ref.SecretName+ref.Key, "{{") {
 			var tok reposerver.SCMToken
 			if tok, err = r.scmToken(ctx, set, ref); err != nil {
 				err = fmt.Errorf("%s.tokenRef: error fetching Secret token: %w", field, err)
@@ -59,9 +53,9 @@ func (r *Reconciler) scmAccess(ctx context.Context, set *v1alpha1.ApplicationSet
 			}
 			access.Tokens = append(access.Tokens, tok)
 		}
-		if gen.GitLab != nil && gen.GitLab.CARef != nil {
+		if p.CARef != nil {
 			var ca reposerver.SCMCA
-			if ca, err = r.scmCA(ctx, set.Namespace, gen.GitLab.CARef); err != nil {
+			if ca, err = r.scmCA(ctx, set.Namespace, p.CARef); err != nil {
 				err = fmt.Errorf("%s.caRef: error fetching CA certificates from ConfigMap: %w", field, err)
 				return
 			}
@@ -69,6 +63,27 @@ func (r *Reconciler) scmAccess(ctx context.Context, set *v1alpha1.ApplicationSet
 		}
 	})
 	return access, err
+}
+
+// scmProvider is the provider of the pull request or SCM provider
+// generator raw.
+func scmProvider(kind string, raw map[string]any) (v1alpha1.SCMProviderRef, error) {
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return v1alpha1.SCMProviderRef{}, err
+	}
+	if kind == "pullRequest" {
+		var gen v1alpha1.PullRequestGenerator
+		if err := json.Unmarshal(b, &gen); err != nil {
+			return v1alpha1.SCMProviderRef{}, err
+		}
+		return gen.Provider()
+	}
+	var gen v1alpha1.SCMProviderGenerator
+	if err := json.Unmarshal(b, &gen); err != nil {
+		return v1alpha1.SCMProviderRef{}, err
+	}
+	return gen.Provider()
 }
 
 // scmToken reads the token ref names in set's namespace, with Argo CD's

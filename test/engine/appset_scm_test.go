@@ -102,3 +102,48 @@ func TestApplicationSetPullRequests(t *testing.T) {
 		t.Errorf("generated %v", apps)
 	}
 }
+
+// TestApplicationSetSCMProvider: the SCM provider generator lists a GitLab
+// group's projects (an in-process fake answering as GitLab documents)
+// with the token of an scm-creds Secret, keeps those with a deploy/
+// directory (asked of the API, on each default branch), and generates one
+// Application per project with Argo CD's parameters.
+func TestApplicationSetSCMProvider(t *testing.T) {
+	f := newFixture(t, map[string]string{"apps/alpha/cm.yaml": configMap("alpha", "1")})
+	f.project()
+	api := scmapi.New(t, "gl-t0ken")
+	api.SetRepos(f.name,
+		scmapi.Repo{Name: "web", DefaultBranch: "main", Branches: map[string]string{"main": "aaaaaaaaaaaa"}, Topics: []string{"frontend"}, Files: []string{"deploy/kustomization.yaml"}},
+		scmapi.Repo{Name: "docs", DefaultBranch: "main", Branches: map[string]string{"main": "bbbbbbbbbbbb"}, Files: []string{"README.md"}},
+		scmapi.Repo{Name: "api", DefaultBranch: "trunk", Branches: map[string]string{"trunk": "cccccccccccc"}, Files: []string{"deploy/chart/Chart.yaml"}},
+	)
+	f.scmSecret(f.name+"-gl", "gl-t0ken", api.URL, true)
+	set := f.appSet(argoNS, strings.NewReplacer("%[5]s", api.URL).Replace(`
+spec:
+  goTemplate: true
+  generators:
+  - scmProvider:
+      gitlab:
+        group: '%[1]s'
+        api: '%[5]s'
+        tokenRef: {secretName: '%[1]s-gl', key: token}
+      cloneProtocol: https
+      filters:
+      - pathsExist: [deploy]
+  template:
+    metadata:
+      name: '{{.repository}}-%[1]s'
+      annotations: {tollgate.dev/url: '{{.url}}', tollgate.dev/branch: '{{.branch}}', tollgate.dev/sha: '{{.short_sha_7}}', tollgate.dev/labels: '{{.labels}}'}
+    spec:
+      project: %[1]s
+      source: {repoURL: '%[3]s', targetRevision: '%[4]s', path: apps/alpha}
+      destination: {server: 'https://kubernetes.default.svc', namespace: '%[2]s'}
+`))
+	apps := waitGenerated(t, argoNS, set, "api-"+f.name, "web-"+f.name)
+	want := map[string]string{"tollgate.dev/url": api.URL + "/" + f.name + "/web.git", "tollgate.dev/branch": "main", "tollgate.dev/sha": "aaaaaaa", "tollgate.dev/labels": "frontend"}
+	for k, v := range want {
+		if got := apps["web-"+f.name].Annotations[k]; got != v {
+			t.Errorf("web's %s = %q, want %q", k, got, v)
+		}
+	}
+}
