@@ -151,6 +151,7 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "envtest: stop:", err)
 		}
 	}()
+	defer removeCLI()
 	logFile, err := os.CreateTemp("", "tollgate-engine-test-*.log")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -339,7 +340,7 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 		sets, err := applicationset.New(applicationset.Dependencies{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Evaluator: evaluator, Generator: manifests,
 			Recorder: mgr.GetEventRecorder(applicationset.ControllerName),
-		}, applicationset.Options{Namespace: ns, Namespaces: appSetNamespaces[1:], ListingMaxAge: opts.ListingMaxAge})
+		}, applicationset.Options{Namespace: ns, Namespaces: appSetNamespaces[1:], ListingMaxAge: opts.ListingMaxAge, ProgressiveSyncs: true})
 		if err != nil {
 			return nil, err
 		}
