@@ -120,6 +120,10 @@ type Commit struct {
 	Date   time.Time `json:"date"`
 	// Message is the commit message without trailing newlines.
 	Message string `json:"message"`
+	// Tags are the repository's tags that point to the commit, as the
+	// repo-server last listed its references (Argo CD's revision
+	// metadata tags).
+	Tags []string `json:"tags,omitempty"`
 }
 
 // scpLike matches scp-style SSH addresses: [user@]host:path, where host has

@@ -331,7 +331,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 	}
 	if o.notifications {
 		n := notification.New(mgr.GetClient(), o.namespace, deps.Shard, m, notify.DefaultDispatcherOptions(), log.WithName("notifications"))
-		n.ApplicationNamespaces = o.appNamespaces
+		n.ApplicationNamespaces, n.Commits = o.appNamespaces, manifests
 		if err := n.SetupWithManager(ctx, mgr, mgr.GetConfig()); err != nil {
 			return err
 		}

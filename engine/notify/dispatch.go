@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/argoproj/notifications-engine/pkg/services"
 	"github.com/go-logr/logr"
 )
 
@@ -45,7 +46,7 @@ type Dispatcher struct {
 // produced it.
 type job struct {
 	due     Due
-	service Service
+	service services.NotificationService
 }
 
 // NewDispatcher returns a Dispatcher; Run sends.
@@ -75,7 +76,7 @@ func (d *Dispatcher) Enqueue(c *Config, due []Due) int {
 	dropped := 0
 	for _, n := range due {
 		select {
-		case d.queue <- job{due: n, service: c.Services[n.Destination.Service]}:
+		case d.queue <- job{due: n, service: c.services[n.Destination.Service]}:
 		default:
 			dropped++
 			if d.opts.Result != nil {
@@ -110,17 +111,20 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	return nil
 }
 
-// send tries one notification up to Attempts times.
+// send tries one notification up to Attempts times; an error
+// notifications-engine says not to retry (a commit with too many GitHub
+// statuses) is not.
 func (d *Dispatcher) send(ctx context.Context, j job) {
 	wait := d.opts.MinBackoff
 	var err error
 	for attempt := 1; attempt <= d.opts.Attempts; attempt++ {
-		if err = j.service.Send(ctx, j.due.Notification, j.due.Destination); err == nil {
+		if err = j.service.Send(j.due.Notification, j.due.Destination); err == nil {
 			break
 		}
 		d.log.V(1).Info("Notification not sent", "trigger", j.due.Trigger, "service", j.due.Destination.Service,
 			"attempt", attempt, "error", err.Error())
-		if attempt == d.opts.Attempts {
+		var tooMany *services.TooManyGitHubCommitStatusesError
+		if attempt == d.opts.Attempts || errors.As(err, &tooMany) {
 			break
 		}
 		select {

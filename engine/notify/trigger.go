@@ -1,16 +1,13 @@
 package notify
 
 import (
-	"crypto/sha1" //nolint:gosec // Argo CD's condition key, not a security hash
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
-	"github.com/expr-lang/expr"
-	"k8s.io/apimachinery/pkg/labels"
+	"github.com/argoproj/notifications-engine/pkg/services"
+	"github.com/argoproj/notifications-engine/pkg/subscriptions"
 )
 
 // AnnotationNotified keeps, on an Application, what was already sent: a
@@ -54,13 +51,6 @@ func (s State) String() string {
 	return string(b)
 }
 
-// conditionKey identifies condition i of a trigger by its index and the
-// hash of its when expression.
-func conditionKey(i int, when string) string {
-	sum := sha1.Sum([]byte(when)) //nolint:gosec // see the import
-	return fmt.Sprintf("[%d].%s", i, base64.RawURLEncoding.EncodeToString(sum[:]))
-}
-
 // stateKey is the key of one notification in the notified state.
 func stateKey(oncePer, trigger, cond string, d Destination) string {
 	k := fmt.Sprintf("%s:%s:%s:%s", trigger, cond, d.Service, d.Recipient)
@@ -72,10 +62,7 @@ func stateKey(oncePer, trigger, cond string, d Destination) string {
 
 // Destination is where a notification goes: a service name and a
 // recipient (a Slack channel, an email address, "" for a webhook).
-type Destination struct {
-	Service   string `json:"service"`
-	Recipient string `json:"recipient"`
-}
+type Destination = services.Destination
 
 // Due is one notification to send.
 type Due struct {
@@ -83,7 +70,7 @@ type Due struct {
 	Destination Destination
 	// Key is its notified state key.
 	Key          string
-	Notification Notification
+	Notification services.Notification
 }
 
 // Subscribe is the prefix of Argo CD's subscription annotations:
@@ -92,123 +79,79 @@ type Due struct {
 const Subscribe = "notifications.argoproj.io/subscribe."
 
 // Destinations are the destinations of each trigger for an Application
-// with the given labels and annotations, and its AppProject's annotations:
-// the ConfigMap's subscriptions, then the Application's, then the
-// project's, each once.
+// with the given labels and annotations, and its AppProject's annotations,
+// as Argo CD's notifications controller gathers them: the ConfigMap's
+// subscriptions, then the Application's annotations (subscribe.* and
+// subscriptions), then the project's, each once.
 func (c *Config) Destinations(appLabels, appAnnotations, projectAnnotations map[string]string) map[string][]Destination {
-	out := map[string][]Destination{}
-	add := func(trigger string, d Destination) {
-		for _, e := range out[trigger] {
-			if e == d {
-				return
-			}
-		}
-		out[trigger] = append(out[trigger], d)
+	d := c.api.GetGlobalDestinations(appLabels)
+	d.Merge(subscriptions.NewAnnotations(appAnnotations).GetDestinations(c.api.DefaultTriggers, c.api.ServiceDefaultTriggers))
+	if projectAnnotations != nil {
+		d.Merge(subscriptions.NewAnnotations(projectAnnotations).GetDestinations(c.api.DefaultTriggers, c.api.ServiceDefaultTriggers))
 	}
-	for _, s := range c.Subscriptions {
-		if s.selector != nil && !s.selector.Matches(labels.Set(appLabels)) {
-			continue
-		}
-		for _, r := range s.Recipients {
-			svc, recipient, _ := strings.Cut(r, ":")
-			recipient, _, _ = strings.Cut(recipient, ":")
-			triggers := s.Triggers
-			if len(triggers) == 0 {
-				triggers = c.defaultTriggers(svc)
-			}
-			for _, t := range triggers {
-				add(t, Destination{Service: svc, Recipient: recipient})
-			}
-		}
-	}
-	for _, annotations := range []map[string]string{appAnnotations, projectAnnotations} {
-		keys := make([]string, 0, len(annotations))
-		for k := range annotations {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			rest, ok := strings.CutPrefix(k, Subscribe)
-			if !ok {
-				continue
-			}
-			var triggers []string
-			svc := rest
-			if i := strings.LastIndex(rest, "."); i >= 0 {
-				triggers, svc = []string{rest[:i]}, rest[i+1:]
-			} else {
-				triggers = c.defaultTriggers(svc)
-			}
-			for _, r := range strings.Split(annotations[k], ";") {
-				for _, t := range triggers {
-					add(t, Destination{Service: svc, Recipient: strings.TrimSpace(r)})
-				}
-			}
-		}
-	}
-	return out
+	return d.Dedup()
 }
 
-func (c *Config) defaultTriggers(service string) []string {
-	if ts, ok := c.ServiceDefaultTriggers[service]; ok {
-		return ts
-	}
-	return c.DefaultTriggers
+// Input is what Evaluate judges.
+type Input struct {
+	// App is the Application as a decoded JSON object.
+	App map[string]any
+	// Project is its AppProject's, nil when there is none.
+	Project map[string]any
+	// Repo reads the commits of repo.GetCommitMetadata; nil fails it.
+	Repo Repo
 }
 
-// Evaluate judges app (the Application as a decoded JSON object; project
-// its AppProject's, nil when there is none) against every trigger it is
-// subscribed to and returns the notifications due now and the new state:
-// a condition that holds and whose key is not in state is due (and its key
+// Evaluate judges in.App against every trigger it is subscribed to and
+// returns the notifications due now, rendered, and the new state: a
+// condition that holds and whose key is not in state is due (and its key
 // recorded at now); a condition that no longer holds forgets its key
-// (without oncePer, so that it fires again the next time). A destination
-// whose service is not configured, or a template that does not render, is
-// an error for that notification only: errs says which.
-func (c *Config) Evaluate(app, project map[string]any, state State, now time.Time) (due []Due, next State, errs []error) {
+// (without oncePer, so that it fires again the next time), as Argo CD's
+// controller does. A trigger that is not configured, a destination whose
+// service is not configured, or a template that does not render, is an
+// error for that notification only: errs says which, and its key is not
+// recorded, so it is tried again the next time.
+func (c *Config) Evaluate(in Input, state State, now time.Time) (due []Due, next State, errs []error) {
 	next = State{}
 	for k, v := range state {
 		next[k] = v
 	}
-	md, _ := app["metadata"].(map[string]any)
-	var pmd map[string]any
-	if project != nil {
-		pmd, _ = project["metadata"].(map[string]any)
+	md, _ := in.App["metadata"].(map[string]any)
+	var projectAnnotations map[string]string
+	if in.Project != nil {
+		pmd, _ := in.Project["metadata"].(map[string]any)
+		projectAnnotations = stringMap(pmd["annotations"])
 	}
-	dests := c.Destinations(stringMap(md["labels"]), stringMap(md["annotations"]), stringMap(pmd["annotations"]))
+	dests := c.Destinations(stringMap(md["labels"]), stringMap(md["annotations"]), projectAnnotations)
 	if len(dests) == 0 {
 		return nil, next, nil
 	}
-	if project == nil {
-		project = map[string]any{}
-	}
-	vars := c.vars(app, project)
 	triggers := make([]string, 0, len(dests))
 	for t := range dests {
 		triggers = append(triggers, t)
 	}
 	sort.Strings(triggers)
 	for _, trigger := range triggers {
-		conds, ok := c.Triggers[trigger]
-		if !ok {
-			errs = append(errs, fmt.Errorf("trigger %q is not defined", trigger))
+		results, err := c.triggers.Run(trigger, c.vars(in.App, in.Project, in.Repo, ""))
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
-		for _, cond := range conds {
-			fired, oncePer := cond.evaluate(vars)
+		for _, cr := range results {
 			for _, d := range dests[trigger] {
-				if !fired {
-					delete(next, stateKey("", trigger, cond.key, d))
+				key := stateKey(cr.OncePer, trigger, cr.Key, d)
+				if !cr.Triggered {
+					delete(next, key)
 					continue
 				}
-				key := stateKey(oncePer, trigger, cond.key, d)
 				if _, sent := next[key]; sent {
 					continue
 				}
-				if _, ok := c.Services[d.Service]; !ok {
-					errs = append(errs, fmt.Errorf("trigger %s: service %q is not configured", trigger, d.Service))
+				if _, ok := c.services[d.Service]; !ok {
+					errs = append(errs, fmt.Errorf("trigger %s: notification service '%s' is not supported", trigger, d.Service))
 					continue
 				}
-				n, err := c.render(cond.Send, vars, d)
+				n, err := c.render(cr.Templates, in, d)
 				if err != nil {
 					errs = append(errs, fmt.Errorf("trigger %s: %w", trigger, err))
 					continue
@@ -221,21 +164,17 @@ func (c *Config) Evaluate(app, project map[string]any, state State, now time.Tim
 	return due, next, errs
 }
 
-// evaluate runs the condition: it fires only when when yields true; the
-// oncePer value is then formatted as Argo CD formats it.
-func (cond Condition) evaluate(vars map[string]any) (bool, string) {
-	out, err := expr.Run(cond.when, vars)
-	if fired, ok := out.(bool); err != nil || !ok || !fired {
-		return false, ""
-	}
-	if cond.oncePer == nil {
-		return true, ""
-	}
-	v, err := expr.Run(cond.oncePer, vars)
+// render renders the templates for one destination as Argo CD's api.Send
+// does: the variables for the destination's service, with serviceType and
+// recipient.
+func (c *Config) render(names []string, in Input, d Destination) (services.Notification, error) {
+	vars := c.vars(in.App, in.Project, in.Repo, d.Service)
+	vars["serviceType"], vars["recipient"] = d.Service, d.Recipient
+	n, err := c.templates.FormatNotification(vars, names...)
 	if err != nil {
-		return true, ""
+		return services.Notification{}, err
 	}
-	return true, fmt.Sprintf("%v", v)
+	return *n, nil
 }
 
 // stringMap converts decoded JSON labels or annotations.

@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -39,6 +40,20 @@ func (c *Cache) Commit(ctx context.Context, repoURL, revision string, creds repo
 	}
 	return reposerver.Commit{
 		SHA: co.Revision, Author: fmt.Sprintf("%s <%s>", obj.Author.Name, obj.Author.Email),
-		Date: obj.Author.When.UTC(), Message: msg,
+		Date: obj.Author.When.UTC(), Message: msg, Tags: tagsOf(e.listed, obj.Hash),
 	}, nil
+}
+
+// tagsOf are the names of the tags of a listing (ls-remote) that point to
+// commit h, directly or peeled, sorted.
+func tagsOf(listed []*plumbing.Reference, h plumbing.Hash) []string {
+	r := indexRefs(listed)
+	var tags []string
+	for name := range r.hashes {
+		if c, ok := r.commit(name); ok && c == h && name.IsTag() {
+			tags = append(tags, name.Short())
+		}
+	}
+	sort.Strings(tags)
+	return tags
 }

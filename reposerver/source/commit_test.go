@@ -1,6 +1,7 @@
 package source
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -8,7 +9,8 @@ import (
 )
 
 // TestCommit reads who wrote a commit, by branch and by SHA, including an
-// older commit a shallow fetch of the branch did not bring.
+// older commit a shallow fetch of the branch did not bring, with the tags
+// that point to each (lightweight or annotated).
 func TestCommit(t *testing.T) {
 	f := newFixture(t)
 	c := newCache(t, Options{})
@@ -24,8 +26,15 @@ func TestCommit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reposerver.Commit(%s), an older commit: %v", f.first, err)
 	}
-	if old.SHA != f.first || old.Message == "" {
-		t.Errorf("reposerver.Commit(first) = %+v", old)
+	if old.SHA != f.first || old.Message == "" || !slices.Equal(old.Tags, []string{f.firstTag}) {
+		t.Errorf("reposerver.Commit(first) = %+v, want tags [%s]", old, f.firstTag)
+	}
+	ann, err := c.Commit(t.Context(), f.url, f.second, reposerver.Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ann.Tags, []string{f.annTag}) {
+		t.Errorf("reposerver.Commit(second).Tags = %v, want the annotated tag [%s]", ann.Tags, f.annTag)
 	}
 	if _, err := c.Commit(t.Context(), f.url, strings.Repeat("0", 40), reposerver.Credentials{}); err == nil {
 		t.Error("reposerver.Commit of a SHA the repository lacks succeeded")

@@ -1,6 +1,11 @@
 package engine_test
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,16 +39,25 @@ spec:
 }
 
 // TestNotifications: with config/notifications' catalog, a webhook service
-// (an HTTP receiver in the test) and an email service (an SMTP receiver),
+// (an HTTP receiver in the test), an email service (an SMTP receiver) and
+// a GitHub service (a fake GitHub API, a GitHub App's key from the Secret),
 // an Application subscribed by its annotations gets exactly one message per
-// event: a succeeded sync (webhook and email), a degraded Application, and
-// a revision the policy gate refuses (on-policy-violation, and the failed
-// automated sync). The webhook receiver is down when the refusal happens:
+// event: a succeeded sync (webhook, email and a GitHub commit status), a
+// degraded Application, and a revision the policy gate refuses
+// (on-policy-violation, and the failed automated sync). The webhook receiver is down when the refusal happens:
 // the notification is retried while the Application goes on being
 // reconciled, and arrives once it is back.
 func TestNotifications(t *testing.T) {
 	hook := receiver.NewHTTP(t, nil)
 	mail := receiver.NewSMTP(t)
+	github := receiver.NewHTTPAnswers(t, map[string][]byte{
+		"POST /api/v3/app/installations/7/access_tokens": []byte(`{"token": "ghs_installation", "expires_at": "2099-01-01T00:00:00Z"}`),
+	}, []byte(`{}`))
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	githubKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
 	f := newFixture(t, map[string]string{"manifests/cm.yaml": configMap("settings", "1"), "manifests/pod.yaml": pod("web")})
 
 	b, err := os.ReadFile(filepath.Join(envtest.RepoRoot(), "config", "notifications", "catalog.yaml"))
@@ -57,14 +71,18 @@ func TestNotifications(t *testing.T) {
 	cm.Namespace = argoNS
 	cm.Data["service.webhook.hook"] = "url: " + hook.URL + "\nheaders:\n- {name: Authorization, value: $hook-token}\n"
 	cm.Data["service.email"] = "host: " + mail.Host + "\nport: " + strconv.Itoa(mail.Port) + "\nfrom: tollgate@example.com\n"
-	cm.Data["template.app-sync-succeeded"] += "webhook:\n  hook: {method: POST, body: 'synced {{.app.metadata.name}} {{.app.status.operationState.syncResult.revision}}'}\n"
-	f.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: notify.SecretName, Namespace: argoNS}, StringData: map[string]string{"hook-token": "Bearer s3cret"}})
+	cm.Data["service.github"] = "appID: 1\ninstallationID: 7\nenterpriseBaseURL: " + github.URL + "/api/v3\nprivateKey: $github-privateKey\n"
+	cm.Data["template.app-sync-succeeded"] += "webhook:\n  hook: {method: POST, body: 'synced {{.app.metadata.name}} {{.app.status.operationState.syncResult.revision}}'}\n" +
+		"github:\n  repoURLPath: https://github.com/tollgate-test/{{.app.metadata.name}}\n  revisionPath: '{{.app.status.operationState.syncResult.revision}}'\n" +
+		"  status: {state: success, label: 'continuous-delivery/{{.app.metadata.name}}'}\n"
+	f.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: notify.SecretName, Namespace: argoNS},
+		StringData: map[string]string{"hook-token": "Bearer s3cret", "github-privateKey": string(githubKey)}})
 	f.create(cm)
 
 	sub := func(trigger, service string) string { return notify.Subscribe + trigger + "." + service }
 	f.application(&v1alpha1.SyncPolicyAutomated{}, func(a *v1alpha1.Application) {
 		a.Annotations = map[string]string{
-			sub("on-sync-succeeded", "hook"): "", sub("on-sync-succeeded", "email"): "ops@example.com",
+			sub("on-sync-succeeded", "hook"): "", sub("on-sync-succeeded", "email"): "ops@example.com", sub("on-sync-succeeded", "github"): "",
 			sub("on-sync-failed", "hook"): "", sub("on-health-degraded", "hook"): "", sub("on-policy-violation", "hook"): "",
 		}
 	})
@@ -115,6 +133,23 @@ func TestNotifications(t *testing.T) {
 		return len(msgs) == 1 && strings.Contains(string(msgs[0].Data), "Subject: Application "+f.name+" was synced."), fmt.Sprint(len(msgs))
 	})
 
+	// One commit status on the synced revision, with the installation token.
+	statuses := func() (int, string) {
+		var got []string
+		for _, r := range github.Requests() {
+			if r.Path == "/api/v3/repos/tollgate-test/"+f.name+"/statuses/"+f.head {
+				var st map[string]any
+				_ = json.Unmarshal(r.Body, &st)
+				got = append(got, fmt.Sprint(st["state"], " ", st["context"], " ", r.Header.Get("Authorization")))
+			}
+		}
+		return len(got), strings.Join(got, " | ")
+	}
+	eventually(t, "one GitHub commit status for the succeeded sync", func() (bool, string) {
+		n, all := statuses()
+		return n == 1 && all == "success continuous-delivery/"+f.name+" token ghs_installation", all
+	})
+
 	// The Pod fails: the Application is Degraded.
 	setPhase(corev1.PodFailed)
 	exactlyOne("one message for the degraded Application", "Application "+f.name+" is degraded")
@@ -148,7 +183,10 @@ func TestNotifications(t *testing.T) {
 	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: argoNS, Name: f.name}, &app); err != nil {
 		t.Fatal(err)
 	}
-	if state := notify.ParseState(app.Annotations[notify.AnnotationNotified]); len(state) < 5 {
+	if n, all := statuses(); n != 1 {
+		t.Errorf("GitHub commit statuses: %s, want one", all)
+	}
+	if state := notify.ParseState(app.Annotations[notify.AnnotationNotified]); len(state) < 6 {
 		t.Errorf("notified state %v, want an entry per message sent", state)
 	}
 }

@@ -18,8 +18,10 @@ import (
 // Request is one request an HTTP receiver got.
 type Request struct {
 	Method, Path string
-	Header       http.Header
-	Body         []byte
+	// Query is the URL's raw query.
+	Query  string
+	Header http.Header
+	Body   []byte
 }
 
 // HTTP records the requests it gets; while Fail is set it answers 503.
@@ -30,13 +32,22 @@ type HTTP struct {
 	fail bool
 	// refused counts the requests answered 503.
 	refused int
-	// answer is the body of a 200 answer.
-	answer []byte
+	// answer is the body of a 200 answer; answers, by "METHOD /path",
+	// override it.
+	answer  []byte
+	answers map[string][]byte
 }
 
 // NewHTTP starts an HTTP receiver that answers answer (nil: no body).
 func NewHTTP(t testing.TB, answer []byte) *HTTP {
-	h := &HTTP{answer: answer}
+	return NewHTTPAnswers(t, nil, answer)
+}
+
+// NewHTTPAnswers starts an HTTP receiver that answers each request with
+// the body answers holds for its "METHOD /path" (as an API such as
+// GitHub's does), and the others with fallback.
+func NewHTTPAnswers(t testing.TB, answers map[string][]byte, fallback []byte) *HTTP {
+	h := &HTTP{answer: fallback, answers: answers}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		h.mu.Lock()
@@ -44,14 +55,18 @@ func NewHTTP(t testing.TB, answer []byte) *HTTP {
 		if fail {
 			h.refused++
 		} else {
-			h.reqs = append(h.reqs, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+			h.reqs = append(h.reqs, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
 		}
 		h.mu.Unlock()
 		if fail {
 			http.Error(w, "receiver down", http.StatusServiceUnavailable)
 			return
 		}
-		_, _ = w.Write(h.answer)
+		answer, ok := h.answers[r.Method+" "+r.URL.Path]
+		if !ok {
+			answer = h.answer
+		}
+		_, _ = w.Write(answer)
 	}))
 	t.Cleanup(srv.Close)
 	h.URL = srv.URL

@@ -29,6 +29,7 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/notify"
 	"github.com/tollgate-dev/tollgate/internal/appops"
 	"github.com/tollgate-dev/tollgate/policies"
+	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 // ControllerName names the notifications controller.
@@ -62,6 +63,9 @@ type Notifier struct {
 	// the controller reconciles (--application-namespaces patterns); set
 	// before SetupWithManager.
 	ApplicationNamespaces []string
+	// Commits reads the commits of repo.GetCommitMetadata (a repo-server);
+	// nil fails that function. Set before SetupWithManager.
+	Commits reposerver.CommitReader
 
 	client    client.Client
 	namespace string
@@ -141,7 +145,8 @@ func (n *Notifier) SetupWithManager(ctx context.Context, mgr manager.Manager, cf
 }
 
 // update parses the configuration again with new ConfigMap or Secret data;
-// a configuration that does not parse sends nothing (and is logged), as in
+// a configuration that does not parse, or names a service
+// notifications-engine cannot build, sends nothing (and is logged), as in
 // Argo CD.
 func (n *Notifier) update(data *map[string]string, secret *map[string][]byte) {
 	n.mu.Lock()
@@ -195,7 +200,9 @@ func (n *Notifier) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		}
 	}
 	old := app.Annotations[notify.AnnotationNotified]
-	due, state, errs := c.Evaluate(appMap, projMap, notify.ParseState(old), time.Now())
+	repo := &commits{ctx: ctx, reader: n.client, namespace: n.namespace, server: n.Commits, app: &app, project: proj}
+	in := notify.Input{App: appMap, Project: projMap, Repo: repo}
+	due, state, errs := c.Evaluate(in, notify.ParseState(old), time.Now())
 	for _, err := range errs {
 		ctrl.LoggerFrom(ctx).Error(err, "Notification not evaluated")
 	}
