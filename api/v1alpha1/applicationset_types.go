@@ -52,9 +52,11 @@ type ApplicationSetSpec struct {
 	// it generated.
 	// +optional
 	SyncPolicy *ApplicationSetSyncPolicy `json:"syncPolicy,omitempty"`
-	// Strategy is Argo CD's progressive sync; not implemented.
+	// Strategy is how the generated Applications are synced: all at once
+	// (the default), or step by step (RollingSync, Argo CD's progressive
+	// syncs, run when the controller has --enable-progressive-syncs).
 	// +optional
-	Strategy *apiextensionsv1.JSON `json:"strategy,omitempty"`
+	Strategy *ApplicationSetStrategy `json:"strategy,omitempty"`
 	// PreservedFields are annotations and labels of the generated
 	// Applications kept as they are live.
 	// +optional
@@ -344,10 +346,10 @@ type ApplicationSetResourceIgnoreDifferences struct {
 type ApplicationSetStatus struct {
 	// +optional
 	Conditions []ApplicationSetCondition `json:"conditions,omitempty"`
-	// ApplicationStatus is Argo CD's progressive sync status; tollgate
-	// leaves it empty.
+	// ApplicationStatus is the progressive sync's state of each
+	// Application, written for a RollingSync strategy only.
 	// +optional
-	ApplicationStatus []apiextensionsv1.JSON `json:"applicationStatus,omitempty"`
+	ApplicationStatus []ApplicationSetApplicationStatus `json:"applicationStatus,omitempty"`
 	// Resources are the Applications the ApplicationSet generated, with
 	// their sync and health.
 	// +optional
@@ -382,6 +384,9 @@ const (
 	ApplicationSetConditionParametersGenerated ApplicationSetConditionType = "ParametersGenerated"
 	ApplicationSetConditionResourcesUpToDate   ApplicationSetConditionType = "ResourcesUpToDate"
 	ApplicationSetConditionRolloutProgressing  ApplicationSetConditionType = "RolloutProgressing"
+	// ApplicationSetConditionInvalidRolloutConfig says whether the
+	// RollingSync steps are valid (operators, selections, maxUpdate).
+	ApplicationSetConditionInvalidRolloutConfig ApplicationSetConditionType = "InvalidRolloutConfig"
 )
 
 // ApplicationSetConditionStatus is True, False or Unknown.
@@ -407,6 +412,11 @@ const (
 	ApplicationSetReasonApplicationGenerationFromParamsError = "ApplicationGenerationFromParamsError"
 	ApplicationSetReasonRenderTemplateParamsError            = "RenderTemplateParamsError"
 	ApplicationSetReasonApplicationValidationError           = "ApplicationValidationError"
+	ApplicationSetReasonApplicationSetModified               = "ApplicationSetModified"
+	ApplicationSetReasonApplicationSetRolloutComplete        = "ApplicationSetRolloutComplete"
+	ApplicationSetReasonApplicationSetRolloutError           = "ApplicationSetRolloutError"
+	ApplicationSetReasonInvalidRolloutConfig                 = "ApplicationSetInvalidRolloutConfig"
+	ApplicationSetReasonValidRolloutConfig                   = "ApplicationSetValidRolloutConfig"
 	// ApplicationSetReasonPolicyViolation: tollgate's gate denied a
 	// generated Application, which was not written.
 	ApplicationSetReasonPolicyViolation = "PolicyViolation"

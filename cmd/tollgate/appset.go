@@ -45,8 +45,9 @@ the --project files or of FILE, a git generator's repository must be one
 that project permits (spec.sourceRepos, and spec.sourceNamespaces for an
 ApplicationSet outside --argocd-namespace), as the controller requires
 before it reads. Generators tollgate does not implement
-(scmProvider, pullRequest, clusterDecisionResource, plugin) and a
-progressive strategy are refused by name. Templates run in a child process
+(scmProvider, pullRequest, clusterDecisionResource, plugin) are refused
+by name; a strategy (RollingSync) changes nothing of what is generated, as
+with argocd appset generate. Templates run in a child process
 under the repo-server's default render limits (90s, 1Gi).
 
 Exit status: 0 when generated, 2 on an error (it names the file, the

@@ -101,6 +101,9 @@ type controllerOptions struct {
 	// allowedSCMProviders limits (Argo CD's flags).
 	scmProviders        bool
 	allowedSCMProviders []string
+	// progressiveSyncs runs ApplicationSets' RollingSync strategy (Argo
+	// CD's --enable-progressive-syncs).
+	progressiveSyncs bool
 	// notifications sends Argo CD's notifications of argocd-notifications-cm.
 	notifications bool
 	// uiAddr serves the web UI there too ("" or 0: no UI), under ui.
@@ -226,6 +229,7 @@ trigger on-policy-violation (config/notifications has the catalog).`,
 	f.IntVar(&o.appSetConcurrency, "applicationset-concurrent-reconciliations", o.appSetConcurrency, "ApplicationSets generated at once (Argo CD's applicationset-controller --concurrent-reconciliations): one whose generation is slow, or stopped by its limits, holds up no other")
 	f.BoolVar(&o.scmProviders, "enable-scm-providers", o.scmProviders, "run ApplicationSets' pull request and SCM provider generators (Argo CD's applicationset-controller flag); false refuses them")
 	f.StringSliceVar(&o.allowedSCMProviders, "allowed-scm-providers", nil, "the `URLS` a pull request or SCM provider generator's api may name (comma-separated, Argo CD's applicationset-controller flag); empty allows any, and the providers' public APIs are always allowed")
+	f.BoolVar(&o.progressiveSyncs, "enable-progressive-syncs", false, "run ApplicationSets' RollingSync strategy (Argo CD's applicationset-controller flag): their Applications synced step by step, automated sync turned off; without it a strategy is ignored")
 	f.BoolVar(&o.notifications, "notifications", o.notifications, "send Argo CD's notifications configured in argocd-notifications-cm and argocd-notifications-secret of --namespace (nothing without them)")
 	f.StringVar(&o.uiAddr, "ui-addr", "", "also serve the web UI (tollgate ui) on this `HOST:PORT`, acting as the signed-in person chosen by the flags below")
 	o.ui.addAuthFlags(f)
@@ -371,6 +375,7 @@ func addAppSetController(mgr manager.Manager, o controllerOptions, cfg policies.
 		Namespace: o.namespace, Namespaces: o.appSetNamespaces, ImplicitDefaultProject: cfg.ImplicitDefaultProject,
 		ListingMaxAge: o.resync / 10, Concurrency: o.appSetConcurrency,
 		SCMProvidersDisabled: !o.scmProviders, AllowedSCMProviders: o.allowedSCMProviders,
+		ProgressiveSyncs: o.progressiveSyncs,
 	})
 	if err != nil {
 		return err

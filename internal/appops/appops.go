@@ -70,6 +70,12 @@ type SyncOptions struct {
 	// Retry retries a failed sync; nil is the Application's retry
 	// strategy.
 	Retry *v1alpha1.RetryStrategy
+	// Automated marks the operation as started by a controller
+	// (initiatedBy.automated), as the ApplicationSet controller's
+	// RollingSync marks the syncs it requests.
+	Automated bool
+	// Info are the operation's info items (name and value), shown with it.
+	Info []v1alpha1.Info
 }
 
 // Sync sets operation.sync on the Application key, initiated by user.
@@ -93,7 +99,7 @@ func Sync(ctx context.Context, c client.Client, key types.NamespacedName, o Sync
 			sync.Revision = o.Revision
 		}
 	}
-	op := &v1alpha1.Operation{Sync: sync, InitiatedBy: v1alpha1.OperationInitiator{Username: user}}
+	op := &v1alpha1.Operation{Sync: sync, InitiatedBy: v1alpha1.OperationInitiator{Username: user, Automated: o.Automated}, Info: o.Info}
 	if sp := app.Spec.SyncPolicy; o.Retry != nil {
 		op.Retry = *o.Retry
 	} else if sp != nil && sp.Retry != nil {

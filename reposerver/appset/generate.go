@@ -90,9 +90,6 @@ func ReasonOf(err error) string {
 // the generation: Argo CD then changes nothing.
 func Generate(ctx context.Context, set *v1alpha1.ApplicationSet, src Sources) ([]reposerver.Generated, error) {
 	spec := &set.Spec
-	if err := refuseUnsupported(spec); err != nil {
-		return nil, err
-	}
 	r, err := newRenderer(spec.GoTemplate, spec.GoTemplateOptions)
 	if err != nil {
 		return nil, &Error{Reason: v1alpha1.ApplicationSetReasonRenderTemplateParamsError, Err: err}
@@ -128,19 +125,6 @@ func Generate(ctx context.Context, set *v1alpha1.ApplicationSet, src Sources) ([
 		}
 	}
 	return out, nil
-}
-
-// refuseUnsupported refuses the spec fields tollgate does not implement.
-func refuseUnsupported(spec *v1alpha1.ApplicationSetSpec) error {
-	if spec.Strategy != nil {
-		var s struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(spec.Strategy.Raw, &s); err != nil || (s.Type != "" && s.Type != "AllAtOnce") {
-			return &UnsupportedError{Field: "spec.strategy", Why: "progressive syncs (RollingSync) are not implemented; every Application is synced at once"}
-		}
-	}
-	return nil
 }
 
 // render renders one Application from the template with params, then

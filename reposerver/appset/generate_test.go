@@ -439,16 +439,6 @@ func TestGenerateErrors(t *testing.T) {
 			unsupported: true,
 		},
 		{
-			name: "a progressive strategy is refused",
-			manifest: header + `  strategy: {type: RollingSync, rollingSync: {steps: []}}
-  generators:
-  - list: {elements: [{a: b}]}
-  template: {metadata: {name: x}, spec: {project: default, destination: {}}}
-`,
-			want:        "spec.strategy is not supported",
-			unsupported: true,
-		},
-		{
 			name: "a matrix of three generators",
 			manifest: header + `  generators:
   - matrix:

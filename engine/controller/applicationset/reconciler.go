@@ -105,6 +105,10 @@ type Options struct {
 	// AllowedSCMProviders are the API URLs a pull request or SCM provider
 	// generator may name (--allowed-scm-providers); empty allows every one.
 	AllowedSCMProviders []string
+	// ProgressiveSyncs runs the RollingSync strategy (Argo CD's
+	// --enable-progressive-syncs); without it a strategy is ignored and
+	// every Application is written at once (see progressive.go).
+	ProgressiveSyncs bool
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -159,7 +163,7 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		Named(ControllerName).
 		For(&v1alpha1.ApplicationSet{}, builder.WithPredicates(served,
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Owns(&v1alpha1.Application{}, builder.WithPredicates(served, generatedApplicationChanged())).
+		Owns(&v1alpha1.Application{}, builder.WithPredicates(served, generatedApplicationChanged(r.opts.ProgressiveSyncs))).
 		Watches(&corev1.Secret{}, all, builder.WithPredicates(inControl, predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetLabels()[reposerver.SecretTypeLabel] == reposerver.SecretTypeCluster
 		}))).
@@ -191,8 +195,9 @@ func (r *Reconciler) everyApplicationSet(ctx context.Context, _ client.Object) [
 // generatedApplicationChanged passes the events of a generated
 // Application that change what its ApplicationSet writes or reports:
 // creation, deletion, and changes of its spec, labels, annotations,
-// finalizers, sync or health status.
-func generatedApplicationChanged() predicate.Predicate {
+// finalizers, sync or health status, and with progressive syncs its
+// operation's phase and start (which move a rollout on).
+func generatedApplicationChanged(progressive bool) predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			o, ok1 := e.ObjectOld.(*v1alpha1.Application)
@@ -206,7 +211,8 @@ func generatedApplicationChanged() predicate.Predicate {
 				!equality.Semantic.DeepEqual(o.Finalizers, n.Finalizers) ||
 				!o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
 				o.Status.Sync.Status != n.Status.Sync.Status ||
-				o.Status.Health.Status != n.Status.Health.Status
+				o.Status.Health.Status != n.Status.Health.Status ||
+				progressive && operationChanged(o.Status.OperationState, n.Status.OperationState)
 		},
 	}
 }
@@ -228,14 +234,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !set.DeletionTimestamp.IsZero() {
 		// The garbage collector deletes the Applications it still owns
 		// (their finalizers then delete their resources, or not).
-		return reconcile.Result{}, r.release(ctx, &set)
+		requeue, err := r.release(ctx, &set)
+		return reconcile.Result{RequeueAfter: requeue}, err
 	}
 	refresh := set.Annotations[v1alpha1.AnnotationApplicationSetRefresh] != ""
 	p := &appSetPass{set: &set, now: r.opts.Now()}
 	requeue := r.requeueAfter(&set)
 	err := r.generate(ctx, p, refresh)
 	if err == nil {
+		err = r.progress(ctx, p)
+	}
+	if err == nil {
 		err = r.write(ctx, p)
+	}
+	if err == nil {
+		err = r.syncPending(ctx, p)
 	}
 	if err != nil && p.reason == "" {
 		// An error of the API server (reading a project, listing

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -56,7 +57,9 @@ func (p *appSetPass) conditions() []v1alpha1.ApplicationSetCondition {
 
 // writeStatus writes the pass's conditions (a condition that did not
 // change keeps its transition time) and status.resources, one entry per
-// Application the ApplicationSet owns, with its sync and health status.
+// Application the ApplicationSet owns, with its sync and health status,
+// and a RollingSync's status.applicationStatus and conditions
+// (rolloutStatus).
 func (r *Reconciler) writeStatus(ctx context.Context, p *appSetPass) error {
 	owned, err := r.owned(ctx, p.set)
 	if err != nil {
@@ -82,7 +85,12 @@ func (r *Reconciler) writeStatus(ctx context.Context, p *appSetPass) error {
 			return client.IgnoreNotFound(err)
 		}
 		want := live.DeepCopy()
-		want.Status.Conditions = mergeAppSetConditions(live.Status.Conditions, conds, now)
+		appStatus, rolloutConds := r.rolloutStatus(p, &live)
+		want.Status.Conditions = mergeAppSetConditions(live.Status.Conditions, slices.Concat(conds, rolloutConds), now)
+		want.Status.ApplicationStatus = nil
+		if len(appStatus) > 0 {
+			want.Status.ApplicationStatus = appStatus
+		}
 		want.Status.Resources, want.Status.ResourcesCount = resources, int64(len(resources))
 		if statusEqual(live.Status, want.Status) {
 			return nil
@@ -118,5 +126,5 @@ func statusEqual(a, b v1alpha1.ApplicationSetStatus) bool {
 	}) && slices.EqualFunc(a.Resources, b.Resources, func(x, y v1alpha1.ResourceStatus) bool {
 		return x.Name == y.Name && x.Namespace == y.Namespace && x.Status == y.Status &&
 			(x.Health == nil) == (y.Health == nil) && (x.Health == nil || x.Health.Status == y.Health.Status)
-	}) && a.ResourcesCount == b.ResourcesCount
+	}) && a.ResourcesCount == b.ResourcesCount && equality.Semantic.DeepEqual(a.ApplicationStatus, b.ApplicationStatus)
 }

@@ -50,6 +50,11 @@ type appSetPass struct {
 	// refused name the existing Applications of another project that
 	// were not adopted (notAdoptedError).
 	refused []string
+	// rollout is the pass's RollingSync, nil without one (progressive.go).
+	rollout *rollout
+	// autoPrune are the Applications of a RollingSync whose template had
+	// automated sync with prune on, which their requested syncs keep.
+	autoPrune map[string]bool
 }
 
 // fail records err as the pass's error under reason and returns it
@@ -85,6 +90,14 @@ func paramsText(g reposerver.Generated) string {
 // exists, its destination is one cluster) and judges it with the
 // policies; an Application that passes both is kept to be written.
 func (r *Reconciler) admit(ctx context.Context, p *appSetPass, g reposerver.Generated) error {
+	if r.rollingSync(p.set) {
+		// What is judged is what is written: automated sync off.
+		if p.autoPrune == nil {
+			p.autoPrune = map[string]bool{}
+		}
+		name, _ := nestedName(g.Application)
+		p.autoPrune[name] = disableAutomated(g.Application)
+	}
 	var app v1alpha1.Application
 	b, err := json.Marshal(g.Application)
 	if err == nil {
@@ -229,30 +242,35 @@ func (r *Reconciler) write(ctx context.Context, p *appSetPass) error {
 // owns, so that the garbage collector leaves them, and then its resources
 // finalizer, as Argo CD does. (Without that finalizer the garbage
 // collector may delete the Applications first.)
-func (r *Reconciler) release(ctx context.Context, set *v1alpha1.ApplicationSet) error {
+func (r *Reconciler) release(ctx context.Context, set *v1alpha1.ApplicationSet) (time.Duration, error) {
 	if !slices.Contains(set.Finalizers, v1alpha1.ResourcesFinalizerName) {
-		return nil
+		return 0, nil
 	}
-	if !appSetPolicy(set).AllowDelete() {
+	if appSetPolicy(set).AllowDelete() {
+		// A RollingSync's deletionOrder Reverse.
+		if requeue, err := r.deleteInReverse(ctx, set); err != nil || requeue > 0 {
+			return requeue, err
+		}
+	} else {
 		owned, err := r.owned(ctx, set)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		for i := range owned {
 			app := &owned[i]
 			patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
 			app.OwnerReferences = slices.DeleteFunc(app.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == set.UID })
 			if err := r.deps.Client.Patch(ctx, app, patch); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("release application %s: %w", app.Name, err)
+				return 0, fmt.Errorf("release application %s: %w", app.Name, err)
 			}
 		}
 	}
 	patch := client.MergeFromWithOptions(set.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	set.Finalizers = slices.DeleteFunc(set.Finalizers, func(f string) bool { return f == v1alpha1.ResourcesFinalizerName })
 	if err := r.deps.Client.Patch(ctx, set, patch); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("remove applicationset finalizer: %w", err)
+		return 0, fmt.Errorf("remove applicationset finalizer: %w", err)
 	}
-	return nil
+	return 0, nil
 }
 
 // appSetPolicy is the ApplicationSet's applicationsSync policy, sync when
