@@ -130,3 +130,41 @@ func keys[V any](m map[string]V) []string {
 	}
 	return out
 }
+
+// TestCLIAppSetListGetDelete: tollgate appset list, get and delete of an
+// ApplicationSet the engine has generated from, through the API server.
+func TestCLIAppSetListGetDelete(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, map[string]string{"apps/alpha/cm.yaml": configMap("alpha", "1")})
+	f.project()
+	set := f.appSet(argoNS, `
+spec:
+  generators:
+  - list: {elements: [{dir: alpha}]}
+  template:
+    metadata: {name: '%[1]s-{{dir}}'}
+    spec:
+      project: %[1]s
+      source: {repoURL: '%[3]s', targetRevision: '%[4]s', path: 'apps/{{dir}}'}
+      destination: {server: 'https://kubernetes.default.svc', namespace: '%[2]s'}
+`)
+	waitGenerated(t, argoNS, set, f.name+"-alpha")
+
+	if out := tollgateOK(t, "appset", "list", "--namespace", argoNS, "-o", "name", "-p", f.name); out != argoNS+"/"+f.name+"\n" && out != f.name+"\n" {
+		t.Errorf("appset list -o name -p %s: %q", f.name, out)
+	}
+	wide := tollgateOK(t, "appset", "list", "--namespace", argoNS, "-p", f.name)
+	if !strings.Contains(wide, f.name) || !strings.HasPrefix(wide, "NAME") {
+		t.Errorf("appset list: %s", wide)
+	}
+	get := tollgateOK(t, "appset", "get", f.name, "--namespace", argoNS)
+	wantLines(t, "appset get", get, "Project: "+f.name, "Source:", "- Repo: "+f.repoURL, "Path: apps/{{dir}}")
+	tollgateFails(t, 2, "not found", "appset", "get", f.name+"-missing", "--namespace", argoNS)
+
+	if out := tollgateOK(t, "appset", "delete", f.name, "--namespace", argoNS, "--yes", "--wait"); out != fmt.Sprintf("applicationset '%s' deleted\n", f.name) {
+		t.Errorf("appset delete: %q", out)
+	}
+	if out := tollgateOK(t, "appset", "list", "--namespace", argoNS, "-o", "name", "-p", f.name); out != "" {
+		t.Errorf("appset list after delete: %q", out)
+	}
+}
