@@ -286,6 +286,30 @@ type AppSetRequest struct {
 	// SCM is what the pull request and SCM provider generators may ask
 	// providers' APIs with; without it they are refused.
 	SCM *SCMAccess `json:"scm,omitempty"`
+	// Plugins are the generator plugins the plugin generators name, as
+	// the controller read their ConfigMaps and tokens.
+	Plugins []PluginAccess `json:"plugins,omitempty"`
+	// Decisions are what the clusterDecisionResource generators read, by
+	// the generator's field (e.g. spec.generators[0].clusterDecisionResource).
+	Decisions map[string]ClusterDecisions `json:"decisions,omitempty"`
+}
+
+// PluginAccess is a generator plugin as its ConfigMap (in the
+// control-plane namespace) and token Secret describe it.
+type PluginAccess struct {
+	ConfigMapName string `json:"configMapName"`
+	BaseURL       string `json:"baseUrl"`
+	Token         string `json:"token"`
+	// RequestTimeout bounds a call; zero is 30 seconds, as in Argo CD.
+	RequestTimeout time.Duration `json:"requestTimeout,omitempty"`
+}
+
+// ClusterDecisions are what a clusterDecisionResource generator read: the
+// entries of its resources' status list, each value printed with %v, and
+// the key of an entry that names a cluster.
+type ClusterDecisions struct {
+	MatchKey  string              `json:"matchKey"`
+	Decisions []map[string]string `json:"decisions"`
 }
 
 // AppSetResponse is what an ApplicationSet generated.

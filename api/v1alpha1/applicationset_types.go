@@ -120,22 +120,15 @@ type ApplicationSetGenerator struct {
 	// +optional
 	SCMProvider *SCMProviderGenerator `json:"scmProvider,omitempty"`
 	// +optional
+	ClusterDecisionResource *DuckTypeGenerator `json:"clusterDecisionResource,omitempty"`
+	// +optional
+	Plugin *PluginGenerator `json:"plugin,omitempty"`
+	// +optional
 	Matrix *MatrixGenerator `json:"matrix,omitempty"`
 	// +optional
 	Merge *MergeGenerator `json:"merge,omitempty"`
 	// +optional
-	Selector                *metav1.LabelSelector `json:"selector,omitempty"`
-	UnimplementedGenerators `json:",inline"`
-}
-
-// UnimplementedGenerators are Argo CD's generators tollgate does not
-// implement; an ApplicationSet that uses one is refused with a condition
-// naming it.
-type UnimplementedGenerators struct {
-	// +optional
-	ClusterDecisionResource *apiextensionsv1.JSON `json:"clusterDecisionResource,omitempty"`
-	// +optional
-	Plugin *apiextensionsv1.JSON `json:"plugin,omitempty"`
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 }
 
 // ApplicationSetNestedGenerator is a generator inside a matrix or merge
@@ -155,12 +148,15 @@ type ApplicationSetNestedGenerator struct {
 	// +optional
 	SCMProvider *SCMProviderGenerator `json:"scmProvider,omitempty"`
 	// +optional
+	ClusterDecisionResource *DuckTypeGenerator `json:"clusterDecisionResource,omitempty"`
+	// +optional
+	Plugin *PluginGenerator `json:"plugin,omitempty"`
+	// +optional
 	Matrix *apiextensionsv1.JSON `json:"matrix,omitempty"`
 	// +optional
 	Merge *apiextensionsv1.JSON `json:"merge,omitempty"`
 	// +optional
-	Selector                *metav1.LabelSelector `json:"selector,omitempty"`
-	UnimplementedGenerators `json:",inline"`
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 }
 
 // ApplicationSetTerminalGenerator is a generator of a matrix or merge
@@ -179,8 +175,11 @@ type ApplicationSetTerminalGenerator struct {
 	// +optional
 	SCMProvider *SCMProviderGenerator `json:"scmProvider,omitempty"`
 	// +optional
-	Selector                *metav1.LabelSelector `json:"selector,omitempty"`
-	UnimplementedGenerators `json:",inline"`
+	ClusterDecisionResource *DuckTypeGenerator `json:"clusterDecisionResource,omitempty"`
+	// +optional
+	Plugin *PluginGenerator `json:"plugin,omitempty"`
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 }
 
 // NestedMatrixGenerator is a matrix generator nested in a matrix or merge.

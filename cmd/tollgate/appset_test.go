@@ -180,7 +180,9 @@ func TestAppSetGenerateErrors(t *testing.T) {
 		want       string
 	}{
 		{"a cluster decision resource generator", set("clusterDecisionResource: {configMapRef: placement}"), nil,
-			`set.yaml:1: ApplicationSet "s": spec.generators[0].clusterDecisionResource is not supported: the cluster decision resource generator is not implemented`},
+			`set.yaml:1: ApplicationSet "s": spec.generators[0].clusterDecisionResource: not generated here: the controller reads the cluster decision resource`},
+		{"an SCM provider tollgate does not serve", set("scmProvider: {awsCodeCommit: {region: eu-west-1}}"), nil,
+			`set.yaml:1: ApplicationSet "s": spec.generators[0].scmProvider.awsCodeCommit is not supported: tollgate's SCM provider generator serves GitHub, GitLab and Gitea`},
 		{"an SCM provider generator", set("scmProvider: {github: {organization: example}}"), nil,
 			`set.yaml:1: ApplicationSet "s": spec.generators[0].scmProvider: not generated here: the SCM provider generator asks the SCM provider's API, which only the controller's repo-server calls`},
 		{"a field tollgate does not know", set("list: {elements: [], elementz: []}"), nil,
@@ -277,7 +279,7 @@ spec:
 			t.Errorf("no result %q among:\n%s", want, strings.Join(rows, "\n"))
 		}
 	}
-	if !strings.Contains(r.stdout, `"error": "spec.generators[0].plugin is not supported: the plugin generator is not implemented"`) {
+	if !strings.Contains(r.stdout, `"error": "spec.generators[0].plugin: not generated here: the plugin generator asks the plugin's HTTP service, which only the controller's repo-server calls"`) {
 		t.Errorf("the ApplicationSet with a plugin generator is not an error result:\n%s", r.stdout)
 	}
 }

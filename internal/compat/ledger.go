@@ -55,7 +55,7 @@ type Row struct {
 // Ledger returns every row, sorted by kind and name.
 func Ledger() []Row {
 	var out []Row
-	for _, rows := range [][]Row{applicationRows, sourceRows, operationRows, statusRows, projectRows, applicationSetRows, generatorRows, pullRequestRows, scmProviderRows, annotationRows, optionRows} {
+	for _, rows := range [][]Row{applicationRows, sourceRows, operationRows, statusRows, projectRows, applicationSetRows, generatorRows, pullRequestRows, scmProviderRows, pluginRows, annotationRows, optionRows} {
 		out = append(out, rows...)
 	}
 	slices.SortStableFunc(out, func(a, b Row) int {

@@ -2,6 +2,8 @@ package compat
 
 // generatorRows: see doc.go.
 var generatorRows = []Row{
+	{Kind: Field, Name: "ApplicationSetGenerator.clusterDecisionResource", Verdict: Honoured, Proof: "TestApplicationSetClusterDecisionResource",
+		Note: "one parameter set per cluster a duck-typed resource's status lists, read by the controller"},
 	{Kind: Field, Name: "ApplicationSetGenerator.clusters", Verdict: Honoured, Proof: "TestGenerate",
 		Note: "one parameter set per Argo CD cluster Secret, and the in-cluster destination"},
 	{Kind: Field, Name: "ApplicationSetGenerator.git", Verdict: Honoured, Proof: "TestGenerate",
@@ -12,6 +14,8 @@ var generatorRows = []Row{
 		Note: "every combination of two generators' sets, the second rendered with the first's"},
 	{Kind: Field, Name: "ApplicationSetGenerator.merge", Verdict: Honoured, Proof: "TestGenerate",
 		Note: "the first generator's sets overridden by the later ones' with the same merge keys"},
+	{Kind: Field, Name: "ApplicationSetGenerator.plugin", Verdict: Honoured, Proof: "TestApplicationSetPlugin",
+		Note: "the parameter sets a generator plugin answers (getparams.execute), asked by the repo-server"},
 	{Kind: Field, Name: "ApplicationSetGenerator.pullRequest", Verdict: Honoured, Proof: "TestApplicationSetPullRequests",
 		Note: "one parameter set per pull request of GitHub, GitLab or Gitea, asked by the repo-server"},
 	{Kind: Field, Name: "ApplicationSetGenerator.scmProvider", Verdict: Honoured, Proof: "TestApplicationSetSCMProvider",
@@ -19,6 +23,8 @@ var generatorRows = []Row{
 	{Kind: Field, Name: "ApplicationSetGenerator.selector", Verdict: Different, Proof: appSetDiffs,
 		Note: "filters the sets by their flattened parameters; a value that is not a valid label value (a URL) is an error, and goTemplate cluster labels are not flattened"},
 
+	{Kind: Field, Name: "ApplicationSetNestedGenerator.clusterDecisionResource", Verdict: Honoured, Proof: "TestGenerateClusterDecisions",
+		Note: "a clusterDecisionResource generator inside a matrix or merge (its references literal)"},
 	{Kind: Field, Name: "ApplicationSetNestedGenerator.clusters", Verdict: Honoured, Proof: "TestGenerateNestedGenerators",
 		Note: "a clusters generator inside a matrix or merge"},
 	{Kind: Field, Name: "ApplicationSetNestedGenerator.git", Verdict: Honoured, Proof: "TestGenerate",
@@ -29,6 +35,8 @@ var generatorRows = []Row{
 		Note: "one more level of matrix, whose generators may not nest again"},
 	{Kind: Field, Name: "ApplicationSetNestedGenerator.merge", Verdict: Honoured, Proof: "TestGenerateNestedGenerators",
 		Note: "one more level of merge, whose generators may not nest again"},
+	{Kind: Field, Name: "ApplicationSetNestedGenerator.plugin", Verdict: Honoured, Proof: "TestGeneratePlugin",
+		Note: "a plugin generator inside a matrix or merge (its configMapRef literal)"},
 	{Kind: Field, Name: "ApplicationSetNestedGenerator.pullRequest", Verdict: Honoured, Proof: "TestGeneratePullRequest",
 		Note: "a pull request generator inside a matrix or merge, its fields rendered with the first generator's parameters"},
 	{Kind: Field, Name: "ApplicationSetNestedGenerator.scmProvider", Verdict: Honoured, Proof: "TestGenerateSCMProvider",
@@ -91,8 +99,4 @@ var generatorRows = []Row{
 	{Kind: Field, Name: "MergeGenerator.template", Verdict: Honoured, Proof: "TestGenerateGeneratorTemplate",
 		Note: "overrides what it sets of spec.template for this generator's Applications"},
 
-	{Kind: Field, Name: "UnimplementedGenerators.clusterDecisionResource", Verdict: Refused, Proof: "the cluster decision resource generator is not implemented",
-		Note: "the ApplicationSet is refused, the generator named in ErrorOccurred"},
-	{Kind: Field, Name: "UnimplementedGenerators.plugin", Verdict: Refused, Proof: "the plugin generator is not implemented",
-		Note: "the ApplicationSet is refused, the generator named in ErrorOccurred"},
 }

@@ -170,3 +170,36 @@ var scmProviderRows = []Row{
 	{Kind: Field, Name: "SCMProviderGeneratorGitea.excludeArchivedRepos", Verdict: Honoured, Proof: "TestListRepositories",
 		Note: "archived repositories are left out"},
 }
+
+const pluginDiffs = "applicationsets.md#plugins-and-cluster-decision-resources"
+
+// pluginRows: see doc.go.
+var pluginRows = []Row{
+	{Kind: Field, Name: "PluginGenerator.configMapRef", Verdict: Honoured, Proof: "TestApplicationSetPlugin",
+		Note: "a ConfigMap of the control-plane namespace with the plugin's baseUrl, token and requestTimeout"},
+	{Kind: Field, Name: "PluginConfigMapRef.name", Verdict: Different, Proof: pluginDiffs,
+		Note: "the ConfigMap's name; a token reference to a key its Secret lacks is an error (Argo CD sends the reference itself as the token)"},
+	{Kind: Field, Name: "PluginGenerator.input", Verdict: Honoured, Proof: "TestPluginCaller",
+		Note: "sent to the plugin as input, and given to the template as generator.input.parameters"},
+	{Kind: Field, Name: "PluginInput.parameters", Verdict: Honoured, Proof: "TestGeneratePlugin",
+		Note: "any JSON values"},
+	{Kind: Field, Name: "PluginGenerator.requeueAfterSeconds", Verdict: Honoured, Proof: "TestRequeueAfter",
+		Note: "how often the plugin is asked again; 30 minutes unset"},
+	{Kind: Field, Name: "PluginGenerator.template", Verdict: Honoured, Proof: "TestGenerateGeneratorTemplate",
+		Note: "overrides what it sets of spec.template for this generator's Applications"},
+	{Kind: Field, Name: "PluginGenerator.values", Verdict: Honoured, Proof: "TestGeneratePlugin",
+		Note: "rendered with each parameter set as values.<key>"},
+
+	{Kind: Field, Name: "DuckTypeGenerator.configMapRef", Verdict: Honoured, Proof: "TestApplicationSetClusterDecisionResource",
+		Note: "a ConfigMap of the control-plane namespace with the resource's apiVersion, kind (plural), statusListKey and matchKey"},
+	{Kind: Field, Name: "DuckTypeGenerator.name", Verdict: Honoured, Proof: "TestGenerateClusterDecisions",
+		Note: "the resource read, in the control-plane namespace"},
+	{Kind: Field, Name: "DuckTypeGenerator.labelSelector", Verdict: Honoured, Proof: "TestApplicationSetClusterDecisionResource",
+		Note: "selects the resources read instead of name"},
+	{Kind: Field, Name: "DuckTypeGenerator.requeueAfterSeconds", Verdict: Honoured, Proof: "TestRequeueAfter",
+		Note: "shortens the 3-minute requeue"},
+	{Kind: Field, Name: "DuckTypeGenerator.template", Verdict: Honoured, Proof: "TestGenerateGeneratorTemplate",
+		Note: "overrides what it sets of spec.template for this generator's Applications"},
+	{Kind: Field, Name: "DuckTypeGenerator.values", Verdict: Honoured, Proof: "TestGenerateClusterDecisions",
+		Note: "added as values.<key> as written, not rendered, as in Argo CD"},
+}

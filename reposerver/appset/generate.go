@@ -39,8 +39,14 @@ type Sources struct {
 	// spec.generators[0].git) reads repoURL, as rendered; its error
 	// refuses the generator and nothing is read (reposerver.GitAccess.Check).
 	Permit func(ctx context.Context, field, repoURL string) error
-	// SCM serves pull request generators.
+	// SCM serves pull request and SCM provider generators.
 	SCM SCMLister
+	// Plugins serves plugin generators.
+	Plugins PluginCaller
+	// Decisions are the cluster decisions of clusterDecisionResource
+	// generators, by the generator's field, as the controller read them
+	// (reposerver.AppSetRequest.Decisions).
+	Decisions map[string]reposerver.ClusterDecisions
 }
 
 // UnsupportedError refuses a field of an ApplicationSet tollgate does not
@@ -94,7 +100,7 @@ func Generate(ctx context.Context, set *v1alpha1.ApplicationSet, src Sources) ([
 	if err != nil {
 		return nil, &Error{Reason: v1alpha1.ApplicationSetReasonRenderTemplateParamsError, Err: err}
 	}
-	g := &generator{r: r, src: src}
+	g := &generator{r: r, src: src, setName: set.Name}
 	base, err := toMap(spec.Template)
 	if err != nil {
 		return nil, err

@@ -418,24 +418,24 @@ func TestGenerateErrors(t *testing.T) {
 			want: `spec.goTemplateOptions[0]: unknown option "missingkey=explode"`,
 		},
 		{
-			name: "the cluster decision resource generator is refused by name",
+			name: "an SCM provider tollgate does not serve is refused by name",
 			manifest: header + `  generators:
-  - clusterDecisionResource: {configMapRef: my-placement}
+  - scmProvider: {bitbucket: {owner: o, user: u}}
   template: {metadata: {name: x}, spec: {project: default, destination: {}}}
 `,
-			want:        "spec.generators[0].clusterDecisionResource is not supported",
+			want:        "spec.generators[0].scmProvider.bitbucket is not supported",
 			unsupported: true,
 		},
 		{
-			name: "a plugin inside a matrix is refused by name",
+			name: "a pull request provider inside a matrix is refused by name",
 			manifest: header + `  generators:
   - matrix:
       generators:
       - list: {elements: [{a: b}]}
-      - plugin: {configMapRef: {name: x}}
+      - pullRequest: {azuredevops: {organization: o, project: p, repo: r}}
   template: {metadata: {name: x}, spec: {project: default, destination: {}}}
 `,
-			want:        "spec.generators[0].matrix.generators[1].plugin is not supported",
+			want:        "spec.generators[0].matrix.generators[1].pullRequest.azuredevops is not supported",
 			unsupported: true,
 		},
 		{

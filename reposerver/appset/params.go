@@ -17,6 +17,8 @@ import (
 type generator struct {
 	r   renderer
 	src Sources
+	// setName is the ApplicationSet's name, which plugins are told.
+	setName string
 }
 
 // paramSet is one parameter set and the files of git files generators
@@ -34,12 +36,6 @@ func paramSets(sets []map[string]any) []paramSet {
 		out[i] = paramSet{params: p}
 	}
 	return out
-}
-
-// unsupportedKinds are Argo CD's generators tollgate does not implement.
-var unsupportedKinds = map[string]string{
-	"clusterDecisionResource": "the cluster decision resource generator is not implemented",
-	"plugin":                  "the plugin generator is not implemented",
 }
 
 // maxNesting is how deep matrix and merge generators nest: a matrix or
@@ -67,15 +63,12 @@ func (g *generator) params(ctx context.Context, field string, raw, outer map[str
 	}
 	switch {
 	case len(kinds) == 0:
-		return nil, fmt.Errorf("%s: no generator is set (want one of list, clusters, git, pullRequest, scmProvider, matrix, merge)", field)
+		return nil, fmt.Errorf("%s: no generator is set (want one of list, clusters, git, pullRequest, scmProvider, clusterDecisionResource, plugin, matrix, merge)", field)
 	case len(kinds) > 1:
 		return nil, fmt.Errorf("%s: more than one generator is set (%s)", field, strings.Join(kinds, ", "))
 	}
 	kind := kinds[0]
 	sub := field + "." + kind
-	if why, ok := unsupportedKinds[kind]; ok {
-		return nil, &UnsupportedError{Field: sub, Why: why}
-	}
 	var sets []paramSet
 	var err error
 	switch kind {
@@ -89,12 +82,17 @@ func (g *generator) params(ctx context.Context, field string, raw, outer map[str
 		sets = paramSets(plain)
 	case "git":
 		sets, err = g.git(ctx, sub, raw[kind])
-	case "pullRequest", "scmProvider":
+	case "pullRequest", "scmProvider", "plugin", "clusterDecisionResource":
 		var plain []map[string]any
-		if kind == "pullRequest" {
+		switch kind {
+		case "pullRequest":
 			plain, err = g.pullRequest(ctx, sub, raw[kind])
-		} else {
+		case "scmProvider":
 			plain, err = g.scmProvider(ctx, sub, raw[kind])
+		case "plugin":
+			plain, err = g.plugin(ctx, sub, raw[kind])
+		default:
+			plain, err = g.clusterDecisions(ctx, sub, raw[kind])
 		}
 		sets = paramSets(plain)
 	case "matrix", "merge":

@@ -37,6 +37,10 @@ func (s *Service) GenerateApplications(ctx context.Context, req *reposerver.AppS
 	if req.SCM != nil {
 		src.SCM = scmLister{access: req.SCM}
 	}
+	if len(req.Plugins) > 0 {
+		src.Plugins = pluginCaller(req.Plugins)
+	}
+	src.Decisions = req.Decisions
 	gen, err := s.renderer.Generate(ctx, &req.ApplicationSet, src)
 	if err != nil {
 		return nil, generationError(err)

@@ -28,9 +28,11 @@ type generation struct {
 	// judges repositories; without them the child refuses git generators
 	// as appset.Generate does.
 	HasGit, HasPermit bool
-	// HasSCM says whether the parent asks SCM providers' APIs for pull
-	// request generators.
-	HasSCM bool
+	// HasSCM and HasPlugins say whether the parent asks SCM providers'
+	// APIs and generator plugins.
+	HasSCM, HasPlugins bool
+	// Decisions are Sources.Decisions.
+	Decisions map[string]reposerver.ClusterDecisions
 }
 
 // message is what a generating child sends: a call the parent answers
@@ -52,6 +54,10 @@ type call struct {
 	// SCMProviderGenerator, as rendered).
 	PullRequests, Repositories bool
 	Generator                  []byte
+	// Plugin asks the plugin of the plugin generator Generator, for the
+	// ApplicationSet SetName.
+	Plugin  bool
+	SetName string
 }
 
 // reply answers a call: the checkout's directory, which the child only
@@ -122,7 +128,7 @@ func (e *remoteError) err() error {
 // when the child asks (the time they take does not count against the time
 // limit); src.Clusters once, before the child starts.
 func (r *Runner) Generate(ctx context.Context, set *v1alpha1.ApplicationSet, src appset.Sources) ([]reposerver.Generated, error) {
-	g := &generation{HasGit: src.Git != nil, HasPermit: src.Permit != nil, HasSCM: src.SCM != nil}
+	g := &generation{HasGit: src.Git != nil, HasPermit: src.Permit != nil, HasSCM: src.SCM != nil, HasPlugins: src.Plugins != nil, Decisions: src.Decisions}
 	var err error
 	if g.Set, err = json.Marshal(set); err != nil {
 		return nil, fmt.Errorf("encode applicationset: %w", err)
@@ -191,6 +197,10 @@ func answer(ctx context.Context, src appset.Sources, c *call) reply {
 		rep.Data, err = listFor(c, func(gen *v1alpha1.PullRequestGenerator) ([]scm.PullRequest, error) {
 			return src.SCM.PullRequests(ctx, c.Field, gen)
 		})
+	case c.Plugin && src.Plugins != nil:
+		rep.Data, err = listFor(c, func(gen *v1alpha1.PluginGenerator) ([]map[string]any, error) {
+			return src.Plugins.Params(ctx, c.Field, c.SetName, gen)
+		})
 	case c.Repositories && src.SCM != nil:
 		rep.Data, err = listFor(c, func(gen *v1alpha1.SCMProviderGenerator) ([]scm.Repository, error) {
 			return src.SCM.Repositories(ctx, c.Field, gen)
@@ -235,6 +245,10 @@ func serveGeneration(ctx context.Context, g *generation, dec *gob.Decoder, enc *
 	if g.HasSCM {
 		src.SCM = p
 	}
+	if g.HasPlugins {
+		src.Plugins = p
+	}
+	src.Decisions = g.Decisions
 	if g.HasClusters {
 		var secrets []corev1.Secret
 		if err := json.Unmarshal(g.Clusters, &secrets); err != nil {
@@ -296,6 +310,11 @@ func (p *parent) PullRequests(_ context.Context, field string, gen *v1alpha1.Pul
 // Repositories implements appset.SCMLister.
 func (p *parent) Repositories(_ context.Context, field string, gen *v1alpha1.SCMProviderGenerator) ([]scm.Repository, error) {
 	return askList[scm.Repository](p, call{Repositories: true, Field: field}, gen)
+}
+
+// Params implements appset.PluginCaller.
+func (p *parent) Params(_ context.Context, field, set string, gen *v1alpha1.PluginGenerator) ([]map[string]any, error) {
+	return askList[map[string]any](p, call{Plugin: true, Field: field, SetName: set}, gen)
 }
 
 // askList asks the parent for what the generator gen lists.

@@ -493,20 +493,20 @@ spec:
 		t.Errorf("applications written by a template that does not render: %v", apps)
 	}
 
-	// A generator tollgate does not implement is refused by name.
+	// A provider tollgate does not implement is refused by name.
 	scm := f.appSetNamed(argoNS, f.name+"-scm", `
 spec:
   generators:
-  - clusterDecisionResource: {configMapRef: placement}
+  - scmProvider: {awsCodeCommit: {region: eu-west-1}}
   template:
-    metadata: {name: '%[1]s-{{name}}'}
+    metadata: {name: '%[1]s-{{repository}}'}
     spec:
       project: %[1]s
       source: {repoURL: '%[3]s', path: apps/alpha}
       destination: {server: 'https://kubernetes.default.svc', namespace: '%[2]s'}
 `)
 	waitCondition(t, scm, v1alpha1.ApplicationSetConditionErrorOccurred, v1alpha1.ApplicationSetConditionStatusTrue, v1alpha1.ApplicationSetReasonApplicationGenerationFromParamsError,
-		"spec.generators[0].clusterDecisionResource is not supported")
+		"spec.generators[0].scmProvider.awsCodeCommit is not supported")
 }
 
 // TestApplicationSetRemovedElement: an element removed from a list. With

@@ -288,9 +288,9 @@ func appSetShardKey(key types.NamespacedName) string {
 var errAppSetReported = errors.New("reported in the applicationset's conditions")
 
 // requeueAfter is when set is generated again without an event: the
-// shortest requeueAfterSeconds of its git generators (3 minutes unset)
-// and pull request and SCM provider generators (30 minutes unset), nested
-// ones included, as Argo CD. Git generators never lengthen
+// shortest requeueAfterSeconds of its git and clusterDecisionResource
+// generators (3 minutes unset) and pull request, SCM provider and plugin
+// generators (30 minutes unset), nested ones included, as Argo CD. Git generators never lengthen
 // Options.Requeue; with a generator that asks a rate-limited API, the
 // generators' own interval holds.
 func (r *Reconciler) requeueAfter(set *v1alpha1.ApplicationSet) time.Duration {
@@ -299,10 +299,12 @@ func (r *Reconciler) requeueAfter(set *v1alpha1.ApplicationSet) time.Duration {
 	walkGenerators(set, func(kind string, g map[string]any) {
 		var d time.Duration
 		switch kind {
-		case "git":
+		case "git", "clusterDecisionResource":
 			d = DefaultRequeue
 		case "pullRequest", "scmProvider":
 			d, asksAPI = DefaultSCMRequeue, true
+		case "plugin":
+			d, asksAPI = DefaultPluginRequeue, true
 		default:
 			return
 		}
@@ -354,6 +356,9 @@ func (r *Reconciler) generate(ctx context.Context, p *appSetPass, refresh bool) 
 	}
 	req.Access = access
 	if req.SCM, err = r.scmAccess(ctx, p.set); err != nil {
+		return p.fail(v1alpha1.ApplicationSetReasonApplicationGenerationFromParamsError, err)
+	}
+	if err := r.generatorInputs(ctx, p.set, req); err != nil {
 		return p.fail(v1alpha1.ApplicationSetReasonApplicationGenerationFromParamsError, err)
 	}
 	// Credentials are matched as for an Application of the template's

@@ -30,6 +30,8 @@ func TestRequeueAfter(t *testing.T) {
 		"pull request default":    {`[` + pr + `]`, DefaultSCMRequeue},
 		"pull request with list":  {`[{list: {elements: []}}, ` + pr + `]`, DefaultSCMRequeue},
 		"pull request requeue":    {`[{pullRequest: {github: {owner: o, repo: r}, requeueAfterSeconds: 7200}}]`, 2 * time.Hour},
+		"plugin default":          {`[{plugin: {configMapRef: {name: p}}}]`, DefaultPluginRequeue},
+		"cluster decisions":       {`[{clusterDecisionResource: {configMapRef: c, name: n, requeueAfterSeconds: 20}}]`, 20 * time.Second},
 		"pull request beside git": {`[{matrix: {generators: [` + pr + `, {git: {repoURL: r, revision: main}}]}}]`, DefaultRequeue},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -39,10 +39,9 @@ func (r *Reconciler) scmAccess(ctx context.Context, set *v1alpha1.ApplicationSet
 		if access == nil {
 			access = &reposerver.SCMAccess{Allowed: r.opts.AllowedSCMProviders}
 		}
-		var p v1alpha1.SCMProviderRef
-		if p, err = scmProvider(kind, raw); err != nil {
-			err = fmt.Errorf("%s: %w", field, err)
-			return
+		p, perr := scmProvider(kind, raw)
+		if perr != nil {
+			return // the repo-server refuses it, naming the provider
 		}
 		field += "." + p.Name
 		if ref := p.TokenRef; ref != nil && !strings.Contains(ref.SecretName+ref.Key, "{{") {
