@@ -67,18 +67,10 @@ func (f *fixture) deleteAtEnd(name string) {
 	})
 }
 
-// cliSync syncs the Application with tollgate app sync, pruning, and waits
-// for the sync. The engine's automated sync does not follow a change of
-// the source at the revision last synced (a difference from Argo CD, whose
-// automated sync compares the sources too): after app set, unset or patch
-// the tests sync as a user of tollgate must.
-func (f *fixture) cliSync() {
-	f.t.Helper()
-	tollgateOK(f.t, "app", "sync", f.name, "--prune", "--timeout", "60")
-}
-
 // waitDeployment waits until the Deployment name runs image and the
-// Application is Synced and Healthy at rev again.
+// Application is Synced and Healthy at rev again: the Application is
+// automated, and a source changed at the revision last synced is synced
+// again, as Argo CD's automated sync does.
 func (f *fixture) waitDeployment(name, image, rev string) {
 	f.t.Helper()
 	eventually(f.t, "deployment "+name+" runs "+image, func() (bool, string) {
@@ -127,7 +119,6 @@ func TestCLIAppCreateSetUnsetPatch(t *testing.T) {
 	if out := tollgateOK(t, "app", "create", "-f", file, "--upsert"); out != fmt.Sprintf("application '%s' updated\n", f.name) {
 		t.Errorf("app create --upsert: %q", out)
 	}
-	f.cliSync()
 	f.waitDeployment("created-web", "registry.example.com/web:1.0.0", f.head)
 
 	// app set: Kustomize flags, a sync option and the retry limit.
@@ -141,7 +132,6 @@ func TestCLIAppCreateSetUnsetPatch(t *testing.T) {
 	if p := spec.SyncPolicy; p == nil || p.Automated == nil || !slices.Contains(p.SyncOptions, "Validate=false") || p.Retry == nil || p.Retry.Limit != 2 {
 		t.Errorf("app set: sync policy %+v, want automated kept, Validate=false and retry limit 2", p)
 	}
-	f.cliSync()
 	f.waitDeployment("set-web", "registry.example.com/web:2.0.0", f.head)
 
 	// app unset: the prefix and the image override go, the rest stays.
@@ -149,7 +139,6 @@ func TestCLIAppCreateSetUnsetPatch(t *testing.T) {
 	if k := f.app().Spec.Source.Kustomize; k != nil && (k.NamePrefix != "" || len(k.Images) != 0) {
 		t.Errorf("app unset: kustomize %+v, want no prefix and no images", k)
 	}
-	f.cliSync()
 	f.waitDeployment("web", "registry.example.com/web:1.0.0", f.head)
 
 	// app patch: a merge patch of the source, a JSON patch of the revision
@@ -158,7 +147,6 @@ func TestCLIAppCreateSetUnsetPatch(t *testing.T) {
 	if !strings.Contains(out, "nameSuffix: -patched") {
 		t.Errorf("app patch --type merge printed no nameSuffix:\n%s", out)
 	}
-	f.cliSync()
 	f.waitDeployment("web-patched", "registry.example.com/web:1.0.0", f.head)
 	tollgateOK(t, "app", "patch", f.name, "--patch",
 		`[{"op":"replace","path":"/spec/source/targetRevision","value":"`+f.head+`"},{"op":"add","path":"/metadata/labels/patched","value":"yes"}]`)

@@ -469,7 +469,7 @@ func (r *Reconciler) deny(p *pass, v authority.Verdict, revisions []string) outc
 		if app.Spec.SyncPolicy != nil {
 			auto = app.Spec.SyncPolicy.Automated
 		}
-		if !auto.IsEnabled() || sameRevisions(lastSynced(app), revisions) {
+		if !auto.IsEnabled() || syncedBefore(app, revisions) {
 			return denied
 		}
 		op = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}}

@@ -50,6 +50,8 @@ func TestSyncDue(t *testing.T) {
 		cmp     *comparison
 		rev     string
 		empty   bool
+		// source is the Application's, when not the one synced (none).
+		source *v1alpha1.ApplicationSource
 		// want is the request's operation, nil for no sync; wait the
 		// self-heal backoff left.
 		want *v1alpha1.Operation
@@ -85,6 +87,18 @@ func TestSyncDue(t *testing.T) {
 		{name: "backoff is capped at 5m", auto: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}, opState: healedAt(40, 4*time.Minute), cmp: outOfSync, rev: synced, wait: time.Minute},
 		{name: "count starts again after the cooldown", auto: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}, opState: healedAt(40, 6*time.Minute), cmp: outOfSync, rev: synced, want: selfHeal(1)},
 		{name: "failed revision is not retried", auto: &v1alpha1.SyncPolicyAutomated{}, opState: failedAt(next), cmp: outOfSync, rev: next},
+		// As Argo CD's alreadyAttemptedSync: the sources count as well as
+		// the revision.
+		{
+			name: "a source changed at the synced revision", auto: &v1alpha1.SyncPolicyAutomated{}, opState: succeededAt(synced, true), cmp: outOfSync, rev: synced,
+			source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/a.git", Path: "overlays/prod"},
+			want:   &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: synced}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}, Retry: v1alpha1.RetryStrategy{Limit: 5}},
+		},
+		{
+			name: "a failed revision is retried once a source changed", auto: &v1alpha1.SyncPolicyAutomated{}, opState: failedAt(next), cmp: outOfSync, rev: next,
+			source: &v1alpha1.ApplicationSource{RepoURL: "https://git.example.com/a.git", Path: "fixed"},
+			want:   &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: next}, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}, Retry: v1alpha1.RetryStrategy{Limit: 5}},
+		},
 		// As Argo CD: selfHeal corrects drift of a revision that synced; a
 		// revision that failed waits for a new commit or a manual sync.
 		{name: "failed revision is not retried with selfHeal either", auto: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}, opState: failedAt(next), cmp: outOfSync, rev: next},
@@ -115,6 +129,7 @@ func TestSyncDue(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			app := &v1alpha1.Application{Operation: tc.op}
 			app.Spec.SyncPolicy = &v1alpha1.SyncPolicy{Automated: tc.auto}
+			app.Spec.Source = tc.source
 			app.Status.OperationState = tc.opState
 			state := &desiredState{State: &desired.State{Revisions: []string{tc.rev}}}
 			if !tc.empty {

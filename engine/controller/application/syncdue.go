@@ -4,6 +4,8 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 )
 
@@ -65,14 +67,15 @@ func (r *Reconciler) syncDue(app *v1alpha1.Application, op *v1alpha1.Operation, 
 	}
 	st := app.Status.OperationState
 	if st != nil && st.Operation.InitiatedBy.Automated && st.Phase.Completed() && !st.Phase.Successful() &&
-		st.SyncResult != nil && sameRevisions(syncedRevisions(st.SyncResult), state.Revisions) {
+		st.SyncResult != nil && sameRevisions(syncedRevisions(st.SyncResult), state.Revisions) &&
+		specSources(app, st.SyncResult.Source, st.SyncResult.Sources) {
 		// This revision already failed, selfHeal or not (Argo CD's
 		// alreadyAttemptedSync): a new commit or a manual sync is needed;
 		// the SyncError condition of the failure stays.
 		return nil, 0
 	}
 	var healed int64
-	if sameRevisions(lastSynced(app), state.Revisions) {
+	if syncedBefore(app, state.Revisions) {
 		if !auto.SelfHeal {
 			return nil, 0 // drift at the synced revision only shows as OutOfSync
 		}
@@ -152,19 +155,37 @@ func appSyncOptions(app *v1alpha1.Application) []string {
 	return nil
 }
 
-// lastSynced returns the revisions of the last successful sync.
-func lastSynced(app *v1alpha1.Application) []string {
+// syncedBefore reports whether app's last sync (the last successful
+// operation's result, else the newest deployment of its history) deployed
+// revisions from the sources the spec has now. As Argo CD's
+// alreadyAttemptedSync, both count: a source changed at the same revision
+// (a parameter, a path, a name prefix) is synced again.
+func syncedBefore(app *v1alpha1.Application, revisions []string) bool {
 	if st := app.Status.OperationState; st != nil && st.Phase.Successful() && st.SyncResult != nil {
-		return syncedRevisions(st.SyncResult)
+		return sameRevisions(syncedRevisions(st.SyncResult), revisions) && specSources(app, st.SyncResult.Source, st.SyncResult.Sources)
 	}
 	if n := len(app.Status.History); n > 0 {
-		h := app.Status.History[n-1]
-		if len(h.Revisions) > 0 {
-			return h.Revisions
+		h := &app.Status.History[n-1]
+		synced := h.Revisions
+		if len(synced) == 0 {
+			synced = []string{h.Revision}
 		}
-		return []string{h.Revision}
+		return sameRevisions(synced, revisions) && specSources(app, h.Source, h.Sources)
 	}
-	return nil
+	return false
+}
+
+// specSources reports whether app's sources are those a sync recorded
+// (source, or sources for several).
+func specSources(app *v1alpha1.Application, source v1alpha1.ApplicationSource, sources []v1alpha1.ApplicationSource) bool {
+	if len(sources) == 0 {
+		sources = []v1alpha1.ApplicationSource{source}
+	}
+	spec := app.Sources()
+	if len(spec) == 0 {
+		spec = []v1alpha1.ApplicationSource{{}}
+	}
+	return equality.Semantic.DeepEqual(spec, sources)
 }
 
 func syncedRevisions(res *v1alpha1.SyncOperationResult) []string {
