@@ -40,8 +40,9 @@ func ListPullRequests(ctx context.Context, gen *v1alpha1.PullRequestGenerator, a
 	return giteaPulls(ctx, gen.Gitea, auth)
 }
 
-// githubPull is what a pull request of GitHub's REST API holds that we read.
-type githubPull struct {
+// hostedPull is what a pull request of GitHub's and Gitea's REST APIs
+// (the same JSON) holds that we read.
+type hostedPull struct {
 	Number int64  `json:"number"`
 	Title  string `json:"title"`
 	Head   struct {
@@ -64,23 +65,29 @@ func githubPulls(ctx context.Context, g *v1alpha1.PullRequestGeneratorGithub, au
 	if err != nil {
 		return nil, err
 	}
-	pulls, err := listAll[githubPull](ctx, c, "repos/"+url.PathEscape(g.Owner)+"/"+url.PathEscape(g.Repo)+"/pulls?per_page=100")
+	pulls, err := listAll[hostedPull](ctx, c, "repos/"+url.PathEscape(g.Owner)+"/"+url.PathEscape(g.Repo)+"/pulls?per_page=100")
 	if err != nil {
 		return nil, fmt.Errorf("error listing pull requests for %s/%s: %w", g.Owner, g.Repo, err)
 	}
+	return withLabels(pulls, g.Labels), nil
+}
+
+// withLabels are the pulls that carry every one of labels, as Argo CD's
+// GitHub and Gitea services keep them.
+func withLabels(pulls []hostedPull, labels []string) []PullRequest {
 	out := make([]PullRequest, 0, len(pulls))
 	for _, p := range pulls {
-		labels := make([]string, len(p.Labels))
+		names := make([]string, len(p.Labels))
 		for i, l := range p.Labels {
-			labels[i] = l.Name
+			names[i] = l.Name
 		}
-		if !containsAll(labels, g.Labels) {
+		if !containsAll(names, labels) {
 			continue
 		}
 		out = append(out, PullRequest{Number: p.Number, Title: p.Title, Branch: p.Head.Ref, TargetBranch: p.Base.Ref,
-			HeadSHA: p.Head.SHA, Labels: labels, Author: p.User.Login})
+			HeadSHA: p.Head.SHA, Labels: names, Author: p.User.Login})
 	}
-	return out, nil
+	return out
 }
 
 // githubBase is the REST base URL of api, as go-github's
@@ -163,25 +170,6 @@ func gitlabMergeRequests(ctx context.Context, g *v1alpha1.PullRequestGeneratorGi
 	return out, nil
 }
 
-// giteaPull is what a pull request of Gitea's REST API holds that we read.
-type giteaPull struct {
-	Number int64  `json:"number"`
-	Title  string `json:"title"`
-	Head   struct {
-		Ref string `json:"ref"`
-		SHA string `json:"sha"`
-	} `json:"head"`
-	Base struct {
-		Ref string `json:"ref"`
-	} `json:"base"`
-	User struct {
-		Login string `json:"login"`
-	} `json:"user"`
-	Labels []struct {
-		Name string `json:"name"`
-	} `json:"labels"`
-}
-
 func giteaPulls(ctx context.Context, g *v1alpha1.PullRequestGeneratorGitea, auth Auth) ([]PullRequest, error) {
 	if g.API == "" {
 		return nil, fmt.Errorf("gitea.api is required: Gitea has no public API")
@@ -190,23 +178,11 @@ func giteaPulls(ctx context.Context, g *v1alpha1.PullRequestGeneratorGitea, auth
 	if err != nil {
 		return nil, err
 	}
-	pulls, err := listAll[giteaPull](ctx, c, "repos/"+url.PathEscape(g.Owner)+"/"+url.PathEscape(g.Repo)+"/pulls?state=open&limit=50")
+	pulls, err := listAll[hostedPull](ctx, c, "repos/"+url.PathEscape(g.Owner)+"/"+url.PathEscape(g.Repo)+"/pulls?state=open&limit=50")
 	if err != nil {
 		return nil, fmt.Errorf("error listing pull requests for %s/%s: %w", g.Owner, g.Repo, err)
 	}
-	out := make([]PullRequest, 0, len(pulls))
-	for _, p := range pulls {
-		labels := make([]string, len(p.Labels))
-		for i, l := range p.Labels {
-			labels[i] = l.Name
-		}
-		if !containsAll(labels, g.Labels) {
-			continue
-		}
-		out = append(out, PullRequest{Number: p.Number, Title: p.Title, Branch: p.Head.Ref, TargetBranch: p.Base.Ref,
-			HeadSHA: p.Head.SHA, Labels: labels, Author: p.User.Login})
-	}
-	return out, nil
+	return withLabels(pulls, g.Labels), nil
 }
 
 // containsAll reports whether got holds every one of want.

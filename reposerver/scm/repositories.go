@@ -289,7 +289,13 @@ func (p *githubRepos) branches(ctx context.Context, repo Repository) ([]Reposito
 }
 
 func (p *githubRepos) hasPath(ctx context.Context, repo Repository, path string) (bool, error) {
-	return exists(ctx, p.c, "repos/"+url.PathEscape(repo.Organization)+"/"+url.PathEscape(repo.Repository)+"/contents/"+escapePath(path)+"?ref="+url.QueryEscape(repo.Branch))
+	return contentsExist(ctx, p.c, repo, path)
+}
+
+// contentsExist asks GitHub's or Gitea's contents API (the same path)
+// whether repo's branch holds path.
+func contentsExist(ctx context.Context, c *client, repo Repository, path string) (bool, error) {
+	return exists(ctx, c, "repos/"+url.PathEscape(repo.Organization)+"/"+url.PathEscape(repo.Repository)+"/contents/"+escapePath(path)+"?ref="+url.QueryEscape(repo.Branch))
 }
 
 // gitlabRepos lists a GitLab group's projects.
@@ -453,7 +459,7 @@ func (p *giteaRepos) branches(ctx context.Context, repo Repository) ([]Repositor
 }
 
 func (p *giteaRepos) hasPath(ctx context.Context, repo Repository, path string) (bool, error) {
-	return exists(ctx, p.c, "repos/"+url.PathEscape(repo.Organization)+"/"+url.PathEscape(repo.Repository)+"/contents/"+escapePath(path)+"?ref="+url.QueryEscape(repo.Branch))
+	return contentsExist(ctx, p.c, repo, path)
 }
 
 // withBranches is repo once per branch, with the branch's name and SHA.
