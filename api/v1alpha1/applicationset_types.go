@@ -3,7 +3,6 @@ package v1alpha1
 import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // ApplicationSet generates Applications from one template and the
@@ -355,13 +354,42 @@ type ApplicationSetStatus struct {
 	Resources []ResourceStatus `json:"resources,omitempty"`
 	// +optional
 	ResourcesCount int64 `json:"resourcesCount,omitempty"`
-	// Health is Argo CD's health of the ApplicationSet; tollgate reports
-	// its state in conditions.
+	// Health is the ApplicationSet's health, from its conditions
+	// (ApplicationSetStatus.CalculateHealth).
 	// +optional
-	// +kubebuilder:pruning:PreserveUnknownFields
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:validation:Type=object
-	Health *runtime.RawExtension `json:"health,omitempty"`
+	Health HealthStatus `json:"health,omitzero"`
+}
+
+// CalculateHealth is Argo CD's health of an ApplicationSet with the
+// conditions of s: Degraded while ErrorOccurred is True, Progressing while
+// a rollout is (RolloutProgressing True), Healthy when ResourcesUpToDate is
+// True, with that condition's message; Unknown otherwise.
+func (s *ApplicationSetStatus) CalculateHealth() HealthStatus {
+	if len(s.Conditions) == 0 {
+		return HealthStatus{Status: HealthStatusUnknown, Message: "No status conditions found for ApplicationSet"}
+	}
+	var progressing, healthy *ApplicationSetCondition
+	for i := range s.Conditions {
+		c := &s.Conditions[i]
+		if c.Status != ApplicationSetConditionStatusTrue {
+			continue
+		}
+		switch c.Type {
+		case ApplicationSetConditionErrorOccurred:
+			return HealthStatus{Status: HealthStatusDegraded, Message: c.Message}
+		case ApplicationSetConditionRolloutProgressing:
+			progressing = c
+		case ApplicationSetConditionResourcesUpToDate:
+			healthy = c
+		}
+	}
+	switch {
+	case progressing != nil:
+		return HealthStatus{Status: HealthStatusProgressing, Message: progressing.Message}
+	case healthy != nil:
+		return HealthStatus{Status: HealthStatusHealthy, Message: healthy.Message}
+	}
+	return HealthStatus{Status: HealthStatusUnknown, Message: "Waiting for health status to be determined"}
 }
 
 // ApplicationSetCondition is a condition of an ApplicationSet.

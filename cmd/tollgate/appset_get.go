@@ -145,8 +145,8 @@ func typedAppSet(obj *unstructured.Unstructured) (*v1alpha1.ApplicationSet, erro
 	return &set, nil
 }
 
-// appSetHealth is status.health.status, which Argo CD sets and tollgate
-// leaves empty (it reports an ApplicationSet's state in conditions).
+// appSetHealth is status.health.status, as the controller sets it from
+// the conditions (v1alpha1.ApplicationSetStatus.CalculateHealth).
 func appSetHealth(obj *unstructured.Unstructured) string {
 	s, _, _ := unstructured.NestedString(obj.Object, "status", "health", "status")
 	return s

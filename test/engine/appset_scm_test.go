@@ -71,6 +71,10 @@ func TestApplicationSetPullRequests(t *testing.T) {
 	}
 	set := f.appSet(argoNS, expand(f.name+"-gh", api.URL))
 	apps := waitGenerated(t, argoNS, set, f.name+"-pr-1", f.name+"-pr-3")
+	if h := waitCondition(t, set, v1alpha1.ApplicationSetConditionResourcesUpToDate, v1alpha1.ApplicationSetConditionStatusTrue,
+		v1alpha1.ApplicationSetReasonApplicationSetUpToDate).Status.Health; h.Status != v1alpha1.HealthStatusHealthy {
+		t.Errorf("status.health %+v, want Healthy", h)
+	}
 	if a := apps[f.name+"-pr-1"]; a.Annotations["tollgate.dev/head"] != "01234567" || a.Annotations["tollgate.dev/branch"] != "feat-cache-layer" {
 		t.Errorf("parameters of pull request 1: %v", a.Annotations)
 	}
@@ -92,9 +96,12 @@ func TestApplicationSetPullRequests(t *testing.T) {
 	other := scmapi.New(t, "")
 	other.SetPulls("org/"+f.name, scmapi.PullRequest{Number: 9, Branch: "x", TargetBranch: "main", SHA: "9999999999999999999999999999999999999999", Labels: []string{"preview"}})
 	stolen := f.appSetNamed(argoNS, f.name+"-stolen", expand(f.name+"-gh", other.URL))
-	waitCondition(t, stolen, v1alpha1.ApplicationSetConditionErrorOccurred, v1alpha1.ApplicationSetConditionStatusTrue,
+	live := waitCondition(t, stolen, v1alpha1.ApplicationSetConditionErrorOccurred, v1alpha1.ApplicationSetConditionStatusTrue,
 		v1alpha1.ApplicationSetReasonApplicationGenerationFromParamsError,
 		"the token was not sent", "not to "+other.URL)
+	if h := live.Status.Health; h.Status != v1alpha1.HealthStatusDegraded || !strings.Contains(h.Message, "the token was not sent") {
+		t.Errorf("status.health %+v, want Degraded with the error", h)
+	}
 	if reqs := other.Requests(); len(reqs) != 0 {
 		t.Errorf("the other API was asked: %v", reqs)
 	}

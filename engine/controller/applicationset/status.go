@@ -92,6 +92,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, p *appSetPass) error {
 			want.Status.ApplicationStatus = appStatus
 		}
 		want.Status.Resources, want.Status.ResourcesCount = resources, int64(len(resources))
+		want.Status.Health = want.Status.CalculateHealth()
 		if statusEqual(live.Status, want.Status) {
 			return nil
 		}
@@ -126,5 +127,6 @@ func statusEqual(a, b v1alpha1.ApplicationSetStatus) bool {
 	}) && slices.EqualFunc(a.Resources, b.Resources, func(x, y v1alpha1.ResourceStatus) bool {
 		return x.Name == y.Name && x.Namespace == y.Namespace && x.Status == y.Status &&
 			(x.Health == nil) == (y.Health == nil) && (x.Health == nil || x.Health.Status == y.Health.Status)
-	}) && a.ResourcesCount == b.ResourcesCount && equality.Semantic.DeepEqual(a.ApplicationStatus, b.ApplicationStatus)
+	}) && a.ResourcesCount == b.ResourcesCount && equality.Semantic.DeepEqual(a.ApplicationStatus, b.ApplicationStatus) &&
+		a.Health.Status == b.Health.Status && a.Health.Message == b.Health.Message
 }
