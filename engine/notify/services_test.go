@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/argoproj/notifications-engine/pkg/services"
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/tollgate-dev/tollgate/test/receiver"
 )
@@ -332,5 +334,17 @@ func TestEveryServiceAccepted(t *testing.T) {
 		if err != nil || c.Service(typ) == nil {
 			t.Errorf("service.%s: %v", typ, err)
 		}
+	}
+}
+
+// TestWebhookURLNotLogged: the logger every go-retryablehttp client (the
+// webhook service's) logs to, a "[DEBUG] POST <url>" line per request
+// whatever the level, writes nowhere: a webhook's URL is often its secret.
+func TestWebhookURLNotLogged(t *testing.T) {
+	if c := retryablehttp.NewClient(); c.Logger != retryableHTTPLogger {
+		t.Fatalf("a new client logs to %v, not the logger silenced here", c.Logger)
+	}
+	if w := retryableHTTPLogger.Writer(); w != io.Discard {
+		t.Errorf("go-retryablehttp logs to %v", w)
 	}
 }

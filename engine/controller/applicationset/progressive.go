@@ -66,6 +66,11 @@ type rollout struct {
 	statuses []v1alpha1.ApplicationSetApplicationStatus
 	// toSync are the Applications of the steps that may sync now.
 	toSync map[string]bool
+	// again is set when a state moves on at the next pass whatever
+	// happens: an Application that became Progressing already Synced and
+	// Healthy (Argo CD moves it to Healthy one pass later, and no event
+	// of the Application would come to start that pass).
+	again bool
 }
 
 // newRollout sorts the generated Applications into the steps, as Argo
@@ -240,8 +245,11 @@ func (ro *rollout) nextStatus(cur v1alpha1.ApplicationSetApplicationStatus, app 
 			set(v1alpha1.ProgressiveSyncProgressing, msgAppError)
 		}
 	}
-	if cur.Status == v1alpha1.ProgressiveSyncProgressing && synced && healthy {
+	switch {
+	case cur.Status == v1alpha1.ProgressiveSyncProgressing && synced && healthy:
 		set(v1alpha1.ProgressiveSyncHealthy, msgBecameHealthy)
+	case next.Status == v1alpha1.ProgressiveSyncProgressing && synced && healthy:
+		ro.again = true
 	}
 	return next
 }

@@ -213,6 +213,9 @@ func TestRolloutStatuses(t *testing.T) {
 	// prod-a synced and healthy at once: Progressing first, then Healthy, then prod-b.
 	ro = pass(4, appState("dev", dev, synced, healthy, "r1", ptr.To(at(1)), v1alpha1.OperationSucceeded), appState("prod-a", prod, synced, healthy, "r1", ptr.To(at(3)), v1alpha1.OperationSucceeded), appState("prod-b", prod, outOf, missing, "r1", nil, ""))
 	check(ro, map[string]state{"dev": {"Healthy", "1", msgBecameHealthy}, "prod-a": {"Progressing", "2", msgSyncSucceeded}, "prod-b": {"Waiting", "2", msgRevision}}, "ApplicationSet is performing rollout of step 2")
+	if !ro.again {
+		t.Error("prod-a is Progressing, Synced and Healthy, and the next pass is not asked for at once")
+	}
 	ro = pass(5, appState("dev", dev, synced, healthy, "r1", ptr.To(at(1)), v1alpha1.OperationSucceeded), appState("prod-a", prod, synced, healthy, "r1", ptr.To(at(3)), v1alpha1.OperationSucceeded), appState("prod-b", prod, outOf, missing, "r1", nil, ""))
 	check(ro, map[string]state{"dev": {"Healthy", "1", msgBecameHealthy}, "prod-a": {"Healthy", "2", msgBecameHealthy}, "prod-b": {"Pending", "2", msgPending}}, "ApplicationSet is performing rollout of step 2")
 	// prod-b's sync failed: Progressing, not Healthy while OutOfSync.

@@ -266,6 +266,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			err = perr
 		}
 	}
+	if p.rollout != nil && p.rollout.again {
+		requeue = min(requeue, time.Second)
+	}
 	switch {
 	case err == nil:
 		return reconcile.Result{RequeueAfter: requeue}, nil
