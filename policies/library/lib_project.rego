@@ -67,7 +67,7 @@ destination_permitted(entries, dest) if {
 # evaluator keeps across reviews, so the objects of one Application cost one
 # check per namespace.
 namespace_permitted(app, project, namespace) if {
-	dest := destination_of(app)
+	dest := resolved_destination(destination_of(app))
 	destination_permitted(
 		project_list(project, "destinations"),
 		{"server": dest.server, "name": dest.name, "namespace": namespace},
@@ -160,6 +160,17 @@ matches_if_set(pattern, value) if {
 	value != ""
 	argo_match(pattern, value, no_delimiters)
 }
+
+# resolved_destination is dest as a project's destinations are matched
+# against it: Argo CD resolves a destination given by name to its cluster's
+# server before it checks the project, so the name "in-cluster" (Argo CD's
+# own cluster) also matches entries by server,
+# https://kubernetes.default.svc. Other names match by name only (tollgate
+# judges the Application as written, without the cluster Secrets).
+resolved_destination(dest) := object.union(dest, {"server": "https://kubernetes.default.svc"}) if {
+	dest.server == ""
+	dest.name == "in-cluster"
+} else := dest
 
 # describe_destination names a destination for a message:
 # `server "https://kubernetes.default.svc", namespace "web"`.

@@ -32,7 +32,7 @@ violation contains v if {
 	is_object(input.project)
 	lib.reviewed_application
 	dest := lib.destination_of(input.object)
-	not lib.destination_permitted(lib.project_destinations, dest)
+	not lib.destination_permitted(lib.project_destinations, lib.resolved_destination(dest))
 	v := {
 		"rule": "project-destination-denied",
 		"msg": sprintf(
