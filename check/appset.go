@@ -265,9 +265,10 @@ func clusterSecrets(files []string, entries []entry, lim render.Limits) ([]corev
 // expandApplicationSets generates the Applications of the ApplicationSets
 // among entries, as entries located at their ApplicationSet, and an error
 // result for each ApplicationSet that does not generate.
-func expandApplicationSets(ctx context.Context, generate generateFunc, entries []entry, src appset.Sources, known appSetProjects) ([]entry, []report.Result) {
+func expandApplicationSets(ctx context.Context, generate generateFunc, entries []entry, src appset.Sources, known appSetProjects) ([]entry, []report.Result, []Note) {
 	var out []entry
 	var failures []report.Result
+	var notes []Note
 	for _, e := range entries {
 		if !isKind(e.doc.Object, v1alpha1.Group, v1alpha1.ApplicationSetKind) {
 			continue
@@ -279,6 +280,13 @@ func expandApplicationSets(ctx context.Context, generate generateFunc, entries [
 				Kind: v1alpha1.ApplicationSetKind, Name: name, Namespace: ns, Error: err.Error()})
 		}
 		_, gen, refused, err := generateSet(ctx, generate, e.doc.Object, src, known)
+		if errors.Is(err, appset.ErrNotGeneratedHere) {
+			// A generator only the controller runs (a provider's API, a
+			// plugin, a cluster decision resource): noted, as a source of
+			// another repository is; the ApplicationSet itself is judged.
+			notes = append(notes, Note{File: e.file, Line: e.doc.Line, Message: fmt.Sprintf("ApplicationSet %q: %v", name, err)})
+			continue
+		}
 		if err != nil {
 			fail(err)
 			continue
@@ -292,7 +300,7 @@ func expandApplicationSets(ctx context.Context, generate generateFunc, entries [
 			out = append(out, entry{doc: d, root: e.root, file: e.file})
 		}
 	}
-	return out, failures
+	return out, failures, notes
 }
 
 // checkoutReader serves the repository under test from its checkout.

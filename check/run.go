@@ -267,8 +267,9 @@ func gather(ctx context.Context, o Options, lim render.Limits) (gathered, error)
 	if err != nil {
 		return g, err
 	}
-	generated, setFailures := expandApplicationSets(ctx, generator(o.Renderer), walked, newAppSetSources(root, repoURL, secrets), known)
+	generated, setFailures, setNotes := expandApplicationSets(ctx, generator(o.Renderer), walked, newAppSetSources(root, repoURL, secrets), known)
 	g.failures = append(g.failures, setFailures...)
+	g.notes = append(g.notes, setNotes...)
 	walked = append(walked, generated...)
 	appEntries, cl, appNotes, appFailures, err := renderApplications(ctx, svc, root, controlNS, o.Capabilities, known, repoURL != "", o.Renders, walked)
 	if err != nil {

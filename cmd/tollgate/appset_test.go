@@ -244,7 +244,8 @@ func TestAppSetGenerateProject(t *testing.T) {
 
 // TestTestApplicationSets: tollgate test generates the Applications of the
 // ApplicationSets it finds and judges and renders them like Applications
-// written by hand; one that cannot generate is an error result.
+// written by hand; one that cannot generate is an error result, one whose
+// generator only the controller runs (a plugin) a note.
 func TestTestApplicationSets(t *testing.T) {
 	repo := t.TempDir()
 	testutil.WriteFiles(t, repo, appSetRepo)
@@ -256,6 +257,14 @@ metadata: {name: plugged, namespace: argocd}
 spec:
   generators:
   - plugin: {configMapRef: {name: x}}
+  template: {metadata: {name: x}, spec: {project: default, destination: {}}}
+`,
+		"appsets/codecommit.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: codecommit, namespace: argocd}
+spec:
+  generators:
+  - scmProvider: {awsCodeCommit: {region: eu-west-1}}
   template: {metadata: {name: x}, spec: {project: default, destination: {}}}
 `,
 	})
@@ -279,8 +288,17 @@ spec:
 			t.Errorf("no result %q among:\n%s", want, strings.Join(rows, "\n"))
 		}
 	}
-	if !strings.Contains(r.stdout, `"error": "spec.generators[0].plugin: not generated here: the plugin generator asks the plugin's HTTP service, which only the controller's repo-server calls"`) {
-		t.Errorf("the ApplicationSet with a plugin generator is not an error result:\n%s", r.stdout)
+	if !strings.Contains(r.stdout, `"error": "spec.generators[0].scmProvider.awsCodeCommit is not supported: tollgate's SCM provider generator serves GitHub, GitLab and Gitea"`) {
+		t.Errorf("the ApplicationSet with an unserved provider is not an error result:\n%s", r.stdout)
+	}
+	// A generator only the controller runs is noted, as a source of
+	// another repository is, not an error.
+	if strings.Contains(r.stdout, "spec.generators[0].plugin") {
+		t.Errorf("the ApplicationSet with a plugin generator is an error result:\n%s", r.stdout)
+	}
+	text := runCLI(t, nil, "test", "--repo-root", repo, "--repo-url", fixtureURL, repo)
+	if want := `plugin.yaml:1: ApplicationSet "plugged": spec.generators[0].plugin: not generated here: the plugin generator asks the plugin's HTTP service, which only the controller's repo-server calls`; !strings.Contains(text.stderr, want) {
+		t.Errorf("want the note %q on stderr:\n%s", want, text.stderr)
 	}
 }
 

@@ -20,7 +20,7 @@ func (g *generator) clusterDecisions(ctx context.Context, field string, raw any)
 	}
 	read, ok := g.src.Decisions[field]
 	if !ok {
-		return nil, fmt.Errorf("%s: not generated here: the controller reads the cluster decision resource (one whose configMapRef, name or labelSelector is rendered from parameters is not read)", field)
+		return nil, fmt.Errorf("%s: %w: the controller reads the cluster decision resource (one whose configMapRef, name or labelSelector is rendered from parameters is not read)", field, ErrNotGeneratedHere)
 	}
 	if g.src.Clusters == nil {
 		return nil, fmt.Errorf("%s: no cluster Secrets to read", field)

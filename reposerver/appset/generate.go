@@ -49,6 +49,12 @@ type Sources struct {
 	Decisions map[string]reposerver.ClusterDecisions
 }
 
+// ErrNotGeneratedHere is wrapped by the error of a generator that needs
+// what only the controller and its repo-server have (a provider's API, a
+// plugin, a cluster decision resource): tollgate test notes such an
+// ApplicationSet rather than failing on it.
+var ErrNotGeneratedHere = errors.New("not generated here")
+
 // UnsupportedError refuses a field of an ApplicationSet tollgate does not
 // implement, naming it.
 type UnsupportedError struct {

@@ -29,7 +29,7 @@ func (g *generator) plugin(ctx context.Context, field string, raw any) ([]map[st
 		return nil, fmt.Errorf("%s.configMapRef.name: the plugin's ConfigMap is not named", field)
 	}
 	if g.src.Plugins == nil {
-		return nil, fmt.Errorf("%s: not generated here: the plugin generator asks the plugin's HTTP service, which only the controller's repo-server calls", field)
+		return nil, fmt.Errorf("%s: %w: the plugin generator asks the plugin's HTTP service, which only the controller's repo-server calls", field, ErrNotGeneratedHere)
 	}
 	found, err := g.src.Plugins.Params(ctx, field, g.setName, &p)
 	if err != nil {

@@ -53,7 +53,7 @@ func (g *generator) pullRequest(ctx context.Context, field string, raw any) ([]m
 		return nil, err
 	}
 	if g.src.SCM == nil {
-		return nil, fmt.Errorf("%s: not generated here: the pull request generator asks the SCM provider's API, which only the controller's repo-server calls", field)
+		return nil, fmt.Errorf("%s: %w: the pull request generator asks the SCM provider's API, which only the controller's repo-server calls", field, ErrNotGeneratedHere)
 	}
 	pulls, err := g.src.SCM.PullRequests(ctx, field, &pr)
 	if err != nil {

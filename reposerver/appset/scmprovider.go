@@ -40,7 +40,7 @@ func (g *generator) scmProvider(ctx context.Context, field string, raw any) ([]m
 		return nil, fmt.Errorf("%s.cloneProtocol: unknown clone protocol %q (want ssh or https)", field, p)
 	}
 	if g.src.SCM == nil {
-		return nil, fmt.Errorf("%s: not generated here: the SCM provider generator asks the SCM provider's API, which only the controller's repo-server calls", field)
+		return nil, fmt.Errorf("%s: %w: the SCM provider generator asks the SCM provider's API, which only the controller's repo-server calls", field, ErrNotGeneratedHere)
 	}
 	repos, err := g.src.SCM.Repositories(ctx, field, &sp)
 	if err != nil {

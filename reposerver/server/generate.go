@@ -87,13 +87,15 @@ type remoteError struct {
 	Unreachable bool
 	// NotFound is a repository an SCM provider does not know
 	// (scm.ErrRepositoryNotFound).
-	NotFound   bool
-	FetchLimit *source.LimitError
+	NotFound bool
+	// NotGenerated is appset.ErrNotGeneratedHere.
+	NotGenerated bool
+	FetchLimit   *source.LimitError
 }
 
 func newRemoteError(err error) *remoteError {
 	e := &remoteError{Message: err.Error(), Reason: appset.ReasonOf(err), Unreachable: errors.Is(err, reposerver.ErrRepoUnreachable),
-		NotFound: errors.Is(err, scm.ErrRepositoryNotFound)}
+		NotFound: errors.Is(err, scm.ErrRepositoryNotFound), NotGenerated: errors.Is(err, appset.ErrNotGeneratedHere)}
 	errors.As(err, &e.FetchLimit)
 	return e
 }
@@ -107,6 +109,9 @@ func (e *remoteError) Unwrap() []error {
 	}
 	if e.NotFound {
 		out = append(out, scm.ErrRepositoryNotFound)
+	}
+	if e.NotGenerated {
+		out = append(out, appset.ErrNotGeneratedHere)
 	}
 	if e.FetchLimit != nil {
 		out = append(out, e.FetchLimit)
