@@ -350,7 +350,9 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 		// Notifications, retried quickly so that a receiver's outage
 		// shows within a test.
 		dopts := notify.DispatcherOptions{Workers: 2, Attempts: 30, MinBackoff: 200 * time.Millisecond, MaxBackoff: 2 * time.Second}
-		if err := notification.New(mgr.GetClient(), ns, nil, m, dopts, log.WithName("notifications")).SetupWithManager(ctx, mgr, cfg); err != nil {
+		n := notification.New(mgr.GetClient(), ns, nil, m, dopts, log.WithName("notifications"))
+		n.Commits = manifests
+		if err := n.SetupWithManager(ctx, mgr, cfg); err != nil {
 			return nil, err
 		}
 	}
