@@ -154,7 +154,7 @@ func (c *client) get(ctx context.Context, u *url.URL, v any) (*url.URL, error) {
 	case resp.StatusCode == http.StatusNotFound:
 		return nil, fmt.Errorf("GET %s: %s: %w", redact(u), resp.Status, ErrRepositoryNotFound)
 	case resp.StatusCode/100 != 2:
-		return nil, fmt.Errorf("GET %s: %s%s", redact(u), resp.Status, snippet(body))
+		return nil, fmt.Errorf("GET %s: %s%s", redact(u), resp.Status, Snippet(body))
 	case len(body) > MaxPageBytes:
 		return nil, fmt.Errorf("GET %s: the answer is larger than %d MiB", redact(u), MaxPageBytes>>20)
 	}
@@ -217,8 +217,9 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-// snippet is the start of an error answer's body, for messages.
-func snippet(body []byte) string {
+// Snippet is the start of an error answer's body, for messages: ": "
+// and at most 200 bytes of it, "" for an empty body.
+func Snippet(body []byte) string {
 	s := strings.TrimSpace(string(body))
 	if s == "" {
 		return ""

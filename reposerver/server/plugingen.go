@@ -12,6 +12,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/reposerver"
+	"github.com/tollgate-dev/tollgate/reposerver/scm"
 )
 
 // Bounds of a generator plugin's answer.
@@ -73,7 +74,7 @@ func (pc pluginCaller) Params(ctx context.Context, field, set string, gen *v1alp
 	case len(answer) > maxPluginAnswer:
 		return nil, fmt.Errorf("error listing params: POST %s: the answer is larger than %d MiB", url, maxPluginAnswer>>20)
 	case resp.StatusCode/100 != 2:
-		return nil, fmt.Errorf("error listing params: POST %s: %s%s", url, resp.Status, snippet(answer))
+		return nil, fmt.Errorf("error listing params: POST %s: %s%s", url, resp.Status, scm.Snippet(answer))
 	}
 	var out struct {
 		Output struct {
@@ -84,16 +85,4 @@ func (pc pluginCaller) Params(ctx context.Context, field, set string, gen *v1alp
 		return nil, fmt.Errorf("error listing params: POST %s: decode the answer: %w", url, err)
 	}
 	return out.Output.Parameters, nil
-}
-
-// snippet is the start of an error answer's body, for messages.
-func snippet(body []byte) string {
-	s := strings.TrimSpace(string(body))
-	if s == "" {
-		return ""
-	}
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return ": " + s
 }
