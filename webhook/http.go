@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"runtime/debug"
+	"time"
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -78,7 +79,9 @@ func (s *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req := admission.Request{AdmissionRequest: *review.Request}
 	log := logConstructor(s.log, &req)
-	resp, err := s.decide(logr.NewContext(r.Context(), log), req)
+	ctx, cancel := reviewContext(r)
+	defer cancel()
+	resp, err := s.decide(logr.NewContext(ctx, log), req)
 	if err != nil {
 		hdr := w.Header()
 		hdr.Set("Content-Type", "text/plain; charset=utf-8")
@@ -93,6 +96,22 @@ func (s *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resp.UID = req.UID
 	}
 	writeReview(w, log, review.TypeMeta, resp.AdmissionResponse)
+}
+
+// maxReviewTime bounds the work on one review: the longest timeoutSeconds
+// a webhook may have. The evaluator's own timeout is shorter.
+const maxReviewTime = 30 * time.Second
+
+// reviewContext is the context a review is decided under: r's values, not
+// its cancellation. The webhook server cancels every request's context as
+// it starts to shut down (controller-runtime's server derives them from
+// the manager's), when the graceful shutdown is meant to let the reviews
+// in flight finish: under r's context they would fail ("policy evaluation
+// stopped: context canceled") and, with failurePolicy Fail, so would the
+// writes they judge, at every rolling update of the webhook. A client
+// that goes away costs at most the evaluator's timeout.
+func reviewContext(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(r.Context()), maxReviewTime)
 }
 
 // decide calls the Decider, turning a panic into an error: it gets the

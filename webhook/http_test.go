@@ -419,3 +419,29 @@ func TestHandlerIsNotAnAdmissionHandler(t *testing.T) {
 		t.Error("*Handler implements admission.Handler; serve it through NewHTTPHandler only")
 	}
 }
+
+// TestServeHTTPOutlivesServerShutdown: the webhook server cancels the
+// contexts of the requests in flight as it starts a graceful shutdown (a
+// rolling update); a review already received is still decided, not
+// answered with an HTTP 500 that failurePolicy Fail turns into a failed
+// write.
+func TestServeHTTPOutlivesServerShutdown(t *testing.T) {
+	h := NewHTTPHandler(newHandler(t, DefaultConfig()), logr.Discard())
+	base, shutdown := context.WithCancel(context.Background())
+	shutdown()
+	r := httptest.NewRequestWithContext(base, http.MethodPost, "/validate",
+		bytes.NewReader(review("admission.k8s.io/v1", request(admissionv1.Create, deployment("web", "api", "nginx:latest"), nil))))
+	r.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusOK {
+		t.Fatalf("HTTP status = %d (%s), want 200", w.Code, w.Body.String())
+	}
+	var got reviewResponse
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Response == nil || got.Response.Allowed || got.Response.Status == nil || !strings.HasPrefix(got.Response.Status.Message, "[no-latest-tag] ") {
+		t.Errorf("response = %+v, want a denial by no-latest-tag", got.Response)
+	}
+}
