@@ -103,3 +103,39 @@ func BenchmarkDecodeReview(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkServeGoroutine measures an Application's review as the HTTP
+// server runs it, on a goroutine of its own: straight on that fresh
+// goroutine (its stack grows as OPA recurses) and through NewHTTPHandler,
+// which hands it to a warm goroutine (warm.go).
+func BenchmarkServeGoroutine(b *testing.B) {
+	team := appProject("team", "team-a")
+	web := application("web", "team", "team-a")
+	body := review("admission.k8s.io/v1", request(admissionv1.Create, application("api", "team", "team-a"), nil))
+	h := NewHTTPHandler(newHandler(b, DefaultConfig(), team, web), logr.Discard())
+	for _, c := range []struct {
+		name  string
+		serve func(http.ResponseWriter, *http.Request)
+	}{
+		{"fresh", h.(*httpHandler).serve},
+		{"warm", h.ServeHTTP},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r := httptest.NewRequest(http.MethodPost, "/validate", bytes.NewReader(body))
+				r.Header.Set("Content-Type", "application/json")
+				w := httptest.NewRecorder()
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					c.serve(w, r)
+				}()
+				<-done
+				if w.Code != http.StatusOK {
+					b.Fatalf("HTTP %d: %s", w.Code, w.Body.String())
+				}
+			}
+		})
+	}
+}

@@ -68,8 +68,14 @@ type httpHandler struct {
 // maxReviewBytes bounds a review's body, as admission.Webhook does.
 const maxReviewBytes = 7 << 20
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. The review runs on a warm goroutine
+// (warm.go).
 func (s *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	runWarm(func() { s.serve(w, r) })
+}
+
+// serve reads, decides and answers one review.
+func (s *httpHandler) serve(w http.ResponseWriter, r *http.Request) {
 	review, code, err := readReview(r)
 	if err != nil {
 		// Without apiVersion and kind, as admission.Webhook answers it.
