@@ -16,9 +16,10 @@ import (
 // oldObject, nearly all of its bytes, are parsed once, straight into the
 // maps the rules read (jsonObject), rather than scanned as RawExtensions
 // and unmarshalled again by decodeObject; the rest of the review, a few
-// hundred bytes, is decoded with the API machinery's case-sensitive
-// decoder as before. Bodies the fast parser might read otherwise than
-// encoding/json (see plainJSON) are decoded the reference way, whole.
+// hundred bytes, is read from the parsed values too (decodeParsedReview),
+// or, when it holds what the API server does not send, the whole body is
+// decoded with the API machinery's case-sensitive decoder, as are bodies
+// the fast parser might read otherwise than encoding/json (see plainJSON).
 func decodeReview(body []byte, in *admissionv1.AdmissionReview) error {
 	if !plainJSON(body) {
 		return sigsjson.UnmarshalCaseSensitivePreserveInts(body, in)
@@ -30,9 +31,11 @@ func decodeReview(body []byte, in *admissionv1.AdmissionReview) error {
 		return sigsjson.UnmarshalCaseSensitivePreserveInts(body, in)
 	}
 	objs := takeObjects(v)
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(v.MarshalTo(nil), in); err != nil {
-		return err
+	var fast admissionv1.AdmissionReview
+	if !decodeParsedReview(v, &fast) {
+		return sigsjson.UnmarshalCaseSensitivePreserveInts(body, in)
 	}
+	*in = fast
 	if in.Request != nil {
 		if objs.object != nil {
 			in.Request.Object = objectExtension(objs.object)

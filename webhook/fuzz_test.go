@@ -74,6 +74,19 @@ func FuzzDecodeReview(f *testing.F) {
 		"{\"request\":{\"object\":{\"s\":\"\xff\"}}}",
 		`[1]`,
 		`{"request":{"object":{"n":-0.0e-0}}}`,
+		`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","kind":{"group":"apps","version":"v1","kind":"Deployment"},` +
+			`"resource":{"group":"apps","version":"v1","resource":"deployments"},"requestKind":{"group":"apps","version":"v1","kind":"Deployment"},` +
+			`"requestResource":{"group":"apps","version":"v1","resource":"deployments"},"subResource":"","requestSubResource":"","name":"api","namespace":"team-a",` +
+			`"operation":"UPDATE","userInfo":{"username":"alice","uid":"1","groups":["system:authenticated"],"extra":{"scopes":["a","b"],"none":[]}},` +
+			`"object":{"kind":"Deployment"},"oldObject":{"kind":"Deployment"},"dryRun":false,"options":{"kind":"UpdateOptions","apiVersion":"meta.k8s.io/v1","fieldManager":"m\u00e9"}}}`,
+		`{"request":{"uid":"a","kind":{"group":"g"},"kind":{"kind":"K"},"userInfo":{"groups":[]},"userInfo":{"extra":{"x":["1"]}},"userInfo":{"extra":{"y":[]}},"dryRun":true}}`,
+		`{"request":{"requestKind":{"kind":"A"},"requestKind":{"group":"B"},"options":[1,{"a":"\/"}],"options":{}},"request":{"name":"n"}}`,
+		`{"request":{"uid":"u"},"response":{"uid":"u","allowed":true}}`,
+		`{"request":{"userInfo":{"groups":["a",1]}}}`,
+		`{"request":{"dryRun":null}}`,
+		`{"request":{"Name":"n","name":"m"}}`,
+		`{"request":{"uid":"\u0000","options":"\u0000"}}`,
+		`{"request":{"options":{"a":"\u0000\ud800x"}}}`,
 	} {
 		f.Add([]byte(s))
 	}

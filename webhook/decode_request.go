@@ -1,0 +1,205 @@
+package webhook
+
+import (
+	"github.com/valyala/fastjson"
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// decodeParsedReview fills in from a parsed review whose objects
+// takeObjects has taken out: the fields the API server sends, read
+// straight from the parsed values, as the API machinery's case-sensitive
+// decoder reads them (a repeated key overwrites, a repeated object merges,
+// an empty list is an empty slice). It returns false, having changed in
+// or not, at the first key or type it does not expect (a null, a number,
+// options that are not an object, an unknown key, a review's response);
+// the caller then decodes the review the reference way. FuzzDecodeReview
+// holds the two equal.
+func decodeParsedReview(v *fastjson.Value, in *admissionv1.AdmissionReview) bool {
+	top, err := v.Object()
+	if err != nil {
+		return false
+	}
+	ok := true
+	top.Visit(func(key []byte, field *fastjson.Value) {
+		switch string(key) {
+		case "apiVersion":
+			ok = ok && str(field, &in.APIVersion)
+		case "kind":
+			ok = ok && str(field, &in.Kind)
+		case "request":
+			if in.Request == nil {
+				in.Request = &admissionv1.AdmissionRequest{}
+			}
+			ok = ok && decodeRequest(field, in.Request)
+		default:
+			ok = false
+		}
+	})
+	return ok
+}
+
+// decodeRequest fills req from v; see decodeParsedReview.
+func decodeRequest(v *fastjson.Value, req *admissionv1.AdmissionRequest) bool {
+	o, err := v.Object()
+	if err != nil {
+		return false
+	}
+	ok := true
+	o.Visit(func(key []byte, field *fastjson.Value) {
+		if !ok {
+			return
+		}
+		switch string(key) {
+		case "uid":
+			var s string
+			ok = str(field, &s)
+			req.UID = types.UID(s)
+		case "kind":
+			ok = gvk(field, &req.Kind)
+		case "requestKind":
+			if req.RequestKind == nil {
+				req.RequestKind = &metav1.GroupVersionKind{}
+			}
+			ok = gvk(field, req.RequestKind)
+		case "resource":
+			ok = gvr(field, &req.Resource)
+		case "requestResource":
+			if req.RequestResource == nil {
+				req.RequestResource = &metav1.GroupVersionResource{}
+			}
+			ok = gvr(field, req.RequestResource)
+		case "subResource":
+			ok = str(field, &req.SubResource)
+		case "requestSubResource":
+			ok = str(field, &req.RequestSubResource)
+		case "name":
+			ok = str(field, &req.Name)
+		case "namespace":
+			ok = str(field, &req.Namespace)
+		case "operation":
+			var s string
+			ok = str(field, &s)
+			req.Operation = admissionv1.Operation(s)
+		case "userInfo":
+			ok = userInfo(field, &req.UserInfo)
+		case "dryRun":
+			var b bool
+			switch field.Type() {
+			case fastjson.TypeTrue:
+				b = true
+			case fastjson.TypeFalse:
+			default:
+				ok = false
+			}
+			req.DryRun = &b
+		case "options":
+			// An object (as the API server sends) keeps its bytes as
+			// they came: the parser unescapes no string it was not asked
+			// for. A string would be written back with its own escapes.
+			if field.Type() != fastjson.TypeObject {
+				ok = false
+				return
+			}
+			req.Options = runtime.RawExtension{Raw: field.MarshalTo(nil)}
+		default:
+			ok = false
+		}
+	})
+	return ok
+}
+
+// fields calls set for each key of the object v, false when v is not an
+// object or set returns false.
+func fields(v *fastjson.Value, set func(key string, field *fastjson.Value) bool) bool {
+	o, err := v.Object()
+	if err != nil {
+		return false
+	}
+	ok := true
+	o.Visit(func(key []byte, field *fastjson.Value) {
+		ok = ok && set(string(key), field)
+	})
+	return ok
+}
+
+func gvk(v *fastjson.Value, out *metav1.GroupVersionKind) bool {
+	return fields(v, func(key string, field *fastjson.Value) bool {
+		switch key {
+		case "group":
+			return str(field, &out.Group)
+		case "version":
+			return str(field, &out.Version)
+		case "kind":
+			return str(field, &out.Kind)
+		}
+		return false
+	})
+}
+
+func gvr(v *fastjson.Value, out *metav1.GroupVersionResource) bool {
+	return fields(v, func(key string, field *fastjson.Value) bool {
+		switch key {
+		case "group":
+			return str(field, &out.Group)
+		case "version":
+			return str(field, &out.Version)
+		case "resource":
+			return str(field, &out.Resource)
+		}
+		return false
+	})
+}
+
+func userInfo(v *fastjson.Value, out *authenticationv1.UserInfo) bool {
+	return fields(v, func(key string, field *fastjson.Value) bool {
+		switch key {
+		case "username":
+			return str(field, &out.Username)
+		case "uid":
+			return str(field, &out.UID)
+		case "groups":
+			return strs(field, &out.Groups)
+		case "extra":
+			if out.Extra == nil {
+				out.Extra = map[string]authenticationv1.ExtraValue{}
+			}
+			return fields(field, func(key string, values *fastjson.Value) bool {
+				var list []string
+				ok := strs(values, &list)
+				out.Extra[key] = list
+				return ok
+			})
+		}
+		return false
+	})
+}
+
+// str sets out to the string v.
+func str(v *fastjson.Value, out *string) bool {
+	b, err := v.StringBytes()
+	if err != nil {
+		return false
+	}
+	*out = string(b)
+	return true
+}
+
+// strs sets out to the list of strings v (empty, not nil, for []).
+func strs(v *fastjson.Value, out *[]string) bool {
+	items, err := v.Array()
+	if err != nil {
+		return false
+	}
+	list := make([]string, len(items))
+	for i, item := range items {
+		if !str(item, &list[i]) {
+			return false
+		}
+	}
+	*out = list
+	return true
+}
