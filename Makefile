@@ -71,7 +71,7 @@ bench-webhook: ## Load benchmark of the admission webhook over HTTPS on loopback
 	go run ./test/bench/webhookload
 
 .PHONY: bench-admission
-bench-admission: tools ## What the webhook adds to writes through a real kube-apiserver: the same load with and without it registered.
+bench-admission: tools ## What the webhook adds to writes through a real kube-apiserver, beside a no-op webhook: the same load with tollgate, the no-op and none registered.
 	go run ./test/bench/admission
 
 .PHONY: bench-audit
