@@ -127,28 +127,24 @@ func fields(v *fastjson.Value, set func(key string, field *fastjson.Value) bool)
 }
 
 func gvk(v *fastjson.Value, out *metav1.GroupVersionKind) bool {
-	return fields(v, func(key string, field *fastjson.Value) bool {
-		switch key {
-		case "group":
-			return str(field, &out.Group)
-		case "version":
-			return str(field, &out.Version)
-		case "kind":
-			return str(field, &out.Kind)
-		}
-		return false
-	})
+	return groupVersion(v, &out.Group, &out.Version, "kind", &out.Kind)
 }
 
 func gvr(v *fastjson.Value, out *metav1.GroupVersionResource) bool {
+	return groupVersion(v, &out.Group, &out.Version, "resource", &out.Resource)
+}
+
+// groupVersion reads an object of the strings group, version and one
+// named third.
+func groupVersion(v *fastjson.Value, group, version *string, third string, out *string) bool {
 	return fields(v, func(key string, field *fastjson.Value) bool {
 		switch key {
 		case "group":
-			return str(field, &out.Group)
+			return str(field, group)
 		case "version":
-			return str(field, &out.Version)
-		case "resource":
-			return str(field, &out.Resource)
+			return str(field, version)
+		case third:
+			return str(field, out)
 		}
 		return false
 	})

@@ -11,12 +11,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 // stats collects the requests of one way (with or without the webhook)
@@ -113,7 +113,7 @@ func object(n int64) client.Object {
 	name := fmt.Sprintf("obj-%d", n)
 	switch n % 4 {
 	case 0:
-		return deployment(name, "registry.example.com/web:1.2.3")
+		return testutil.Deployment(loadNS, name, "registry.example.com/web:1.2.3")
 	case 1:
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: loadNS}, Data: map[string]string{"k": "v"}}
 	case 2:
@@ -139,20 +139,6 @@ func touch(obj client.Object) {
 	}
 	labels["touched"] = "true"
 	obj.SetLabels(labels)
-}
-
-func deployment(name, image string) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: loadNS},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image}}},
-			},
-		},
-	}
 }
 
 // percentile returns the p-th percentile of sorted latencies.

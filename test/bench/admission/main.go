@@ -55,6 +55,7 @@ import (
 	"github.com/tollgate-dev/tollgate/internal/controlplane"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/test/envtest"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 	"github.com/tollgate-dev/tollgate/webhook"
 )
 
@@ -257,18 +258,15 @@ func useWebhook(ctx context.Context, c client.Client, vwc *admissionregistration
 	}
 	wantTollgate := vwc != nil && !strings.Contains(*vwc.Webhooks[0].ClientConfig.URL, noopPath)
 	wantNoop := vwc != nil && !wantTollgate
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		tollgate := c.Create(ctx, deployment("probe", "nginx:latest"), client.DryRunAll) != nil
-		noop := c.Create(ctx, deployment(noopProbe, "nginx:1.27.3"), client.DryRunAll) != nil
-		if tollgate == wantTollgate && noop == wantNoop {
+	var tollgate, noop error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		tollgate = c.Create(ctx, testutil.Deployment(loadNS, "probe", "nginx:latest"), client.DryRunAll)
+		noop = c.Create(ctx, testutil.Deployment(loadNS, noopProbe, "nginx:1.27.3"), client.DryRunAll)
+		if (tollgate != nil) == wantTollgate && (noop != nil) == wantNoop {
 			return nil
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
-	t := c.Create(ctx, deployment("probe", "nginx:latest"), client.DryRunAll)
-	n := c.Create(ctx, deployment(noopProbe, "nginx:1.27.3"), client.DryRunAll)
-	return fmt.Errorf("the API server did not switch webhooks within 30s (want tollgate %t, no-op %t; probe: %v; no-op probe: %v)", wantTollgate, wantNoop, t, n)
+	return fmt.Errorf("the API server did not switch webhooks within 30s (tollgate wanted %t, the no-op %t; the probes: %v; %v)", wantTollgate, wantNoop, tollgate, noop)
 }
 
 // fixtures creates the namespaces and the AppProject the Applications of
