@@ -13,11 +13,12 @@ import (
 // takeObjects has taken out: the fields the API server sends, read
 // straight from the parsed values, as the API machinery's case-sensitive
 // decoder reads them (a repeated key overwrites, a repeated object merges,
-// an empty list is an empty slice). It returns false, having changed in
-// or not, at the first key or type it does not expect (a null, a number,
-// options that are not an object, an unknown key, a review's response);
-// the caller then decodes the review the reference way. FuzzDecodeReview
-// holds the two equal.
+// an empty list is an empty slice, a null sets a pointer, list or map to
+// nil and leaves anything else). It returns false, having changed in or
+// not, at the first key or type it does not expect (a number, options
+// that are neither an object nor null, an unknown key, a review's
+// response); the caller then decodes the review the reference way.
+// FuzzDecodeReview holds the two equal.
 func decodeParsedReview(v *fastjson.Value, in *admissionv1.AdmissionReview) bool {
 	top, err := v.Object()
 	if err != nil {
@@ -31,10 +32,15 @@ func decodeParsedReview(v *fastjson.Value, in *admissionv1.AdmissionReview) bool
 		case "kind":
 			ok = ok && str(field, &in.Kind)
 		case "request":
-			if in.Request == nil {
+			switch {
+			case isNull(field):
+				in.Request = nil
+			case in.Request == nil:
 				in.Request = &admissionv1.AdmissionRequest{}
+				fallthrough
+			default:
+				ok = ok && decodeRequest(field, in.Request)
 			}
-			ok = ok && decodeRequest(field, in.Request)
 		default:
 			ok = false
 		}
@@ -55,23 +61,21 @@ func decodeRequest(v *fastjson.Value, req *admissionv1.AdmissionRequest) bool {
 		}
 		switch string(key) {
 		case "uid":
-			var s string
+			s := string(req.UID)
 			ok = str(field, &s)
 			req.UID = types.UID(s)
 		case "kind":
 			ok = gvk(field, &req.Kind)
 		case "requestKind":
-			if req.RequestKind == nil {
-				req.RequestKind = &metav1.GroupVersionKind{}
+			if ok = setNil(field, &req.RequestKind); req.RequestKind != nil {
+				ok = gvk(field, req.RequestKind)
 			}
-			ok = gvk(field, req.RequestKind)
 		case "resource":
 			ok = gvr(field, &req.Resource)
 		case "requestResource":
-			if req.RequestResource == nil {
-				req.RequestResource = &metav1.GroupVersionResource{}
+			if ok = setNil(field, &req.RequestResource); req.RequestResource != nil {
+				ok = gvr(field, req.RequestResource)
 			}
-			ok = gvr(field, req.RequestResource)
 		case "subResource":
 			ok = str(field, &req.SubResource)
 		case "requestSubResource":
@@ -81,7 +85,7 @@ func decodeRequest(v *fastjson.Value, req *admissionv1.AdmissionRequest) bool {
 		case "namespace":
 			ok = str(field, &req.Namespace)
 		case "operation":
-			var s string
+			s := string(req.Operation)
 			ok = str(field, &s)
 			req.Operation = admissionv1.Operation(s)
 		case "userInfo":
@@ -89,6 +93,9 @@ func decodeRequest(v *fastjson.Value, req *admissionv1.AdmissionRequest) bool {
 		case "dryRun":
 			var b bool
 			switch field.Type() {
+			case fastjson.TypeNull:
+				req.DryRun = nil
+				return
 			case fastjson.TypeTrue:
 				b = true
 			case fastjson.TypeFalse:
@@ -100,11 +107,13 @@ func decodeRequest(v *fastjson.Value, req *admissionv1.AdmissionRequest) bool {
 			// An object (as the API server sends) keeps its bytes as
 			// they came: the parser unescapes no string it was not asked
 			// for. A string would be written back with its own escapes.
-			if field.Type() != fastjson.TypeObject {
+			switch field.Type() {
+			case fastjson.TypeNull: // RawExtension keeps what it had
+			case fastjson.TypeObject:
+				req.Options = runtime.RawExtension{Raw: field.MarshalTo(nil)}
+			default:
 				ok = false
-				return
 			}
-			req.Options = runtime.RawExtension{Raw: field.MarshalTo(nil)}
 		default:
 			ok = false
 		}
@@ -113,8 +122,11 @@ func decodeRequest(v *fastjson.Value, req *admissionv1.AdmissionRequest) bool {
 }
 
 // fields calls set for each key of the object v, false when v is not an
-// object or set returns false.
+// object or set returns false. A null leaves the struct as it is.
 func fields(v *fastjson.Value, set func(key string, field *fastjson.Value) bool) bool {
+	if isNull(v) {
+		return true
+	}
 	o, err := v.Object()
 	if err != nil {
 		return false
@@ -160,6 +172,10 @@ func userInfo(v *fastjson.Value, out *authenticationv1.UserInfo) bool {
 		case "groups":
 			return strs(field, &out.Groups)
 		case "extra":
+			if isNull(field) {
+				out.Extra = nil
+				return true
+			}
 			if out.Extra == nil {
 				out.Extra = map[string]authenticationv1.ExtraValue{}
 			}
@@ -174,8 +190,31 @@ func userInfo(v *fastjson.Value, out *authenticationv1.UserInfo) bool {
 	})
 }
 
-// str sets out to the string v.
+// isNull reports whether v is null: a string, a struct or an options
+// field keeps what it had, a pointer, a list or a map becomes nil.
+func isNull(v *fastjson.Value) bool { return v.Type() == fastjson.TypeNull }
+
+// setNil sets *p to nil for a null v and to a new value when it is nil
+// and v is not null; false when v is neither null nor an object.
+func setNil[T any](v *fastjson.Value, p **T) bool {
+	switch v.Type() {
+	case fastjson.TypeNull:
+		*p = nil
+	case fastjson.TypeObject:
+		if *p == nil {
+			*p = new(T)
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// str sets out to the string v (a null leaves it).
 func str(v *fastjson.Value, out *string) bool {
+	if isNull(v) {
+		return true
+	}
 	b, err := v.StringBytes()
 	if err != nil {
 		return false
@@ -184,8 +223,13 @@ func str(v *fastjson.Value, out *string) bool {
 	return true
 }
 
-// strs sets out to the list of strings v (empty, not nil, for []).
+// strs sets out to the list of strings v (empty, not nil, for []; nil
+// for null).
 func strs(v *fastjson.Value, out *[]string) bool {
+	if isNull(v) {
+		*out = nil
+		return true
+	}
 	items, err := v.Array()
 	if err != nil {
 		return false

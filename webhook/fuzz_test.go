@@ -84,6 +84,10 @@ func FuzzDecodeReview(f *testing.F) {
 		`{"request":{"uid":"u"},"response":{"uid":"u","allowed":true}}`,
 		`{"request":{"userInfo":{"groups":["a",1]}}}`,
 		`{"request":{"dryRun":null}}`,
+		`{"apiVersion":null,"request":{"uid":"a","uid":null,"kind":null,"requestKind":{"kind":"K"},"requestKind":null,"requestResource":null,"options":null,` +
+			`"userInfo":{"groups":["g"],"extra":{"a":["b"]}},"userInfo":{"groups":null,"extra":{"a":null}},"dryRun":true,"dryRun":null,"operation":null}}`,
+		`{"request":{"userInfo":{"extra":{"a":["b"]}},"userInfo":{"extra":null},"userInfo":null,"options":{"a":1},"options":null}}`,
+		`{"request":{"uid":"a"},"request":null}`,
 		`{"request":{"Name":"n","name":"m"}}`,
 		`{"request":{"uid":"\u0000","options":"\u0000"}}`,
 		`{"request":{"options":{"a":"\u0000\ud800x"}}}`,
