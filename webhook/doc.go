@@ -62,7 +62,8 @@
 // v1alpha1 type: read typed from the cache, and an admitted Application or
 // AppProject is also decoded typed for the webhook's own decisions (its
 // project, the Applications a project change concerns). They become maps
-// only where a policies.Input is built (input.go), with policies.ObjectMap.
+// only where a policies.Input is built (input.go), with policies.ObjectMap,
+// once per version (objectmaps.go).
 //
 // Deny violations become one line each, "[rule-id] message", in the denial
 // message; warn violations become admission warnings in the same format. A

@@ -91,6 +91,7 @@ type Handler struct {
 	controllerUsers  map[string]bool
 
 	eval atomic.Pointer[evaluatorBox]
+	maps objectMaps
 }
 
 // evaluatorBox lets an interface value live in an atomic.Pointer.

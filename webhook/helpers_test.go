@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -58,6 +59,9 @@ func newReader(t testing.TB, objs ...map[string]any) client.Reader {
 		}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(deepCopy(o), obj); err != nil {
 			t.Fatalf("newReader: %v", err)
+		}
+		if obj.GetUID() == "" { // as the API server gives every object
+			obj.SetUID(types.UID(fmt.Sprintf("%s-%s-%s", o["kind"], obj.GetNamespace(), obj.GetName())))
 		}
 		b = b.WithObjects(obj)
 	}

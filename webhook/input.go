@@ -31,7 +31,7 @@ func (h *Handler) inputAt(point policies.EnforcementPoint, obj map[string]any, a
 	opts.Point = point
 	item := policies.Item{Object: obj}
 	if app != nil {
-		if item.Application, err = applicationMap(app); err != nil {
+		if item.Application, err = h.maps.application(app); err != nil {
 			return policies.Input{}, err
 		}
 	}
@@ -44,13 +44,27 @@ func (h *Handler) inputAt(point policies.EnforcementPoint, obj map[string]any, a
 // from the cache (nil: none, or Argo CD's implicit default project when
 // configured), never one from the object under review.
 func (h *Handler) inputOptions(proj *v1alpha1.AppProject) (policies.InputOptions, error) {
+	return h.inputOptionsWith(proj, h.maps.project)
+}
+
+// reviewedInputOptions are inputOptions with a project a review carries
+// (its object or oldObject, to compare the Applications against): it has
+// the stored project's uid, and may have its resourceVersion while its
+// content differs, so its map is converted afresh, never kept.
+func (h *Handler) reviewedInputOptions(proj *v1alpha1.AppProject) (policies.InputOptions, error) {
+	return h.inputOptionsWith(proj, func(p *v1alpha1.AppProject) (map[string]any, error) {
+		return policies.ObjectMap(p, v1alpha1.GroupVersion.String(), v1alpha1.AppProjectKind)
+	})
+}
+
+func (h *Handler) inputOptionsWith(proj *v1alpha1.AppProject, projectMap func(*v1alpha1.AppProject) (map[string]any, error)) (policies.InputOptions, error) {
 	opts := policies.InputOptions{
 		Point:                  policies.PointAdmission,
 		ArgoCDNamespace:        h.argocdNS,
 		ImplicitDefaultProject: h.cfg.ImplicitDefaultProject,
 	}
 	if proj != nil {
-		m, err := policies.ObjectMap(proj, v1alpha1.GroupVersion.String(), v1alpha1.AppProjectKind)
+		m, err := projectMap(proj)
 		if err != nil {
 			return opts, err
 		}
@@ -62,8 +76,8 @@ func (h *Handler) inputOptions(proj *v1alpha1.AppProject) (policies.InputOptions
 // storedApplicationInputs returns the Inputs of app, an Application from
 // the cache judged on its own, one for each of opts (inputOptions of the
 // projects to compare).
-func storedApplicationInputs(app *v1alpha1.Application, opts ...policies.InputOptions) ([]policies.Input, error) {
-	m, err := applicationMap(app)
+func (h *Handler) storedApplicationInputs(app *v1alpha1.Application, opts ...policies.InputOptions) ([]policies.Input, error) {
+	m, err := h.maps.application(app)
 	if err != nil {
 		return nil, err
 	}
@@ -76,24 +90,19 @@ func storedApplicationInputs(app *v1alpha1.Application, opts ...policies.InputOp
 
 // existingApplications returns apps as Context.ExistingApplications holds
 // them.
-func existingApplications(apps []*v1alpha1.Application) ([]map[string]any, error) {
+func (h *Handler) existingApplications(apps []*v1alpha1.Application) ([]map[string]any, error) {
 	if len(apps) == 0 {
 		return nil, nil
 	}
 	out := make([]map[string]any, len(apps))
 	for i, app := range apps {
-		m, err := applicationMap(app)
+		m, err := h.maps.application(app)
 		if err != nil {
 			return nil, err
 		}
 		out[i] = m
 	}
 	return out, nil
-}
-
-// applicationMap is app as Rego reads it.
-func applicationMap(app *v1alpha1.Application) (map[string]any, error) {
-	return policies.ObjectMap(app, v1alpha1.GroupVersion.String(), v1alpha1.ApplicationKind)
 }
 
 // clusterScoped reports whether obj is cluster-scoped: a built-in

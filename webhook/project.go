@@ -57,7 +57,7 @@ func (h *Handler) reviewProject(ctx context.Context, req admission.Request) outc
 	if err != nil {
 		return h.lookupFailed(err)
 	}
-	if in.Context.ExistingApplications, err = existingApplications(apps); err != nil {
+	if in.Context.ExistingApplications, err = h.existingApplications(apps); err != nil {
 		return h.lookupFailed(err)
 	}
 	out = h.judge(ctx, h.claimed(req, in))
@@ -85,11 +85,11 @@ func (h *Handler) tightening(ctx context.Context, project string, before, after 
 		h.metrics.evaluationErrors.Inc()
 		return fmt.Sprintf("could not check the %d Applications of AppProject %q against this change: %v", len(apps), project, err)
 	}
-	beforeOpts, err := h.inputOptions(before)
+	beforeOpts, err := h.reviewedInputOptions(before)
 	if err != nil {
 		return []string{couldNot(err)}
 	}
-	afterOpts, err := h.inputOptions(after)
+	afterOpts, err := h.reviewedInputOptions(after)
 	if err != nil {
 		return []string{couldNot(err)}
 	}
@@ -122,7 +122,7 @@ func (h *Handler) tightening(ctx context.Context, project string, before, after 
 // newViolations returns the deny violations app has with the project of
 // after and not with the project of before (inputOptions of each).
 func (h *Handler) newViolations(ctx context.Context, app *v1alpha1.Application, before, after policies.InputOptions) ([]policies.Violation, error) {
-	ins, err := storedApplicationInputs(app, before, after)
+	ins, err := h.storedApplicationInputs(app, before, after)
 	if err != nil {
 		return nil, err
 	}

@@ -43,6 +43,19 @@ func TestDecideProjectTightening(t *testing.T) {
 			wantCount: 2,
 		},
 		{
+			// As a client's UPDATE carries them: the stored project's
+			// uid and resourceVersion on both objects, other content.
+			name: "a change with the stored uid and resourceVersion",
+			req: request(admissionv1.Update,
+				with(with(after, "u-team", "metadata", "uid"), "7", "metadata", "resourceVersion"),
+				with(with(before, "u-team", "metadata", "uid"), "7", "metadata", "resourceVersion")),
+			want: warned(
+				`application "b" would violate [project-destination-denied]`,
+				`application "team-b/c" would violate [project-destination-denied]`,
+			),
+			wantCount: 2,
+		},
+		{
 			name:    "warnings past the limit are summarized",
 			req:     request(admissionv1.Update, after, before),
 			maxWarn: 1,
