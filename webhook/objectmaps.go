@@ -31,8 +31,10 @@ type objectMap struct {
 	m               map[string]any
 }
 
-// maxObjectMaps bounds the kept maps; when full, the cache starts over.
-const maxObjectMaps = 4096
+// maxObjectMaps bounds the kept maps (each about the size of the cache's
+// copy of its object, status included); when full, an arbitrary one
+// makes room.
+const maxObjectMaps = 1024
 
 func (c *objectMaps) application(app *v1alpha1.Application) (map[string]any, error) {
 	return c.of(app, v1alpha1.ApplicationKind)
@@ -58,8 +60,14 @@ func (c *objectMaps) of(obj client.Object, kind string) (map[string]any, error) 
 		return m, err
 	}
 	c.mu.Lock()
-	if c.entries == nil || len(c.entries) >= maxObjectMaps {
+	if c.entries == nil {
 		c.entries = make(map[types.UID]objectMap)
+	}
+	if _, ok := c.entries[uid]; !ok && len(c.entries) >= maxObjectMaps {
+		for old := range c.entries {
+			delete(c.entries, old)
+			break
+		}
 	}
 	c.entries[uid] = objectMap{resourceVersion: rv, m: m}
 	c.mu.Unlock()

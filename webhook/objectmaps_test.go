@@ -2,9 +2,11 @@ package webhook
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 )
@@ -41,5 +43,20 @@ func TestObjectMaps(t *testing.T) {
 	b, _ := c.project(noUID)
 	if reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer() {
 		t.Error("an object without a uid was kept")
+	}
+}
+
+// TestObjectMapsBounded: past maxObjectMaps, a new object takes the place
+// of another.
+func TestObjectMapsBounded(t *testing.T) {
+	var c objectMaps
+	for i := range maxObjectMaps + 10 {
+		p := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: types.UID(strconv.Itoa(i)), ResourceVersion: "1"}}
+		if _, err := c.project(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(c.entries); n != maxObjectMaps {
+		t.Errorf("%d maps kept, want %d", n, maxObjectMaps)
 	}
 }
