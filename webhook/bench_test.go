@@ -16,8 +16,9 @@ import (
 
 // BenchmarkHandle measures one admission request end to end in process:
 // AdmissionReview decoding, the decision (cache lookups and evaluation) and
-// response encoding, through NewHTTPHandler. Besides ns/op it reports the
-// 99th percentile of the per-request latency (target: under 1ms).
+// response encoding, through NewHTTPHandler, each request on a goroutine
+// of its own as the HTTP server runs it. Besides ns/op it reports the 99th
+// percentile of the per-request latency (target: under 1ms).
 func BenchmarkHandle(b *testing.B) {
 	team := appProject("team", "team-a")
 	web := application("web", "team", "team-a")
@@ -45,7 +46,12 @@ func BenchmarkHandle(b *testing.B) {
 				rd.Reset(c.body)
 				w.Body.Reset()
 				start := time.Now()
-				h.ServeHTTP(w, r)
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					h.ServeHTTP(w, r)
+				}()
+				<-done
 				lat = append(lat, time.Since(start))
 			}
 			b.StopTimer()
