@@ -76,17 +76,29 @@ func takeWarm() *warmGoroutine {
 	return g
 }
 
-// loop runs the goroutine's jobs, one at a time. It is back among the
-// idle before the caller of a job returns, so that the caller's next
-// review finds it.
+// loop runs the goroutine's jobs, one at a time. A goroutine a job ended
+// makes room for a new one.
 func (g *warmGoroutine) loop() {
-	for job := range g.jobs {
-		job.panicked = call(job.fn)
+	defer func() {
 		warm.mu.Lock()
-		warm.idle = append(warm.idle, g)
+		warm.started--
 		warm.mu.Unlock()
-		close(job.done)
+	}()
+	for job := range g.jobs {
+		g.run(job)
 	}
+}
+
+// run runs one job. The goroutine is back among the idle before the
+// job's caller returns, so that the caller's next review finds it. The
+// caller returns even if fn ends the goroutine (runtime.Goexit), which
+// then is not put back.
+func (g *warmGoroutine) run(job *warmJob) {
+	defer close(job.done)
+	job.panicked = call(job.fn)
+	warm.mu.Lock()
+	warm.idle = append(warm.idle, g)
+	warm.mu.Unlock()
 }
 
 // call calls fn and returns what it panicked with.

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -23,6 +24,9 @@ func TestRunWarm(t *testing.T) {
 		}()
 		runWarm(func() { panic("boom") })
 	}()
+
+	// A function that ends its goroutine still returns to its caller.
+	runWarm(runtime.Goexit)
 
 	// Hold every warm goroutine (and more callers than there are), then
 	// check that one more call still runs at once.
