@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"runtime/pprof"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tollgate-dev/tollgate/test/bench/proc"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 )
@@ -72,56 +72,31 @@ func (c cpuTimes) per(n int) cpuTimes {
 }
 
 // treeCPU is the CPU time this process and its child processes (the
-// control plane envtest started) have used, from /proc; zeros where /proc
-// cannot be read.
+// control plane envtest started) have used; zeros where /proc cannot be
+// read.
 func treeCPU() cpuTimes {
 	self := os.Getpid()
-	out := cpuTimes{self: procCPU(self)}
+	var out cpuTimes
+	if st, err := proc.ReadStat(self); err == nil {
+		out.self = st.CPU
+	}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == self {
 			continue
 		}
-		if ppid, _ := procField(pid, 1); ppid != self {
+		st, err := proc.ReadStat(pid)
+		if err != nil || st.PPID != self {
 			continue
 		}
 		comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm")
 		switch strings.TrimSpace(string(comm)) {
 		case "kube-apiserver":
-			out.apiServer += procCPU(pid)
+			out.apiServer += st.CPU
 		case "etcd":
-			out.etcd += procCPU(pid)
+			out.etcd += st.CPU
 		}
 	}
 	return out
-}
-
-// clockTicks is the unit of /proc/PID/stat's times (USER_HZ, 100 on
-// Linux).
-const clockTicks = 100
-
-// procCPU is the user and system time of process pid.
-func procCPU(pid int) time.Duration {
-	utime, _ := procField(pid, 11)
-	stime, _ := procField(pid, 12)
-	return time.Duration(utime+stime) * time.Second / clockTicks
-}
-
-// procField returns field i (0 is the state) after the command name of
-// /proc/PID/stat.
-func procField(pid, i int) (int, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	rest := string(b)
-	if j := strings.LastIndexByte(rest, ')'); j >= 0 {
-		rest = rest[j+1:]
-	}
-	fields := strings.Fields(rest)
-	if i >= len(fields) {
-		return 0, errors.New("short stat")
-	}
-	return strconv.Atoi(fields[i])
 }

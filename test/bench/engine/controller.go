@@ -21,16 +21,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/tollgate-dev/tollgate/test/bench/proc"
 )
 
 // stopGrace is how long the controller has to exit after SIGTERM before it
 // is killed.
 const stopGrace = 15 * time.Second
-
-// clockTicks is the unit of utime and stime in /proc/<pid>/stat:
-// sysconf(_SC_CLK_TCK), USER_HZ, which is 100 on Linux on every
-// architecture Go supports. CPU times are thus precise to 10 ms.
-const clockTicks = 100
 
 // controller is `tollgate controller` running in a child process.
 type controller struct {
@@ -388,32 +384,10 @@ func (c *controller) procFile(name string) string {
 	return filepath.Join("/proc", strconv.Itoa(c.cmd.Process.Pid), name)
 }
 
-// cpuTime is the controller's user plus system CPU time: utime and stime,
-// fields 14 and 15 of /proc/<pid>/stat, in clock ticks.
+// cpuTime is the controller's user plus system CPU time.
 func (c *controller) cpuTime() (time.Duration, error) {
-	data, err := os.ReadFile(c.procFile("stat"))
-	if err != nil {
-		return 0, err
-	}
-	// Field 2, the command name in parentheses, may contain spaces: count
-	// from the last ')'. What follows starts with field 3.
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("parse %s: no ')'", c.procFile("stat"))
-	}
-	fields := strings.Fields(string(data[i+1:]))
-	if len(fields) < 13 {
-		return 0, fmt.Errorf("parse %s: %d fields after the command name", c.procFile("stat"), len(fields))
-	}
-	var ticks uint64
-	for _, f := range []string{fields[14-3], fields[15-3]} { // utime, stime
-		n, err := strconv.ParseUint(f, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("parse %s: %w", c.procFile("stat"), err)
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * time.Second / clockTicks, nil
+	st, err := proc.ReadStat(c.cmd.Process.Pid)
+	return st.CPU, err
 }
 
 // resetPeakRSS resets the controller's VmHWM to its current RSS.
