@@ -52,11 +52,9 @@ func TestMain(m *testing.M) {
 	}
 	code := envtest.Run(m, envtest.Options{CRDDirectoryPaths: []string{"config/crd/bases", "config/policyreport/bases"}}, func(e *envtest.Env) error {
 		env = e
-		bin = filepath.Join(dir, "tollgate")
-		cmd := exec.Command("go", "build", "-o", bin, "./cmd/tollgate")
-		cmd.Dir = envtest.RepoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build: %w\n%s", err, out)
+		var err error
+		if bin, err = envtest.BuildTollgate(dir); err != nil {
+			return err
 		}
 		return client.IgnoreAlreadyExists(e.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: argoNS}}))
 	})

@@ -22,11 +22,9 @@ import (
 // tollgate builds bin/tollgate into a temporary directory.
 func tollgate(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "tollgate")
-	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./cmd/tollgate")
-	cmd.Dir = envtest.RepoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin, err := envtest.BuildTollgate(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

@@ -35,11 +35,9 @@ func tollgateCLI(t *testing.T) {
 			return
 		}
 		cliDir = dir
-		bin := filepath.Join(dir, "tollgate")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/tollgate")
-		build.Dir = envtest.RepoRoot()
-		if out, err := build.CombinedOutput(); err != nil {
-			cliErr = fmt.Errorf("go build: %w\n%s", err, out)
+		bin, err := envtest.BuildTollgate(dir)
+		if err != nil {
+			cliErr = err
 			return
 		}
 		kc, err := env.KubeConfig("tollgate-cli-admin")

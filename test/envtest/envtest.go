@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
@@ -58,6 +59,18 @@ func BinaryDir() string {
 		return d
 	}
 	return filepath.Join(RepoRoot(), "bin", "k8s")
+}
+
+// BuildTollgate builds ./cmd/tollgate into dir and returns the binary's
+// path, for the tests that run it as a user does.
+func BuildTollgate(dir string) (string, error) {
+	bin := filepath.Join(dir, "tollgate")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/tollgate")
+	cmd.Dir = RepoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %w\n%s", err, out)
+	}
+	return bin, nil
 }
 
 // ErrNoBinaries is returned by Start when kube-apiserver or etcd is missing.

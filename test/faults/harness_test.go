@@ -84,11 +84,8 @@ func setup(e *envtest.Env) error {
 	if err != nil {
 		return err
 	}
-	bin = filepath.Join(dir, "tollgate")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/tollgate")
-	cmd.Dir = envtest.RepoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %w\n%s", err, out)
+	if bin, err = envtest.BuildTollgate(dir); err != nil {
+		return err
 	}
 	for _, ns := range []string{argoNS, podNS} {
 		if err := e.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {

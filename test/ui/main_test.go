@@ -95,14 +95,12 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	bin := filepath.Join(tmp, "tollgate")
-	tollgate = bin
-	build := exec.Command("go", "build", "-o", bin, "./cmd/tollgate")
-	build.Dir = envtest.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+	bin, err := envtest.BuildTollgate(tmp)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	tollgate = bin
 	kubeconfig = filepath.Join(tmp, "kubeconfig")
 	gitRoot = filepath.Join(tmp, "data", "git")
 	dev := exec.CommandContext(ctx, bin, "dev", "--data-dir", filepath.Join(tmp, "data"), "--write-kubeconfig", kubeconfig,

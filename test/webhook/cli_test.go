@@ -26,11 +26,9 @@ func TestCLIWritesAreJudged(t *testing.T) {
 	ctx := t.Context()
 	ns := env.Namespace(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "tollgate")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/tollgate")
-	build.Dir = envtest.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin, err := envtest.BuildTollgate(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	kc, err := env.KubeConfig("tollgate-cli-user")
 	if err != nil {
