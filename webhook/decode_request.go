@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 )
 
 // decodeParsedReview fills in from a parsed review whose objects
@@ -20,89 +21,70 @@ import (
 // response); the caller then decodes the review the reference way.
 // FuzzDecodeReview holds the two equal.
 func decodeParsedReview(v *fastjson.Value, in *admissionv1.AdmissionReview) bool {
-	top, err := v.Object()
-	if err != nil {
-		return false
-	}
-	ok := true
-	top.Visit(func(key []byte, field *fastjson.Value) {
+	return fields(v, func(key []byte, field *fastjson.Value) bool {
 		switch string(key) {
 		case "apiVersion":
-			ok = ok && str(field, &in.APIVersion)
+			return str(field, &in.APIVersion)
 		case "kind":
-			ok = ok && str(field, &in.Kind)
+			return str(field, &in.Kind)
 		case "request":
-			switch {
-			case isNull(field):
+			if isNull(field) {
 				in.Request = nil
-			case in.Request == nil:
-				in.Request = &admissionv1.AdmissionRequest{}
-				fallthrough
-			default:
-				ok = ok && decodeRequest(field, in.Request)
+				return true
 			}
-		default:
-			ok = false
+			if in.Request == nil {
+				in.Request = &admissionv1.AdmissionRequest{}
+			}
+			return decodeRequest(field, in.Request)
 		}
+		return false
 	})
-	return ok
 }
 
 // decodeRequest fills req from v; see decodeParsedReview.
 func decodeRequest(v *fastjson.Value, req *admissionv1.AdmissionRequest) bool {
-	o, err := v.Object()
-	if err != nil {
-		return false
-	}
-	ok := true
-	o.Visit(func(key []byte, field *fastjson.Value) {
-		if !ok {
-			return
-		}
+	return fields(v, func(key []byte, field *fastjson.Value) bool {
 		switch string(key) {
 		case "uid":
 			s := string(req.UID)
-			ok = str(field, &s)
+			ok := str(field, &s)
 			req.UID = types.UID(s)
+			return ok
 		case "kind":
-			ok = gvk(field, &req.Kind)
+			return gvk(field, &req.Kind)
 		case "requestKind":
-			if ok = setNil(field, &req.RequestKind); req.RequestKind != nil {
-				ok = gvk(field, req.RequestKind)
-			}
+			return setNil(field, &req.RequestKind) && (req.RequestKind == nil || gvk(field, req.RequestKind))
 		case "resource":
-			ok = gvr(field, &req.Resource)
+			return gvr(field, &req.Resource)
 		case "requestResource":
-			if ok = setNil(field, &req.RequestResource); req.RequestResource != nil {
-				ok = gvr(field, req.RequestResource)
-			}
+			return setNil(field, &req.RequestResource) && (req.RequestResource == nil || gvr(field, req.RequestResource))
 		case "subResource":
-			ok = str(field, &req.SubResource)
+			return str(field, &req.SubResource)
 		case "requestSubResource":
-			ok = str(field, &req.RequestSubResource)
+			return str(field, &req.RequestSubResource)
 		case "name":
-			ok = str(field, &req.Name)
+			return str(field, &req.Name)
 		case "namespace":
-			ok = str(field, &req.Namespace)
+			return str(field, &req.Namespace)
 		case "operation":
 			s := string(req.Operation)
-			ok = str(field, &s)
+			ok := str(field, &s)
 			req.Operation = admissionv1.Operation(s)
+			return ok
 		case "userInfo":
-			ok = userInfo(field, &req.UserInfo)
+			return userInfo(field, &req.UserInfo)
 		case "dryRun":
-			var b bool
 			switch field.Type() {
 			case fastjson.TypeNull:
 				req.DryRun = nil
-				return
 			case fastjson.TypeTrue:
-				b = true
+				req.DryRun = ptr.To(true)
 			case fastjson.TypeFalse:
+				req.DryRun = ptr.To(false)
 			default:
-				ok = false
+				return false
 			}
-			req.DryRun = &b
+			return true
 		case "options":
 			// An object (as the API server sends) keeps its bytes as
 			// they came: the parser unescapes no string it was not asked
@@ -112,18 +94,17 @@ func decodeRequest(v *fastjson.Value, req *admissionv1.AdmissionRequest) bool {
 			case fastjson.TypeObject:
 				req.Options = runtime.RawExtension{Raw: field.MarshalTo(nil)}
 			default:
-				ok = false
+				return false
 			}
-		default:
-			ok = false
+			return true
 		}
+		return false
 	})
-	return ok
 }
 
 // fields calls set for each key of the object v, false when v is not an
 // object or set returns false. A null leaves the struct as it is.
-func fields(v *fastjson.Value, set func(key string, field *fastjson.Value) bool) bool {
+func fields(v *fastjson.Value, set func(key []byte, field *fastjson.Value) bool) bool {
 	if isNull(v) {
 		return true
 	}
@@ -133,7 +114,7 @@ func fields(v *fastjson.Value, set func(key string, field *fastjson.Value) bool)
 	}
 	ok := true
 	o.Visit(func(key []byte, field *fastjson.Value) {
-		ok = ok && set(string(key), field)
+		ok = ok && set(key, field)
 	})
 	return ok
 }
@@ -149,8 +130,8 @@ func gvr(v *fastjson.Value, out *metav1.GroupVersionResource) bool {
 // groupVersion reads an object of the strings group, version and one
 // named third.
 func groupVersion(v *fastjson.Value, group, version *string, third string, out *string) bool {
-	return fields(v, func(key string, field *fastjson.Value) bool {
-		switch key {
+	return fields(v, func(key []byte, field *fastjson.Value) bool {
+		switch string(key) {
 		case "group":
 			return str(field, group)
 		case "version":
@@ -163,8 +144,8 @@ func groupVersion(v *fastjson.Value, group, version *string, third string, out *
 }
 
 func userInfo(v *fastjson.Value, out *authenticationv1.UserInfo) bool {
-	return fields(v, func(key string, field *fastjson.Value) bool {
-		switch key {
+	return fields(v, func(key []byte, field *fastjson.Value) bool {
+		switch string(key) {
 		case "username":
 			return str(field, &out.Username)
 		case "uid":
@@ -179,10 +160,10 @@ func userInfo(v *fastjson.Value, out *authenticationv1.UserInfo) bool {
 			if out.Extra == nil {
 				out.Extra = map[string]authenticationv1.ExtraValue{}
 			}
-			return fields(field, func(key string, values *fastjson.Value) bool {
+			return fields(field, func(key []byte, values *fastjson.Value) bool {
 				var list []string
 				ok := strs(values, &list)
-				out.Extra[key] = list
+				out.Extra[string(key)] = list
 				return ok
 			})
 		}
