@@ -35,6 +35,7 @@ browser: ## Install Debian's chromium for the web UI's browser tests (once; need
 .PHONY: test
 test: tools browser ## Unit, Rego, CLI, browser and integration tests against a real kube-apiserver + etcd.
 	go test -p $(GO_TEST_P) -count=1 -timeout 30m $(GO_TEST_FLAGS) ./...
+	cd test/bench/matchconditions && go test -count=1 $(GO_TEST_FLAGS) .
 
 .PHONY: fuzz
 fuzz: ## Run every Fuzz target for FUZZTIME (default 5s) beyond its committed seed corpus.
@@ -73,6 +74,10 @@ bench-webhook: ## Load benchmark of the admission webhook over HTTPS on loopback
 .PHONY: bench-admission
 bench-admission: tools ## What the webhook adds to writes through a real kube-apiserver, beside a no-op webhook: the same load with tollgate, the no-op and none registered.
 	go run ./test/bench/admission
+
+.PHONY: bench-matchconditions
+bench-matchconditions: ## What the tracked webhook's match condition costs the API server per write (its own CEL evaluator), beside the same test written as four conditions.
+	cd test/bench/matchconditions && go test -run '^$$' -bench . -benchmem -count 3
 
 .PHONY: bench-audit
 bench-audit: tools ## tollgate audit over 10,000 stored objects beside a plain list of them (kubectl get): time and peak RSS.

@@ -259,7 +259,7 @@ func TestDefaultContents(t *testing.T) {
 				Service: "tollgate-system/tollgate-webhook", Path: "/validate", Port: 443, Timeout: 5,
 				Rules:           []string{"* * * CREATE,UPDATE *"},
 				Excluded:        excluded,
-				MatchConditions: []string{"not-judged-by-another-webhook", "not-cluster-chatter", "not-tollgate", "tracked-by-argocd"},
+				MatchConditions: []string{"tracked-by-argocd-judged-only-here"},
 			},
 		}
 		if diff := gocmp.Diff(want, got); diff != "" {

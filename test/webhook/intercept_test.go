@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tollgate-dev/tollgate/test/testutil"
 	"github.com/tollgate-dev/tollgate/webhook"
 )
 
@@ -247,6 +249,14 @@ func TestTrackedIntercepted(t *testing.T) {
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), role) })
 	wantDenied(t, err, trackedHook, "project-resource-denied")
 
+	// What another webhook judges is judged once, tracked or not.
+	deployment := testutil.Deployment(inside, "api", "registry.example.com/api:1.2.3")
+	deployment.Annotations = trackedBy(inside, "api")
+	wantAllowed(t, u.Create(ctx, deployment))
+	if n := reviews.count("apps", "Deployment", "", inside, "api"); n != 1 {
+		t.Errorf("reviews of a tracked Deployment: %d, want 1", n)
+	}
+
 	// Removing the tracking metadata in an UPDATE is still sent (the old
 	// object carries it); the new object belongs to no Application.
 	plain.Labels = map[string]string{webhook.InstanceLabel: appName}
@@ -257,5 +267,45 @@ func TestTrackedIntercepted(t *testing.T) {
 	wantAllowed(t, u.Update(ctx, plain))
 	if after := reviews.count("", "ConfigMap", "", inside, "plain"); after != before+1 {
 		t.Errorf("reviews of an UPDATE dropping the tracking label: %d, want 1", after-before)
+	}
+}
+
+// TestMatchConditionsNeverErr: the API server counts every error of a
+// webhook's match conditions, which failurePolicy then decides (Ignore
+// skips the review, Fail refuses the write: with the overlay that makes
+// tracked.tollgate.dev Fail, a condition reading the absent namespace of
+// tollgate's own ClusterRoleBinding would refuse its repair). After such
+// writes and the tests that ran before, the count for tollgate's
+// webhooks must be zero.
+func TestMatchConditionsNeverErr(t *testing.T) {
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	u := newUser(t, "")
+	instance := map[string]string{webhook.InstanceLabel: "tollgate"}
+	own := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "tollgate-controller", Labels: instance},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+	}
+	wantAllowed(t, u.Create(ctx, own))
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), own) })
+	wantAllowed(t, u.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings", Labels: instance}}))
+
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "apiserver_admission_match_condition_evaluation_errors_total{"
+	var seen []string
+	for _, line := range strings.Split(string(metrics), "\n") {
+		if strings.HasPrefix(line, name) && strings.Contains(line, `.tollgate.dev"`) {
+			seen = append(seen, line)
+		}
+	}
+	if len(seen) > 0 {
+		t.Errorf("the match conditions of tollgate's webhooks failed:\n%s", strings.Join(seen, "\n"))
 	}
 }
