@@ -98,5 +98,4 @@ var generatorRows = []Row{
 		Note: "top-level parameters identifying a set; required, unique per generator"},
 	{Kind: Field, Name: "MergeGenerator.template", Verdict: Honoured, Proof: "TestGenerateGeneratorTemplate",
 		Note: "overrides what it sets of spec.template for this generator's Applications"},
-
 }
