@@ -26,6 +26,8 @@ type Door struct {
 	writer *apply.Applier
 	// writerErr is why there is no writer (no service account matched).
 	writerErr error
+	// dest says what part of the cluster the Door may write.
+	dest Destination
 }
 
 // Judge evaluates the Application and objs with every rule (the sync
@@ -206,6 +208,9 @@ func (d *Door) Delete(ctx context.Context, objs []*unstructured.Unstructured, po
 func (d *Door) writable(ctx context.Context, verb string, objs []*unstructured.Unstructured) (*apply.Applier, error) {
 	if d.writerErr != nil {
 		return nil, fmt.Errorf("%s: %w", verb, d.writerErr)
+	}
+	if msg := d.dest.Unmanaged(objs); msg != "" {
+		return nil, fmt.Errorf("%s: %s", verb, msg)
 	}
 	if err := d.Permit(ctx, verb, objs); err != nil {
 		return nil, err

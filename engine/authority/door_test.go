@@ -104,7 +104,7 @@ func TestDiffDetailed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = a.For(tc.app, tc.project, Impersonation{}).DiffDetailed(t.Context(), tc.objs, nil)
+			_, err = a.For(tc.app, tc.project, Destination{}).DiffDetailed(t.Context(), tc.objs, nil)
 			var got []string
 			if refused, ok := err.(*RefusedError); ok {
 				if refused.Verb != VerbDiff {
@@ -135,5 +135,62 @@ func TestRefusedDiffMessage(t *testing.T) {
 	}}}
 	if got, want := r.Error(), "diff refused: AppProject \"team-web\" does not permit it, no live object is shown:\n[protected-namespace] Secret/kube-system/token: protected"; got != want {
 		t.Errorf("message %q, want %q", got, want)
+	}
+}
+
+// TestDoorNamespacedDestination: a Door writes only what its destination's
+// cluster Secret lets the engine manage (Argo CD's namespaced mode): an
+// object of another namespace, or a cluster-scoped one without
+// ClusterResources, refuses the whole write with Argo CD's message before
+// any request reaches the destination.
+func TestDoorNamespacedDestination(t *testing.T) {
+	j, _ := newJudging(t)
+	app, proj := teamApp()
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
+	settings, victim := object("v1", "ConfigMap", "web", "settings"), object("v1", "ConfigMap", "billing", "victim")
+	ns := object("v1", "Namespace", "", "web")
+	tests := []struct {
+		name string
+		dest Destination
+		objs []*unstructured.Unstructured
+		want string
+	}{
+		{"the whole cluster", Destination{}, []*unstructured.Unstructured{settings, victim, ns}, ""},
+		{"a managed namespace", Destination{Namespaces: []string{"web"}}, []*unstructured.Unstructured{settings}, ""},
+		{"another namespace", Destination{Namespaces: []string{"web"}}, []*unstructured.Unstructured{settings, victim},
+			`delete: namespace "billing" for ConfigMap "victim" is not managed`},
+		{"cluster-scoped without clusterResources", Destination{Namespaces: []string{"web"}}, []*unstructured.Unstructured{ns},
+			`delete: cluster level Namespace "web" can not be managed when in namespaced mode`},
+		{"cluster-scoped with clusterResources", Destination{Namespaces: []string{"web"}, ClusterResources: true}, []*unstructured.Unstructured{ns}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.dest.Unmanaged(tc.objs); (got == "") != (tc.want == "") {
+				t.Errorf("Unmanaged = %q", got)
+			}
+			rec := &recorder{}
+			srv := httptest.NewServer(rec)
+			defer srv.Close()
+			a, err := New(Connection{Config: &rest.Config{Host: srv.URL}, Scheme: clientgoscheme.Scheme, Mapper: mapper}, Options{Judging: j})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Only the scope is under test: the project may refuse
+			// what the scope lets through, never the other way.
+			_, err = a.For(app, proj, tc.dest).writable(t.Context(), "delete", tc.objs)
+			if tc.want == "" {
+				if err != nil && !IsRefused(err) {
+					t.Errorf("error %v, want none but the project's", err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+			if reads := rec.seen(); len(reads) > 0 {
+				t.Errorf("a refused write reached the destination: %v", reads)
+			}
+		})
 	}
 }

@@ -249,7 +249,9 @@ func (r *Reconciler) managed(server string) func(group, kind string) bool {
 // the memo of the last one when nothing changed since (fresh is false), or
 // a new one after the policy gate allowed the desired state, with the
 // outcomes of building the objects and of the gate. A nil comparison
-// without error means the gate denied it; the outcomes say why.
+// without error means there is none to make (the gate denied the objects,
+// or the cluster Secret does not let the engine manage one of them); the
+// outcomes say why.
 func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state *desiredState) (cmp *comparison, fresh bool, outs []outcome, err error) {
 	app, cl := p.app, tg.cluster
 	log := ctrl.LoggerFrom(ctx)
@@ -282,6 +284,17 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 			"excluded by resource.exclusions/inclusions of argocd-cm, neither applied nor compared: " + strings.Join(state.Excluded, ", ")
 	}
 	outs = []outcome{built}
+	if msg := cl.destination().Unmanaged(state.Objects); msg != "" {
+		// As Argo CD, whose cluster cache in namespaced mode (a cluster
+		// Secret with namespaces) refuses to load the live state: nothing
+		// is compared, and a sync ends as its SyncAppState ends it.
+		msg = "Failed to load live state: " + msg
+		outs = append(outs, raise(stepFailed, v1alpha1.ApplicationConditionComparisonError, msg))
+		if tg.op != nil {
+			outs = append(outs, r.refuseOperation(p, tg.op, v1alpha1.ApplicationConditionComparisonError+": "+msg))
+		}
+		return nil, false, outs, nil
+	}
 	// The objects are judged with the Application as fetched.
 	v, err := r.gate(ctx, tg.door, gated(app, tg.op, state.Objects))
 	if err != nil {

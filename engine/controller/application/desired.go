@@ -45,7 +45,7 @@ func (r *Reconciler) desiredState(ctx context.Context, p *pass, tg *target) (*de
 	// A change of argocd-cm's settings judges the live objects again, as a
 	// new render would.
 	key := fmt.Sprintf("%s\x00settings-%d", d.RenderKey, r.settingsGen.Load())
-	if d.identity, err = identity(tg.app, tg.project, key, d.Revisions); err != nil {
+	if d.identity, err = identity(tg.app, tg.project, tg.cluster.version, key, d.Revisions); err != nil {
 		return nil, err
 	}
 	if tg.op != nil || r.recall(p.key, d.identity) == nil {

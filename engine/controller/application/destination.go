@@ -6,13 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
@@ -69,7 +72,12 @@ type cluster struct {
 	// tracking index (*kindIndex, see listOwned).
 	indexed sync.Map
 	auth    *authority.Authority
-	stop    context.CancelFunc
+	// namespaces and clusterResources are what its cluster Secret lets
+	// the engine manage (authority.Destination); set when it is built,
+	// which a change of the Secret does again.
+	namespaces       []string
+	clusterResources bool
+	stop             context.CancelFunc
 	// kubeVersion caches the cluster's server version (capabilities).
 	kubeVersion clusterVersion
 	// stats count the kinds, objects and events of meta, for the metrics;
@@ -135,7 +143,10 @@ func (cs *clusters) resolve(ctx context.Context, dest v1alpha1.ApplicationDestin
 	secret := findClusterSecret(dest, secrets)
 	if secret == nil {
 		if server == InClusterServer || dest.Name == InClusterName {
-			return cs.get(ctx, InClusterServer, InClusterName, "", func() (*rest.Config, error) { return rest.CopyConfig(cs.local), nil })
+			// A Secret of the in-cluster server under another name still
+			// says what of it the engine manages.
+			own := findClusterSecret(v1alpha1.ApplicationDestination{Server: InClusterServer}, secrets)
+			return cs.get(ctx, InClusterServer, InClusterName, own, func() (*rest.Config, error) { return rest.CopyConfig(cs.local), nil })
 		}
 		if dest.Name != "" {
 			return nil, fmt.Errorf("%w: no cluster named %q (no Secret labelled %s=%s has that name)", errInvalidDestination, dest.Name, SecretTypeLabel, SecretTypeCluster)
@@ -144,9 +155,45 @@ func (cs *clusters) resolve(ctx context.Context, dest v1alpha1.ApplicationDestin
 	}
 	url, name := strings.TrimRight(string(secret.Data["server"]), "/"), string(secret.Data["name"])
 	if url == InClusterServer {
-		return cs.get(ctx, InClusterServer, cmp.Or(name, InClusterName), "", func() (*rest.Config, error) { return rest.CopyConfig(cs.local), nil })
+		return cs.get(ctx, InClusterServer, cmp.Or(name, InClusterName), secret, func() (*rest.Config, error) { return rest.CopyConfig(cs.local), nil })
 	}
-	return cs.get(ctx, url, name, secret.ResourceVersion, func() (*rest.Config, error) { return restConfigFromSecret(secret) })
+	return cs.get(ctx, url, name, secret, func() (*rest.Config, error) { return restConfigFromSecret(secret) })
+}
+
+// secretScope reads what a cluster Secret lets the engine manage, as Argo
+// CD's SecretToCluster does: key namespaces, a comma-separated list (blank
+// entries dropped), and key clusterResources, exactly "true".
+func secretScope(s *corev1.Secret) (namespaces []string, clusterResources bool) {
+	for ns := range strings.SplitSeq(string(s.Data["namespaces"]), ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			namespaces = append(namespaces, ns)
+		}
+	}
+	return namespaces, string(s.Data["clusterResources"]) == "true"
+}
+
+// destination is what a Door of c knows of it, impersonation aside.
+func (c *cluster) destination() authority.Destination {
+	return authority.Destination{Server: c.server, Namespaces: c.namespaces, ClusterResources: c.clusterResources}
+}
+
+// managedOnly keeps the objects of objs that c's cluster Secret lets the
+// engine manage: as Argo CD's cluster cache in namespaced mode, the engine
+// does not see the others, so never lists them as tracked, prunes or
+// deletes them.
+func (c *cluster) managedOnly(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	if len(c.namespaces) == 0 {
+		return objs
+	}
+	dest := c.destination()
+	return slices.DeleteFunc(objs, func(o *unstructured.Unstructured) bool { return !dest.Manages(o.GetNamespace()) })
+}
+
+// ownedAll lists the live objects instance tracks, as the authority's
+// ListOwned, that c's cluster Secret lets the engine manage.
+func (c *cluster) ownedAll(ctx context.Context, instance string, gvks []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
+	owned, err := c.auth.ListOwned(ctx, instance, gvks)
+	return c.managedOnly(owned), err
 }
 
 // findClusterSecret returns the cluster Secret of secrets that dest names,
@@ -182,9 +229,14 @@ func destinationServer(dest v1alpha1.ApplicationDestination, secrets []corev1.Se
 	return ""
 }
 
-// get returns the cached cluster for server at version, building it with
-// build when missing or out of date; name is the name it goes by.
-func (cs *clusters) get(ctx context.Context, server, name, version string, build func() (*rest.Config, error)) (*cluster, error) {
+// get returns the cached cluster for server as its cluster Secret says
+// (nil: the in-cluster destination without one), building it with build
+// when missing or when the Secret changed; name is the name it goes by.
+func (cs *clusters) get(ctx context.Context, server, name string, secret *corev1.Secret, build func() (*rest.Config, error)) (*cluster, error) {
+	version := ""
+	if secret != nil {
+		version = secret.ResourceVersion
+	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if c, ok := cs.byName[server]; ok && c.version == version {
@@ -204,6 +256,9 @@ func (cs *clusters) get(ctx context.Context, server, name, version string, build
 		return nil, fmt.Errorf("connect to cluster %s: %w", server, err)
 	}
 	c.server, c.name, c.version = server, name, version
+	if secret != nil {
+		c.namespaces, c.clusterResources = secretScope(secret)
+	}
 	if old, ok := cs.byName[server]; ok && old.stop != nil {
 		old.stop()
 	}

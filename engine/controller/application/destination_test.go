@@ -103,3 +103,69 @@ func TestClustersRebuildOnSecretChange(t *testing.T) {
 		t.Errorf("stop stopped %d caches in total, want 2", stops)
 	}
 }
+
+// TestClustersScope: a cluster Secret's namespaces (comma-separated, blank
+// entries dropped) and clusterResources ("true" only) say what of the
+// cluster the engine manages, as Argo CD's SecretToCluster reads them; a
+// Secret of the in-cluster server counts whatever its name, and a change
+// of it rebuilds the cluster with the new scope.
+func TestClustersScope(t *testing.T) {
+	scoped := func(name, server, namespaces, clusterResources, version string) corev1.Secret {
+		s := clusterSecret(name, server, `{"bearerToken":"t"}`, version)
+		s.Data["namespaces"], s.Data["clusterResources"] = []byte(namespaces), []byte(clusterResources)
+		return s
+	}
+	tests := []struct {
+		name             string
+		dest             v1alpha1.ApplicationDestination
+		secrets          []corev1.Secret
+		namespaces       []string
+		clusterResources bool
+	}{
+		{name: "no Secret", dest: v1alpha1.ApplicationDestination{Server: InClusterServer}},
+		{name: "no namespaces", dest: v1alpha1.ApplicationDestination{Name: "prod"},
+			secrets: []corev1.Secret{scoped("prod", "https://p", "", "true", "1")}, clusterResources: true},
+		{name: "namespaces, blanks dropped", dest: v1alpha1.ApplicationDestination{Name: "prod"},
+			secrets: []corev1.Secret{scoped("prod", "https://p", " web, ,billing ,", "True", "1")}, namespaces: []string{"web", "billing"}},
+		{name: "the in-cluster server's Secret under another name", dest: v1alpha1.ApplicationDestination{Name: InClusterName},
+			secrets: []corev1.Secret{scoped("local", InClusterServer, "web", "true", "1")}, namespaces: []string{"web"}, clusterResources: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := newClusters(&rest.Config{}, func(_ context.Context, _ string, cfg *rest.Config) (*cluster, error) {
+				return &cluster{config: cfg}, nil
+			})
+			defer cs.stop()
+			c, err := cs.resolve(t.Context(), tc.dest, tc.secrets)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !cmp.Equal(c.namespaces, tc.namespaces) || c.clusterResources != tc.clusterResources {
+				t.Errorf("namespaces %q, clusterResources %t; want %q, %t", c.namespaces, c.clusterResources, tc.namespaces, tc.clusterResources)
+			}
+		})
+	}
+
+	cs := newClusters(&rest.Config{}, func(_ context.Context, _ string, cfg *rest.Config) (*cluster, error) {
+		return &cluster{config: cfg}, nil
+	})
+	defer cs.stop()
+	dest := v1alpha1.ApplicationDestination{Server: InClusterServer}
+	for _, step := range []struct {
+		secrets    []corev1.Secret
+		namespaces []string
+	}{
+		{nil, nil},
+		{[]corev1.Secret{scoped("local", InClusterServer, "web", "", "1")}, []string{"web"}},
+		{[]corev1.Secret{scoped("local", InClusterServer, "web,billing", "", "2")}, []string{"web", "billing"}},
+		{nil, nil},
+	} {
+		c, err := cs.resolve(t.Context(), dest, step.secrets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !cmp.Equal(c.namespaces, step.namespaces) {
+			t.Errorf("in-cluster with %d Secrets: namespaces %q, want %q", len(step.secrets), c.namespaces, step.namespaces)
+		}
+	}
+}

@@ -97,7 +97,8 @@
 // is remembered with:
 //
 //   - its identity: the Application spec, the AppProject's resourceVersion,
-//     the resolved revisions and the render keys; and
+//     the destination's cluster Secret's resourceVersion, the resolved
+//     revisions and the render keys; and
 //   - a fingerprint: the resourceVersions of every desired and every
 //     recorded object, read from a metadata-only informer cache of the
 //     destination cluster (started per kind on first use), taken just

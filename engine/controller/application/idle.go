@@ -93,8 +93,10 @@ func (r *Reconciler) rememberAllowed(key types.NamespacedName, id string) {
 	r.allowed[key] = id
 }
 
-// identity hashes what a comparison depends on besides the live objects.
-func identity(app *v1alpha1.Application, project *v1alpha1.AppProject, renderKey string, revisions []string) (string, error) {
+// identity hashes what a comparison depends on besides the live objects;
+// clusterVersion is the resourceVersion of the destination's cluster
+// Secret (what of the cluster the engine manages).
+func identity(app *v1alpha1.Application, project *v1alpha1.AppProject, clusterVersion, renderKey string, revisions []string) (string, error) {
 	spec, err := json.Marshal(app.Spec)
 	if err != nil {
 		return "", fmt.Errorf("encode application spec: %w", err)
@@ -105,7 +107,7 @@ func identity(app *v1alpha1.Application, project *v1alpha1.AppProject, renderKey
 	if project != nil {
 		projectVersion = project.ResourceVersion
 	}
-	for _, s := range append([]string{projectVersion, renderKey, app.Namespace, app.Name}, revisions...) {
+	for _, s := range append([]string{projectVersion, clusterVersion, renderKey, app.Namespace, app.Name}, revisions...) {
 		h.Write([]byte{0})
 		h.Write([]byte(s))
 	}

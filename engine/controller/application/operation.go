@@ -61,7 +61,7 @@ func (r *Reconciler) judgeBeforeFetch(ctx context.Context, p *pass, tg *target) 
 	var id string
 	if tg.op == nil {
 		var err error
-		if id, err = identity(tg.app, tg.project, "", nil); err != nil {
+		if id, err = identity(tg.app, tg.project, "", "", nil); err != nil {
 			return false, outcome{}, err
 		}
 		if r.allowedBefore(p.key, id) {

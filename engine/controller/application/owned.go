@@ -96,13 +96,13 @@ func (c *cluster) listOwned(parent context.Context, instance string, gvks []sche
 		}
 	}
 	if len(listed) == 0 {
-		return out, nil
+		return c.managedOnly(out), nil
 	}
 	more, err := c.auth.ListOwned(parent, instance, listed)
 	if err != nil {
 		return nil, err
 	}
-	return append(out, more...), nil
+	return c.managedOnly(append(out, more...)), nil
 }
 
 // metadataOnly is obj with its apiVersion, kind and metadata alone, as

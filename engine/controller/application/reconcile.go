@@ -245,7 +245,7 @@ func (r *Reconciler) run(ctx context.Context, p *pass) ([]outcome, error) {
 		return append(outs, failed(err)), err
 	}
 	if cmp == nil {
-		return outs, nil // denied by policy
+		return outs, nil // denied by policy, or outside the cluster's managed namespaces
 	}
 	outs = append(outs, r.recordComparison(p, cmp, state, tg.sources))
 	if state.Built() {
@@ -497,11 +497,11 @@ func (r *Reconciler) target(ctx context.Context, p *pass) (*target, []outcome, e
 // door returns the authority of cl bound to app and project, impersonating
 // as argocd-cm says.
 func (r *Reconciler) door(cl *cluster, app *v1alpha1.Application, project *v1alpha1.AppProject) *authority.Door {
-	imp := authority.Impersonation{Server: cl.server}
+	dest := cl.destination()
 	if s := r.settings.Load(); s != nil {
-		imp.Enabled = s.SyncImpersonation
+		dest.Impersonate = s.SyncImpersonation
 	}
-	return cl.auth.For(app, project, imp)
+	return cl.auth.For(app, project, dest)
 }
 
 // project returns the AppProject app uses, nil when it does not exist. It
