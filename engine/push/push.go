@@ -114,7 +114,8 @@ var ErrNoSecret = errors.New("the git push webhook needs a secret")
 // at the next resync. Repository URLs are compared with reposerver.NormalizeURL
 // (https, ssh and scp-style forms of one repository match). Every request
 // must prove the shared secret (GitHub's X-Hub-Signature-256 or GitLab's
-// X-Gitlab-Token).
+// X-Gitlab-Token). The same endpoint takes pull request events for the
+// ApplicationSets' pull request generators (pullrequest.go).
 type Handler struct {
 	client    client.Client
 	namespace string
@@ -183,10 +184,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.answer(w, http.StatusUnauthorized, "unauthorized", webhookResponse{Message: "webhook secret does not match"})
 		return
 	}
-	if ghEvent != "push" && glEvent != "Push Hook" && glEvent != "Tag Push Hook" {
-		h.answer(w, http.StatusOK, "ignored", webhookResponse{Message: "event ignored: only push events refresh Applications"})
-		return
+	switch {
+	case ghEvent == "push" || glEvent == "Push Hook" || glEvent == "Tag Push Hook":
+		h.push(w, r, body)
+	case ghEvent == "pull_request" || glEvent == "Merge Request Hook":
+		h.pullRequest(w, r, body, ghEvent != "")
+	default:
+		h.answer(w, http.StatusOK, "ignored", webhookResponse{Message: "event ignored: only push events refresh Applications, and pull request events ApplicationSets"})
 	}
+}
+
+// push refreshes the Applications and ApplicationSets (git generators) of
+// the pushed repository.
+func (h *Handler) push(w http.ResponseWriter, r *http.Request, body []byte) {
 	var p pushPayload
 	if err := json.Unmarshal(body, &p); err != nil {
 		h.answer(w, http.StatusBadRequest, "invalid", webhookResponse{Message: "decode push payload: " + err.Error()})
@@ -266,6 +276,20 @@ func (h *Handler) refresh(r *http.Request, urls []string) ([]string, error) {
 // ApplicationSet served with a git generator of one of urls and returns
 // their keys.
 func (h *Handler) refreshApplicationSets(ctx context.Context, urls []string) ([]string, error) {
+	return h.requestGeneration(ctx, func(set *v1alpha1.ApplicationSet) bool {
+		uses := false
+		set.WalkGenerators(func(_, kind string, g map[string]any) {
+			u, _ := g["repoURL"].(string)
+			uses = uses || kind == "git" && slices.Contains(urls, reposerver.NormalizeURL(u))
+		})
+		return uses
+	})
+}
+
+// requestGeneration sets the refresh annotation on every ApplicationSet
+// served for which uses holds, as Argo CD's webhook does, and returns
+// their keys (namespace/name).
+func (h *Handler) requestGeneration(ctx context.Context, uses func(*v1alpha1.ApplicationSet) bool) ([]string, error) {
 	var out []string
 	var errs []error
 	for _, ns := range h.appSetNS {
@@ -276,12 +300,7 @@ func (h *Handler) refreshApplicationSets(ctx context.Context, urls []string) ([]
 		}
 		for i := range sets.Items {
 			set := &sets.Items[i]
-			uses := false
-			set.WalkGenerators(func(_, kind string, g map[string]any) {
-				u, _ := g["repoURL"].(string)
-				uses = uses || kind == "git" && slices.Contains(urls, reposerver.NormalizeURL(u))
-			})
-			if !uses {
+			if !uses(set) {
 				continue
 			}
 			base := set.DeepCopy()

@@ -1,8 +1,6 @@
 package push
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -37,11 +35,7 @@ func TestPushHandler(t *testing.T) {
 	const secret = "s3cret"
 	github := `{"ref":"refs/heads/main","repository":{"clone_url":"https://github.com/org/config.git","html_url":"https://github.com/org/config","ssh_url":"git@github.com:org/config.git"}}`
 	gitlab := `{"object_kind":"push","project":{"git_http_url":"https://gitlab.example.com/team/config.git","git_ssh_url":"git@gitlab.example.com:team/config.git"}}`
-	sign := func(body string) string {
-		mac := hmac.New(sha256.New, []byte(secret))
-		mac.Write([]byte(body))
-		return "sha256=" + hex.EncodeToString(mac.Sum(nil))
-	}
+	sign := func(body string) string { return signature(secret, body) }
 	tests := []struct {
 		name     string
 		method   string
@@ -128,7 +122,7 @@ func TestPushHandler(t *testing.T) {
 			headers:     map[string]string{"X-GitHub-Event": "ping", "X-Hub-Signature-256": sign(`{"zen":"hi"}`)},
 			body:        `{"zen":"hi"}`,
 			wantCode:    http.StatusOK,
-			wantMessage: "event ignored: only push events refresh Applications",
+			wantMessage: "event ignored: only push events refresh Applications, and pull request events ApplicationSets",
 		},
 		{
 			name:        "not a git webhook",

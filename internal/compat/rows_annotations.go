@@ -10,7 +10,7 @@ const (
 // annotationRows: see doc.go.
 var annotationRows = []Row{
 	{Kind: Annotation, Name: "argocd.argoproj.io/application-set-refresh", Verdict: Honoured, Proof: "TestApplicationSetGitDirectories",
-		Note: "set by the push webhook; the ApplicationSet is generated again, reading Git anew, and the annotation removed"},
+		Note: "set by the Git webhook on a push or a pull request event; the ApplicationSet is generated again, reading Git and the provider anew, and the annotation removed"},
 	{Kind: Annotation, Name: "argocd.argoproj.io/client-side-apply-migration-manager", Verdict: Different, Proof: optAnchorDiffers,
 		Note: "names the field manager whose fields move to tollgate's, as in Argo CD; the migration runs before every apply, as every apply is server-side"},
 	{Kind: Annotation, Name: "argocd.argoproj.io/compare-options", Verdict: Different, Proof: optAnchorDiffers,

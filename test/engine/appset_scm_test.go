@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,6 +109,39 @@ func TestApplicationSetPullRequests(t *testing.T) {
 	if apps := generated(t, argoNS, stolen); len(apps) != 0 {
 		t.Errorf("generated %v", apps)
 	}
+}
+
+// TestApplicationSetPullRequestWebhook: a GitHub pull_request event on the
+// Git webhook regenerates at once the ApplicationSet whose pull request
+// generator reads that repository, although its next poll is an hour
+// away, as Argo CD's ApplicationSet webhook does; an event of another
+// repository regenerates nothing.
+func TestApplicationSetPullRequestWebhook(t *testing.T) {
+	f := newFixture(t, map[string]string{"apps/alpha/cm.yaml": configMap("alpha", "1")})
+	f.project()
+	api := scmapi.New(t, "gh-t0ken")
+	first := scmapi.PullRequest{Number: 1, Title: "Add cache", Branch: "cache", TargetBranch: "main", SHA: "0123456789abcdef0123456789abcdef01234567", Author: "ann", Labels: []string{"preview"}}
+	api.SetPulls("org/"+f.name, first)
+	f.scmSecret(f.name+"-gh", "gh-t0ken", api.URL, true)
+	manifest := strings.NewReplacer("%[5]s", api.URL, "%[6]s", f.name+"-gh", "requeueAfterSeconds: 2", "requeueAfterSeconds: 3600").Replace(pullRequestSet)
+	set := f.appSet(argoNS, manifest)
+	waitGenerated(t, argoNS, set, f.name+"-pr-1")
+
+	api.SetPulls("org/"+f.name, first,
+		scmapi.PullRequest{Number: 5, Title: "New", Branch: "new", TargetBranch: "main", SHA: "3333333333333333333333333333333333333333", Author: "dee", Labels: []string{"preview"}})
+	event := func(repo string) pushAnswer {
+		return f.notify("pull_request", map[string]any{
+			"action": "opened", "number": 5,
+			"repository": map[string]any{"name": repo, "url": api.URL + "/repos/org/" + repo, "owner": map[string]any{"login": "org"}},
+		})
+	}
+	if a := event(f.name + "-other"); len(a.RefreshedApplicationSets) != 0 {
+		t.Errorf("an event of another repository regenerated %v", a.RefreshedApplicationSets)
+	}
+	if a := event(f.name); !slices.Contains(a.RefreshedApplicationSets, argoNS+"/"+f.name) {
+		t.Fatalf("the event regenerated %v (%q), want %s/%s", a.RefreshedApplicationSets, a.Message, argoNS, f.name)
+	}
+	waitGenerated(t, argoNS, set, f.name+"-pr-1", f.name+"-pr-5")
 }
 
 // TestApplicationSetSCMProvider: the SCM provider generator lists a GitLab

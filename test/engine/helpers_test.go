@@ -274,32 +274,39 @@ type pushAnswer struct {
 // returns its answer, which must be 200.
 func (f *fixture) notifyPush(sha string) pushAnswer {
 	f.t.Helper()
-	payload, err := json.Marshal(map[string]any{
+	return f.notify("push", map[string]any{
 		"ref":        "refs/heads/" + gitserver.DefaultBranch,
 		"after":      sha,
 		"repository": map[string]any{"clone_url": f.repoURL, "html_url": strings.TrimSuffix(f.repoURL, ".git")},
 	})
+}
+
+// notify posts a GitHub event with payload, signed, to the engine's Git
+// webhook and returns its answer, which must be 200.
+func (f *fixture) notify(event string, payload any) pushAnswer {
+	f.t.Helper()
+	body, err := json.Marshal(payload)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	req, err := http.NewRequestWithContext(f.t.Context(), http.MethodPost, webhookURL, bytes.NewReader(payload))
+	req, err := http.NewRequestWithContext(f.t.Context(), http.MethodPost, webhookURL, bytes.NewReader(body))
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	mac := hmac.New(sha256.New, []byte(webhookSecret))
-	mac.Write(payload)
-	req.Header.Set("X-GitHub-Event", "push")
+	mac.Write(body)
+	req.Header.Set("X-GitHub-Event", event)
 	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		f.t.Fatalf("post push webhook: %v", err)
+		f.t.Fatalf("post %s webhook: %v", event, err)
 	}
 	defer resp.Body.Close()
 	var a pushAnswer
 	_ = json.NewDecoder(resp.Body).Decode(&a)
 	if resp.StatusCode != http.StatusOK {
-		f.t.Fatalf("push webhook: status %d, message %q; want 200", resp.StatusCode, a.Message)
+		f.t.Fatalf("%s webhook: status %d, message %q; want 200", event, resp.StatusCode, a.Message)
 	}
 	return a
 }
