@@ -132,18 +132,7 @@ func TestPullRequestHandler(t *testing.T) {
 			default:
 				req.Header.Set("X-Gitlab-Event", "Merge Request Hook")
 			}
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			if rec.Code != tc.wantCode {
-				t.Errorf("status = %d, want %d (body %s)", rec.Code, tc.wantCode, rec.Body)
-			}
-			var resp webhookResponse
-			if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
-				t.Fatalf("decode response %q: %v", rec.Body, err)
-			}
-			if resp.Message != tc.wantMessage {
-				t.Errorf("message = %q, want %q", resp.Message, tc.wantMessage)
-			}
+			resp := serve(t, h, req, tc.wantCode, tc.wantMessage)
 			if diff := cmp.Diff(tc.wantSets, resp.RefreshedApplicationSets); diff != "" {
 				t.Errorf("regenerated (-want +got):\n%s", diff)
 			}
@@ -172,4 +161,22 @@ func signature(secret, body string) string {
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write([]byte(body))
 	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// serve has h answer req and checks the answer's status and message.
+func serve(t *testing.T, h *Handler, req *http.Request, wantCode int, wantMessage string) webhookResponse {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != wantCode {
+		t.Errorf("status = %d, want %d (body %s)", rec.Code, wantCode, rec.Body)
+	}
+	var resp webhookResponse
+	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
+		t.Fatalf("decode response %q: %v", rec.Body, err)
+	}
+	if resp.Message != wantMessage {
+		t.Errorf("message = %q, want %q", resp.Message, wantMessage)
+	}
+	return resp
 }

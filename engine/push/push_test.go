@@ -2,7 +2,6 @@ package push
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -189,18 +188,7 @@ func TestPushHandler(t *testing.T) {
 			for k, v := range tc.headers {
 				req.Header.Set(k, v)
 			}
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			if rec.Code != tc.wantCode {
-				t.Errorf("status = %d, want %d (body %s)", rec.Code, tc.wantCode, rec.Body)
-			}
-			var resp webhookResponse
-			if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
-				t.Fatalf("decode response %q: %v", rec.Body, err)
-			}
-			if resp.Message != tc.wantMessage {
-				t.Errorf("message = %q, want %q", resp.Message, tc.wantMessage)
-			}
+			resp := serve(t, h, req, tc.wantCode, tc.wantMessage)
 			if diff := cmp.Diff(tc.wantRefreshed, resp.Refreshed); diff != "" {
 				t.Errorf("refreshed (-want +got):\n%s", diff)
 			}

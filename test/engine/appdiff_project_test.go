@@ -105,17 +105,8 @@ data:
 	}
 	f := newFixture(t, files)
 	remote := otherURL(t, env.Config.Host)
-	cc, err := json.Marshal(map[string]any{"tlsClientConfig": map[string]any{
-		"caData": env.Config.CAData, "certData": env.Config.CertData, "keyData": env.Config.KeyData,
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	cluster := "remote-" + f.name
-	f.create(&corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: cluster, Namespace: argoNS, Labels: map[string]string{"argocd.argoproj.io/secret-type": "cluster"}},
-		StringData: map[string]string{"name": cluster, "server": remote, "config": string(cc)},
-	})
+	f.clusterSecret(map[string]string{"name": cluster, "server": remote})
 	scoped := f.name + "-scoped"
 	for _, name := range []string{f.name, scoped} {
 		f.create(&v1alpha1.AppProject{

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -160,17 +159,8 @@ func TestRegisteredClusterFromSecret(t *testing.T) {
 	// An Argo CD cluster Secret for the test control plane itself, reached
 	// with its own URL and the administrator's client certificate: the
 	// engine builds a separate client for it, as for any other cluster.
-	cc, err := json.Marshal(map[string]any{"tlsClientConfig": map[string]any{
-		"caData": env.Config.CAData, "certData": env.Config.CertData, "keyData": env.Config.KeyData,
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	clusterName := "remote-" + f.name
-	f.create(&corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: clusterName, Namespace: argoNS, Labels: map[string]string{"argocd.argoproj.io/secret-type": "cluster"}},
-		StringData: map[string]string{"name": clusterName, "server": env.Config.Host, "config": string(cc)},
-	})
+	f.clusterSecret(map[string]string{"name": clusterName, "server": env.Config.Host})
 	p := &v1alpha1.AppProject{
 		ObjectMeta: metav1.ObjectMeta{Name: f.name, Namespace: argoNS},
 		Spec: v1alpha1.AppProjectSpec{

@@ -311,6 +311,26 @@ func (f *fixture) notify(event string, payload any) pushAnswer {
 	return a
 }
 
+// clusterSecret registers an Argo CD cluster Secret in argoNS, named by
+// data's name, with data (name, server and any other key) and the key
+// config: the test control plane's administrator certificate, so that
+// whatever URL of it server gives, the engine reaches it as it reaches any
+// other cluster.
+func (f *fixture) clusterSecret(data map[string]string) {
+	f.t.Helper()
+	cc, err := json.Marshal(map[string]any{"tlsClientConfig": map[string]any{
+		"caData": env.Config.CAData, "certData": env.Config.CertData, "keyData": env.Config.KeyData,
+	}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	data["config"] = string(cc)
+	f.create(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: data["name"], Namespace: argoNS, Labels: map[string]string{"argocd.argoproj.io/secret-type": "cluster"}},
+		StringData: data,
+	})
+}
+
 // get reads the object name of obj's type in the fixture's namespace.
 func (f *fixture) get(obj client.Object, name string) error {
 	return env.Client.Get(f.t.Context(), client.ObjectKey{Namespace: f.ns, Name: name}, obj)

@@ -1,14 +1,12 @@
 package engine_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,20 +25,8 @@ import (
 func TestNamespacedCluster(t *testing.T) {
 	f := newFixture(t, map[string]string{"manifests/cm.yaml": configMap("inside", "1")})
 	outside := env.Namespace(t)
-	cc, err := json.Marshal(map[string]any{"tlsClientConfig": map[string]any{
-		"caData": env.Config.CAData, "certData": env.Config.CertData, "keyData": env.Config.KeyData,
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	cluster := "namespaced-" + f.name
-	f.create(&corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: cluster, Namespace: argoNS, Labels: map[string]string{"argocd.argoproj.io/secret-type": "cluster"}},
-		StringData: map[string]string{
-			"name": cluster, "server": env.Config.Host, "config": string(cc),
-			"namespaces": " , " + f.ns + ",kube-public",
-		},
-	})
+	f.clusterSecret(map[string]string{"name": cluster, "server": env.Config.Host, "namespaces": " , " + f.ns + ",kube-public"})
 	f.editProject = func(p *v1alpha1.AppProject) {
 		p.Spec.Destinations = []v1alpha1.ApplicationDestination{{Name: cluster, Namespace: "*"}}
 		p.Spec.ClusterResourceWhitelist = []v1alpha1.ClusterResourceRestrictionItem{{Group: "*", Kind: "*"}}
@@ -100,7 +86,7 @@ func TestNamespacedCluster(t *testing.T) {
 		})
 		f.waitSynced(f.push(nil, []string{tc.file}, "remove "+tc.file))
 	}
-	err = env.Client.Get(t.Context(), client.ObjectKey{Namespace: outside, Name: "elsewhere"}, &corev1.ConfigMap{})
+	err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: outside, Name: "elsewhere"}, &corev1.ConfigMap{})
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("ConfigMap elsewhere in %s: %v, want it never created", outside, err)
 	}

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -26,17 +25,8 @@ func TestProjectScopedClusters(t *testing.T) {
 	files := baseFiles()
 	files["refused/cm.yaml"] = configMap("refused", "1")
 	f := newFixture(t, files)
-	cc, err := json.Marshal(map[string]any{"tlsClientConfig": map[string]any{
-		"caData": env.Config.CAData, "certData": env.Config.CertData, "keyData": env.Config.KeyData,
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	clusterSecret := func(name, server, project string) {
-		f.create(&corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: argoNS, Labels: map[string]string{"argocd.argoproj.io/secret-type": "cluster"}},
-			StringData: map[string]string{"name": name, "server": server, "config": string(cc), "project": project},
-		})
+		f.clusterSecret(map[string]string{"name": name, "server": server, "project": project})
 	}
 	own, other := "scoped-"+f.name, "other-"+f.name
 	clusterSecret(own, env.Config.Host, f.name)
