@@ -64,6 +64,9 @@ type Options struct {
 	ListThreshold int
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Scope is the part of the cluster ListOwned lists (the whole cluster
+	// by default).
+	Scope Scope
 }
 
 // DefaultOptions returns the defaults, without Health.

@@ -33,7 +33,7 @@ var skippedResources = map[schema.GroupResource]bool{
 }
 
 // ListOwned returns the live objects tracked by the application instance
-// app, across all namespaces, as metadata-only objects (apiVersion, kind and
+// app, across all namespaces of Options.Scope, as metadata-only objects (apiVersion, kind and
 // metadata: enough for Prune and for status). Pass gvks to restrict the
 // search, typically the kinds of the desired objects plus the kinds recorded
 // in the Application's status: one paginated LIST per kind. With no gvks,
@@ -63,7 +63,16 @@ func (a *Applier) ListOwned(ctx context.Context, app string, gvks []schema.Group
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			results[i], errs[i] = a.listKind(ctx, app, gvk)
+			namespaces, err := a.opts.Scope.ListNamespaces(a.client.RESTMapper(), gvk)
+			if meta.IsNoMatchError(err) {
+				a.forgetDiscovery() // not served (any more): nothing of it is tracked
+				return
+			}
+			errs[i] = err
+			for _, ns := range namespaces {
+				objs, err := a.listKind(ctx, app, gvk, ns)
+				results[i], errs[i] = append(results[i], objs...), errors.Join(errs[i], err)
+			}
 		}()
 	}
 	wg.Wait()
@@ -77,14 +86,15 @@ func (a *Applier) ListOwned(ctx context.Context, app string, gvks []schema.Group
 	return out, nil
 }
 
-// listKind lists one kind's metadata and keeps app's objects.
-func (a *Applier) listKind(ctx context.Context, app string, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
+// listKind lists one kind's metadata in namespace ("": all) and keeps
+// app's objects.
+func (a *Applier) listKind(ctx context.Context, app string, gvk schema.GroupVersionKind, namespace string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	cont := ""
 	for {
-		err := a.client.List(ctx, list, client.Limit(listPageSize), client.Continue(cont))
+		err := a.client.List(ctx, list, client.InNamespace(namespace), client.Limit(listPageSize), client.Continue(cont))
 		// A kind discovery (or the client's REST mapping) still names
 		// after its CustomResourceDefinition was deleted: the mapper
 		// says no match, or the API server answers 404 for the whole

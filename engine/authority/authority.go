@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -127,63 +126,26 @@ func (a *Authority) Live(ctx context.Context, refs []apply.Ref) ([]*unstructured
 	return a.controller.Live(ctx, refs)
 }
 
-// Destination is what a Door knows of the Application's destination
-// cluster beyond its connection: whether its writes impersonate, and which
-// part of the cluster the engine manages.
-type Destination struct {
+// Impersonation says whether and how a Door's writes impersonate.
+type Impersonation struct {
+	// Enabled is argocd-cm's application.sync.impersonation.enabled.
+	Enabled bool
 	// Server is the destination's API server URL, matched against
 	// destinationServiceAccounts (a destination by name is resolved first).
 	Server string
-	// Impersonate is argocd-cm's application.sync.impersonation.enabled.
-	Impersonate bool
-	// Namespaces and ClusterResources are the keys of the same names of
-	// the destination's Argo CD cluster Secret. With Namespaces set (Argo
-	// CD's namespaced mode), the engine manages only objects in those
-	// namespaces, and cluster-scoped ones only with ClusterResources;
-	// without, the whole cluster.
-	Namespaces       []string
-	ClusterResources bool
-}
-
-// Manages reports whether d lets the engine manage an object in namespace
-// ("" for a cluster-scoped object).
-func (d Destination) Manages(namespace string) bool {
-	switch {
-	case len(d.Namespaces) == 0:
-		return true
-	case namespace == "":
-		return d.ClusterResources
-	default:
-		return slices.Contains(d.Namespaces, namespace)
-	}
-}
-
-// Unmanaged returns Argo CD's message for the first of objs that d does not
-// let the engine manage, "" when d manages all of them.
-func (d Destination) Unmanaged(objs []*unstructured.Unstructured) string {
-	for _, o := range objs {
-		switch ns := o.GetNamespace(); {
-		case d.Manages(ns):
-		case ns == "":
-			return fmt.Sprintf("cluster level %s %q can not be managed when in namespaced mode", o.GetKind(), o.GetName())
-		default:
-			return fmt.Sprintf("namespace %q for %s %q is not managed", ns, o.GetKind(), o.GetName())
-		}
-	}
-	return ""
 }
 
 // For returns the Door of app, judged against project (nil when the
-// AppProject does not exist: nothing is permitted), writing only what dest
-// lets the engine manage. With dest.Impersonate, the Door's writes act as
-// the service account of project's destinationServiceAccounts for the
-// destination; when none matches, every write fails with Argo CD's message
-// and nothing is written. Nothing is converted or evaluated until the Door
-// judges or writes: an idle resync that does neither costs nothing here.
-func (a *Authority) For(app *v1alpha1.Application, project *v1alpha1.AppProject, dest Destination) *Door {
-	d := &Door{a: a, judge: a.opts.Judging.bind(app, project, a.conn.Mapper), writer: a.controller, dest: dest}
-	if dest.Impersonate {
-		user, err := ServiceAccountFor(project, dest.Server, app.Spec.Destination.Name, app.Spec.Destination.Namespace)
+// AppProject does not exist: nothing is permitted). With impersonation
+// enabled, the Door's writes act as the service account of project's
+// destinationServiceAccounts for the destination; when none matches, every
+// write fails with Argo CD's message and nothing is written. Nothing is
+// converted or evaluated until the Door judges or writes: an idle resync
+// that does neither costs nothing here.
+func (a *Authority) For(app *v1alpha1.Application, project *v1alpha1.AppProject, imp Impersonation) *Door {
+	d := &Door{a: a, judge: a.opts.Judging.bind(app, project, a.conn.Mapper), writer: a.controller}
+	if imp.Enabled {
+		user, err := ServiceAccountFor(project, imp.Server, app.Spec.Destination.Name, app.Spec.Destination.Namespace)
 		if err == nil {
 			d.writer, err = a.impersonating(user)
 		}

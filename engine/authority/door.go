@@ -26,8 +26,6 @@ type Door struct {
 	writer *apply.Applier
 	// writerErr is why there is no writer (no service account matched).
 	writerErr error
-	// dest says what part of the cluster the Door may write.
-	dest Destination
 }
 
 // Judge evaluates the Application and objs with every rule (the sync
@@ -209,7 +207,7 @@ func (d *Door) writable(ctx context.Context, verb string, objs []*unstructured.U
 	if d.writerErr != nil {
 		return nil, fmt.Errorf("%s: %w", verb, d.writerErr)
 	}
-	if msg := d.dest.Unmanaged(objs); msg != "" {
+	if msg := d.a.opts.Apply.Scope.Unmanaged(objs); msg != "" {
 		return nil, fmt.Errorf("%s: %s", verb, msg)
 	}
 	if err := d.Permit(ctx, verb, objs); err != nil {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -104,7 +105,7 @@ func TestDiffDetailed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = a.For(tc.app, tc.project, Destination{}).DiffDetailed(t.Context(), tc.objs, nil)
+			_, err = a.For(tc.app, tc.project, Impersonation{}).DiffDetailed(t.Context(), tc.objs, nil)
 			var got []string
 			if refused, ok := err.(*RefusedError); ok {
 				if refused.Verb != VerbDiff {
@@ -138,12 +139,11 @@ func TestRefusedDiffMessage(t *testing.T) {
 	}
 }
 
-// TestDoorNamespacedDestination: a Door writes only what its destination's
-// cluster Secret lets the engine manage (Argo CD's namespaced mode): an
-// object of another namespace, or a cluster-scoped one without
-// ClusterResources, refuses the whole write with Argo CD's message before
-// any request reaches the destination.
-func TestDoorNamespacedDestination(t *testing.T) {
+// TestDoorScope: a Door writes only what its cluster's scope holds (Argo
+// CD's namespaced mode): an object of another namespace, or a
+// cluster-scoped one without ClusterResources, refuses the whole write
+// with Argo CD's message before any request reaches the destination.
+func TestDoorScope(t *testing.T) {
 	j, _ := newJudging(t)
 	app, proj := teamApp()
 	mapper := meta.NewDefaultRESTMapper(nil)
@@ -151,34 +151,32 @@ func TestDoorNamespacedDestination(t *testing.T) {
 	settings, victim := object("v1", "ConfigMap", "web", "settings"), object("v1", "ConfigMap", "billing", "victim")
 	ns := object("v1", "Namespace", "", "web")
 	tests := []struct {
-		name string
-		dest Destination
-		objs []*unstructured.Unstructured
-		want string
+		name  string
+		scope apply.Scope
+		objs  []*unstructured.Unstructured
+		want  string
 	}{
-		{"the whole cluster", Destination{}, []*unstructured.Unstructured{settings, victim, ns}, ""},
-		{"a managed namespace", Destination{Namespaces: []string{"web"}}, []*unstructured.Unstructured{settings}, ""},
-		{"another namespace", Destination{Namespaces: []string{"web"}}, []*unstructured.Unstructured{settings, victim},
+		{"the whole cluster", apply.Scope{}, []*unstructured.Unstructured{settings, victim, ns}, ""},
+		{"a managed namespace", apply.Scope{Namespaces: []string{"web"}}, []*unstructured.Unstructured{settings}, ""},
+		{"another namespace", apply.Scope{Namespaces: []string{"web"}}, []*unstructured.Unstructured{settings, victim},
 			`delete: namespace "billing" for ConfigMap "victim" is not managed`},
-		{"cluster-scoped without clusterResources", Destination{Namespaces: []string{"web"}}, []*unstructured.Unstructured{ns},
+		{"cluster-scoped without clusterResources", apply.Scope{Namespaces: []string{"web"}}, []*unstructured.Unstructured{ns},
 			`delete: cluster level Namespace "web" can not be managed when in namespaced mode`},
-		{"cluster-scoped with clusterResources", Destination{Namespaces: []string{"web"}, ClusterResources: true}, []*unstructured.Unstructured{ns}, ""},
+		{"cluster-scoped with clusterResources", apply.Scope{Namespaces: []string{"web"}, ClusterResources: true}, []*unstructured.Unstructured{ns}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.dest.Unmanaged(tc.objs); (got == "") != (tc.want == "") {
-				t.Errorf("Unmanaged = %q", got)
-			}
 			rec := &recorder{}
 			srv := httptest.NewServer(rec)
 			defer srv.Close()
-			a, err := New(Connection{Config: &rest.Config{Host: srv.URL}, Scheme: clientgoscheme.Scheme, Mapper: mapper}, Options{Judging: j})
+			a, err := New(Connection{Config: &rest.Config{Host: srv.URL}, Scheme: clientgoscheme.Scheme, Mapper: mapper},
+				Options{Judging: j, Apply: apply.Options{Scope: tc.scope}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			// Only the scope is under test: the project may refuse
 			// what the scope lets through, never the other way.
-			_, err = a.For(app, proj, tc.dest).writable(t.Context(), "delete", tc.objs)
+			_, err = a.For(app, proj, Impersonation{}).writable(t.Context(), "delete", tc.objs)
 			if tc.want == "" {
 				if err != nil && !IsRefused(err) {
 					t.Errorf("error %v, want none but the project's", err)

@@ -110,12 +110,14 @@ func clusterSecretOf(t *testing.T, cp, server string) *corev1.Secret {
 // token (filled by the real token controller), and writes the cluster
 // Secret into the control plane. The Secret's credentials are limited as
 // the RBAC says: a client built from them is argocd-manager, reads NS and
-// is forbidden elsewhere. cluster add without --namespace is refused as
-// another spec, and with --upsert grants the whole cluster; the engine then
-// syncs Applications into two namespaces of that cluster with the Secret's
-// token alone. The cluster is this control plane under a second URL
-// (localhost), registered with the tracking engine's control plane, where
-// no other test registers it.
+// is forbidden elsewhere. The engine uses that cluster as Argo CD's
+// namespaced mode: it syncs an Application into NS with the token alone,
+// listing and watching NS only, and another into a second namespace is a
+// ComparisonError. cluster add without --namespace is refused as another
+// spec, and with --upsert grants the whole cluster; the engine then syncs
+// both. The cluster is this control plane under a second URL (localhost),
+// registered with the tracking engine's control plane, where no other
+// test registers it.
 func TestCLIClusterAdd(t *testing.T) {
 	t.Parallel()
 	startTokenController(t)
@@ -198,24 +200,12 @@ func TestCLIClusterAdd(t *testing.T) {
 		t.Errorf("list ConfigMaps of %s with the Secret's token: %v, want forbidden", other, err)
 	}
 
-	// cluster list shows it; add without --namespace is refused as another
-	// spec, and with --upsert grants the whole cluster. (The engine lists
-	// each kind cluster-wide, so it cannot use a cluster Secret whose
-	// token reaches some namespaces only: see docs/cli.md.)
+	// cluster list shows it.
 	wantLines(t, "cluster list", tollgateOK(t, "cluster", "list", "--argocd-namespace", f.cp),
 		fmt.Sprintf("%s (1 namespaces) %s %s", server, name, f.name))
-	tollgateFails(t, 2, "existing cluster spec is different; use upsert flag to force update", add...)
-	tollgateOK(t, append(add, "--upsert")...)
-	if err := env.Client.Get(ctx, client.ObjectKey{Name: "argocd-manager-role-binding"}, &rbacv1.ClusterRoleBinding{}); err != nil {
-		t.Errorf("ClusterRoleBinding after cluster add without --namespace: %v", err)
-	}
-	secret = clusterSecretOf(t, f.cp, server)
-	if err := json.Unmarshal(secret.Data["config"], &cc); err != nil || cc.BearerToken != token || secret.Data["namespaces"] != nil {
-		t.Fatalf("cluster Secret after --upsert: namespaces %q, same token %v (%v)", secret.Data["namespaces"], cc.BearerToken == token, err)
-	}
 
-	// The engine reaches the cluster with the Secret's token alone, into
-	// two namespaces now.
+	// The engine reaches the cluster with the Secret's token alone: into
+	// f.ns, and not into other, which the Secret does not list.
 	f.editProject = func(p *v1alpha1.AppProject) {
 		p.Spec.Destinations = []v1alpha1.ApplicationDestination{{Server: server, Namespace: f.ns}, {Server: server, Namespace: other}}
 	}
@@ -233,6 +223,22 @@ func TestCLIClusterAdd(t *testing.T) {
 		},
 	})
 	f.waitSynced(f.head)
+	elsewhere.waitApp("ComparisonError for a namespace the cluster Secret does not list", func(a *v1alpha1.Application) bool {
+		msg, _ := condition(a, v1alpha1.ApplicationConditionComparisonError)
+		return msg == fmt.Sprintf("Failed to load live state: namespace %q for ConfigMap %q is not managed", other, "elsewhere")
+	})
+
+	// add without --namespace is refused as another spec, and with
+	// --upsert grants the whole cluster: the engine syncs into both.
+	tollgateFails(t, 2, "existing cluster spec is different; use upsert flag to force update", add...)
+	tollgateOK(t, append(add, "--upsert")...)
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: "argocd-manager-role-binding"}, &rbacv1.ClusterRoleBinding{}); err != nil {
+		t.Errorf("ClusterRoleBinding after cluster add without --namespace: %v", err)
+	}
+	secret = clusterSecretOf(t, f.cp, server)
+	if err := json.Unmarshal(secret.Data["config"], &cc); err != nil || cc.BearerToken != token || secret.Data["namespaces"] != nil {
+		t.Fatalf("cluster Secret after --upsert: namespaces %q, same token %v (%v)", secret.Data["namespaces"], cc.BearerToken == token, err)
+	}
 	elsewhere.waitSynced(f.head)
 	for ns, cm := range map[string]string{f.ns: "settings", other: "elsewhere"} {
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: cm}, &corev1.ConfigMap{}); err != nil {

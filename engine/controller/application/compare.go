@@ -284,7 +284,7 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 			"excluded by resource.exclusions/inclusions of argocd-cm, neither applied nor compared: " + strings.Join(state.Excluded, ", ")
 	}
 	outs = []outcome{built}
-	if msg := cl.destination().Unmanaged(state.Objects); msg != "" {
+	if msg := cl.scope.Unmanaged(state.Objects); msg != "" {
 		// As Argo CD, whose cluster cache in namespaced mode (a cluster
 		// Secret with namespaces) refuses to load the live state: nothing
 		// is compared, and a sync ends as its SyncAppState ends it.

@@ -126,7 +126,7 @@ func refusal(denied outcome) error {
 // policy matched its outcome was deleted when it ended; one whose policy
 // did not, or BeforeHookCreation, stays).
 func (r *Reconciler) cleanupDeleteHooks(ctx context.Context, cl *cluster, door *authority.Door, instance string) error {
-	owned, err := cl.ownedAll(ctx, instance, nil)
+	owned, err := cl.auth.ListOwned(ctx, instance, nil)
 	if err != nil {
 		return fmt.Errorf("list delete hooks: %w", err)
 	}

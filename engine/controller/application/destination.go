@@ -6,16 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
@@ -23,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/engine/argocd"
 	"github.com/tollgate-dev/tollgate/engine/authority"
 )
@@ -72,12 +70,10 @@ type cluster struct {
 	// tracking index (*kindIndex, see listOwned).
 	indexed sync.Map
 	auth    *authority.Authority
-	// namespaces and clusterResources are what its cluster Secret lets
-	// the engine manage (authority.Destination); set when it is built,
-	// which a change of the Secret does again.
-	namespaces       []string
-	clusterResources bool
-	stop             context.CancelFunc
+	// scope is what its cluster Secret lets the engine manage, fixed
+	// when it is built: a change of the Secret builds it again.
+	scope apply.Scope
+	stop  context.CancelFunc
 	// kubeVersion caches the cluster's server version (capabilities).
 	kubeVersion clusterVersion
 	// stats count the kinds, objects and events of meta, for the metrics;
@@ -108,8 +104,8 @@ type tlsClientConfig struct {
 }
 
 // clusterFactory builds the client side of the cluster server from a REST
-// config.
-type clusterFactory func(ctx context.Context, server string, cfg *rest.Config) (*cluster, error)
+// config, for the part of it scope holds.
+type clusterFactory func(ctx context.Context, server string, cfg *rest.Config, scope apply.Scope) (*cluster, error)
 
 // clusters resolves Application destinations to clusters and caches the
 // clients built for them, rebuilding one when its Secret changes.
@@ -162,38 +158,20 @@ func (cs *clusters) resolve(ctx context.Context, dest v1alpha1.ApplicationDestin
 
 // secretScope reads what a cluster Secret lets the engine manage, as Argo
 // CD's SecretToCluster does: key namespaces, a comma-separated list (blank
-// entries dropped), and key clusterResources, exactly "true".
-func secretScope(s *corev1.Secret) (namespaces []string, clusterResources bool) {
+// entries dropped), and key clusterResources, exactly "true". A nil Secret
+// (the in-cluster destination without one) is the whole cluster.
+func secretScope(s *corev1.Secret) apply.Scope {
+	if s == nil {
+		return apply.Scope{}
+	}
+	var scope apply.Scope
 	for ns := range strings.SplitSeq(string(s.Data["namespaces"]), ",") {
 		if ns = strings.TrimSpace(ns); ns != "" {
-			namespaces = append(namespaces, ns)
+			scope.Namespaces = append(scope.Namespaces, ns)
 		}
 	}
-	return namespaces, string(s.Data["clusterResources"]) == "true"
-}
-
-// destination is what a Door of c knows of it, impersonation aside.
-func (c *cluster) destination() authority.Destination {
-	return authority.Destination{Server: c.server, Namespaces: c.namespaces, ClusterResources: c.clusterResources}
-}
-
-// managedOnly keeps the objects of objs that c's cluster Secret lets the
-// engine manage: as Argo CD's cluster cache in namespaced mode, the engine
-// does not see the others, so never lists them as tracked, prunes or
-// deletes them.
-func (c *cluster) managedOnly(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
-	if len(c.namespaces) == 0 {
-		return objs
-	}
-	dest := c.destination()
-	return slices.DeleteFunc(objs, func(o *unstructured.Unstructured) bool { return !dest.Manages(o.GetNamespace()) })
-}
-
-// ownedAll lists the live objects instance tracks, as the authority's
-// ListOwned, that c's cluster Secret lets the engine manage.
-func (c *cluster) ownedAll(ctx context.Context, instance string, gvks []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
-	owned, err := c.auth.ListOwned(ctx, instance, gvks)
-	return c.managedOnly(owned), err
+	scope.ClusterResources = string(s.Data["clusterResources"]) == "true"
+	return scope
 }
 
 // findClusterSecret returns the cluster Secret of secrets that dest names,
@@ -251,14 +229,12 @@ func (cs *clusters) get(ctx context.Context, server, name string, secret *corev1
 		// The caches outlive the reconcile that built them; stop ends them.
 		cs.ctx, cs.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	}
-	c, err := cs.factory(cs.ctx, server, cfg)
+	scope := secretScope(secret)
+	c, err := cs.factory(cs.ctx, server, cfg, scope)
 	if err != nil {
 		return nil, fmt.Errorf("connect to cluster %s: %w", server, err)
 	}
-	c.server, c.name, c.version = server, name, version
-	if secret != nil {
-		c.namespaces, c.clusterResources = secretScope(secret)
-	}
+	c.server, c.name, c.version, c.scope = server, name, version, scope
 	if old, ok := cs.byName[server]; ok && old.stop != nil {
 		old.stop()
 	}
@@ -326,13 +302,22 @@ func newClusterClients(ctx context.Context, cfg *rest.Config, scheme *runtime.Sc
 	if err != nil {
 		return nil, fmt.Errorf("create REST mapper: %w", err)
 	}
-	mc, err := cache.New(cfg, cache.Options{
+	co := cache.Options{
 		HTTPClient:       httpClient,
 		Scheme:           scheme,
 		Mapper:           mapper,
 		DefaultTransform: keepResourceVersion,
 		NewInformer:      newInformer,
-	})
+	}
+	if ns := opts.Apply.Scope.Namespaces; len(ns) > 0 {
+		// Argo CD's namespaced mode: namespaced kinds are watched in
+		// those namespaces only, as its cluster cache does.
+		co.DefaultNamespaces = map[string]cache.Config{}
+		for _, n := range ns {
+			co.DefaultNamespaces[n] = cache.Config{}
+		}
+	}
+	mc, err := cache.New(cfg, co)
 	if err != nil {
 		return nil, fmt.Errorf("create metadata cache: %w", err)
 	}
@@ -347,7 +332,7 @@ func newClusterClients(ctx context.Context, cfg *rest.Config, scheme *runtime.Sc
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	go func() { _ = mc.Start(cctx) }()
-	return &cluster{config: cfg, mapper: mapper, discovery: cd, meta: mc, auth: auth, stop: cancel}, nil
+	return &cluster{config: cfg, mapper: mapper, discovery: cd, meta: mc, auth: auth, stop: cancel, scope: opts.Apply.Scope}, nil
 }
 
 // keepResourceVersion trims an object of the metadata cache to what the

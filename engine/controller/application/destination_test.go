@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/apply"
 )
 
 func clusterSecret(name, server, config, version string) corev1.Secret {
@@ -53,7 +54,7 @@ func TestClustersResolve(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var built []*rest.Config
-			cs := newClusters(local, func(_ context.Context, _ string, cfg *rest.Config) (*cluster, error) {
+			cs := newClusters(local, func(_ context.Context, _ string, cfg *rest.Config, _ apply.Scope) (*cluster, error) {
 				built = append(built, cfg)
 				return &cluster{config: cfg}, nil
 			})
@@ -83,7 +84,7 @@ func TestClustersResolve(t *testing.T) {
 
 func TestClustersRebuildOnSecretChange(t *testing.T) {
 	stops := 0
-	cs := newClusters(&rest.Config{}, func(_ context.Context, _ string, cfg *rest.Config) (*cluster, error) {
+	cs := newClusters(&rest.Config{}, func(_ context.Context, _ string, cfg *rest.Config, _ apply.Scope) (*cluster, error) {
 		return &cluster{config: cfg, stop: func() { stops++ }}, nil
 	})
 	dest := v1alpha1.ApplicationDestination{Name: "prod"}
@@ -132,7 +133,7 @@ func TestClustersScope(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cs := newClusters(&rest.Config{}, func(_ context.Context, _ string, cfg *rest.Config) (*cluster, error) {
+			cs := newClusters(&rest.Config{}, func(_ context.Context, _ string, cfg *rest.Config, _ apply.Scope) (*cluster, error) {
 				return &cluster{config: cfg}, nil
 			})
 			defer cs.stop()
@@ -140,13 +141,13 @@ func TestClustersScope(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !cmp.Equal(c.namespaces, tc.namespaces) || c.clusterResources != tc.clusterResources {
-				t.Errorf("namespaces %q, clusterResources %t; want %q, %t", c.namespaces, c.clusterResources, tc.namespaces, tc.clusterResources)
+			if !cmp.Equal(c.scope.Namespaces, tc.namespaces) || c.scope.ClusterResources != tc.clusterResources {
+				t.Errorf("namespaces %q, clusterResources %t; want %q, %t", c.scope.Namespaces, c.scope.ClusterResources, tc.namespaces, tc.clusterResources)
 			}
 		})
 	}
 
-	cs := newClusters(&rest.Config{}, func(_ context.Context, _ string, cfg *rest.Config) (*cluster, error) {
+	cs := newClusters(&rest.Config{}, func(_ context.Context, _ string, cfg *rest.Config, _ apply.Scope) (*cluster, error) {
 		return &cluster{config: cfg}, nil
 	})
 	defer cs.stop()
@@ -164,8 +165,8 @@ func TestClustersScope(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !cmp.Equal(c.namespaces, step.namespaces) {
-			t.Errorf("in-cluster with %d Secrets: namespaces %q, want %q", len(step.secrets), c.namespaces, step.namespaces)
+		if !cmp.Equal(c.scope.Namespaces, step.namespaces) {
+			t.Errorf("in-cluster with %d Secrets: namespaces %q, want %q", len(step.secrets), c.scope.Namespaces, step.namespaces)
 		}
 	}
 }

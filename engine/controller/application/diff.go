@@ -153,7 +153,7 @@ func (d *Differ) Diff(ctx context.Context, app *v1alpha1.Application) (*AppDiff,
 		return nil, err
 	}
 	cl, door, state, instance := p.cluster, p.door, p.state, p.instance
-	if msg := cl.destination().Unmanaged(state.Objects); msg != "" {
+	if msg := cl.scope.Unmanaged(state.Objects); msg != "" {
 		return nil, fmt.Errorf("compare with live state: %s", msg)
 	}
 	objs := state.NonHooks()
@@ -164,7 +164,7 @@ func (d *Differ) Diff(ctx context.Context, app *v1alpha1.Application) (*AppDiff,
 	case err != nil:
 		return nil, fmt.Errorf("compare with live state: %w", err)
 	}
-	prune, err := prunable(ctx, cl, door, instance, objs, app.Status.Resources)
+	prune, err := prunable(ctx, cl.auth, door, instance, objs, app.Status.Resources)
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +241,7 @@ func (d *Differ) prepare(ctx context.Context, app *v1alpha1.Application) (*prepa
 	}
 	// Reads and dry runs with the controller's rights, as a comparison;
 	// nothing is written, so nobody is impersonated.
-	door := cl.auth.For(app, project, cl.destination())
+	door := cl.auth.For(app, project, authority.Impersonation{})
 	// The project's sourceRepos say where chart dependencies may come
 	// from, as in a comparison; a diff is not gated, so no signature is
 	// checked. Branch and tag names are resolved afresh, as for a refresh.
@@ -298,8 +298,8 @@ func (d *Differ) Desired(ctx context.Context, app *v1alpha1.Application) ([]*uns
 // object can copy onto it: door must permit every one (a
 // *authority.RefusedError otherwise) before any is read in full; the
 // listing reads their metadata only, and it stays in this process.
-func prunable(ctx context.Context, cl *cluster, door *authority.Door, instance string, objs []*unstructured.Unstructured, recorded []v1alpha1.ResourceStatus) ([]*unstructured.Unstructured, error) {
-	owned, err := cl.ownedAll(ctx, instance, kindsOf(objs, recorded))
+func prunable(ctx context.Context, a *authority.Authority, door *authority.Door, instance string, objs []*unstructured.Unstructured, recorded []v1alpha1.ResourceStatus) ([]*unstructured.Unstructured, error) {
+	owned, err := a.ListOwned(ctx, instance, kindsOf(objs, recorded))
 	if err != nil {
 		return nil, fmt.Errorf("compare with live state: %w", err)
 	}
@@ -318,7 +318,7 @@ func prunable(ctx context.Context, cl *cluster, door *authority.Door, instance s
 	if err := door.Permit(ctx, authority.VerbDiff, candidates); err != nil {
 		return nil, err
 	}
-	live, err := cl.auth.Live(ctx, refs)
+	live, err := a.Live(ctx, refs)
 	if err != nil {
 		return nil, fmt.Errorf("compare with live state: %w", err)
 	}

@@ -190,7 +190,7 @@ func (r *Reconciler) deleteResources(ctx context.Context, cl *cluster, door *aut
 // a cascade deletes (see keptOnDelete), sorted for deletion: highest wave
 // first, then kinds in reverse apply order.
 func (r *Reconciler) deletable(ctx context.Context, cl *cluster, app *v1alpha1.Application, instance string, kinds []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
-	owned, err := cl.ownedAll(ctx, instance, kinds)
+	owned, err := cl.auth.ListOwned(ctx, instance, kinds)
 	if err != nil {
 		return nil, fmt.Errorf("list resources to delete: %w", err)
 	}

@@ -144,7 +144,7 @@ func resourceVersion(obj any) string {
 // newCluster builds the clients and the authority of the destination
 // server: its requests count in argocd_app_k8s_request_total (as the
 // Application of their context's), its cache in the cluster metrics.
-func (r *Reconciler) newCluster(ctx context.Context, server string, cfg *rest.Config) (*cluster, error) {
+func (r *Reconciler) newCluster(ctx context.Context, server string, cfg *rest.Config, scope apply.Scope) (*cluster, error) {
 	// ctx, the caches' lifetime, comes from the reconcile that first
 	// needed a cluster: their lists and watches are no Application's.
 	ctx = metrics.WithoutApplication(ctx)
@@ -155,6 +155,7 @@ func (r *Reconciler) newCluster(ctx context.Context, server string, cfg *rest.Co
 			FieldManager: r.opts.FieldManager,
 			Tracking:     r.opts.TrackingMethod,
 			Health:       r.assessHealth,
+			Scope:        scope,
 		},
 		Judging: r.judging(),
 	})

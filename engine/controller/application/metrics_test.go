@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
+	"github.com/tollgate-dev/tollgate/engine/apply"
 	"github.com/tollgate-dev/tollgate/engine/metrics"
 	"github.com/tollgate-dev/tollgate/test/testutil"
 )
@@ -85,7 +86,7 @@ func TestEachApplication(t *testing.T) {
 }
 
 func TestEachCluster(t *testing.T) {
-	cs := newClusters(&rest.Config{Host: "https://local:6443"}, func(_ context.Context, server string, cfg *rest.Config) (*cluster, error) {
+	cs := newClusters(&rest.Config{Host: "https://local:6443"}, func(_ context.Context, server string, cfg *rest.Config, _ apply.Scope) (*cluster, error) {
 		return &cluster{config: cfg, stats: &cacheStats{server: server}}, nil
 	})
 	defer cs.stop()

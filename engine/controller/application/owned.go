@@ -63,6 +63,9 @@ func (c *cluster) listOwned(parent context.Context, instance string, gvks []sche
 	var listed []schema.GroupVersionKind
 	var unwanted []apply.Ref
 	for _, gvk := range gvks {
+		if ns, err := c.scope.ListNamespaces(c.mapper, gvk); err == nil && len(ns) == 0 {
+			continue // cluster-scoped, outside the cluster Secret's scope
+		}
 		objs, err := c.cachedOwned(ctx, gvk, values, instance, method)
 		switch {
 		case err == nil:
@@ -96,13 +99,13 @@ func (c *cluster) listOwned(parent context.Context, instance string, gvks []sche
 		}
 	}
 	if len(listed) == 0 {
-		return c.managedOnly(out), nil
+		return out, nil
 	}
 	more, err := c.auth.ListOwned(parent, instance, listed)
 	if err != nil {
 		return nil, err
 	}
-	return c.managedOnly(append(out, more...)), nil
+	return append(out, more...), nil
 }
 
 // metadataOnly is obj with its apiVersion, kind and metadata alone, as

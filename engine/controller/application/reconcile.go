@@ -497,11 +497,11 @@ func (r *Reconciler) target(ctx context.Context, p *pass) (*target, []outcome, e
 // door returns the authority of cl bound to app and project, impersonating
 // as argocd-cm says.
 func (r *Reconciler) door(cl *cluster, app *v1alpha1.Application, project *v1alpha1.AppProject) *authority.Door {
-	dest := cl.destination()
+	imp := authority.Impersonation{Server: cl.server}
 	if s := r.settings.Load(); s != nil {
-		dest.Impersonate = s.SyncImpersonation
+		imp.Enabled = s.SyncImpersonation
 	}
-	return cl.auth.For(app, project, dest)
+	return cl.auth.For(app, project, imp)
 }
 
 // project returns the AppProject app uses, nil when it does not exist. It
