@@ -33,10 +33,12 @@ var skippedResources = map[schema.GroupResource]bool{
 }
 
 // ListOwned returns the live objects tracked by the application instance
-// app, across all namespaces of Options.Scope, as metadata-only objects (apiVersion, kind and
-// metadata: enough for Prune and for status). Pass gvks to restrict the
-// search, typically the kinds of the desired objects plus the kinds recorded
-// in the Application's status: one paginated LIST per kind. With no gvks,
+// app, in every namespace of Options.Scope, as metadata-only objects
+// (apiVersion, kind and metadata: enough for Prune and for status); a
+// cluster-scoped kind outside the scope is not listed. Pass gvks to
+// restrict the search, typically the kinds of the desired objects plus the
+// kinds recorded in the Application's status: one paginated LIST per kind
+// (per namespace of a namespaced-mode Scope). With no gvks,
 // every listable resource type is discovered (cached for
 // Options.DiscoveryTTL) and listed. Kinds the API server no longer serves
 // are skipped. Objects whose tracking id names another object (copied by

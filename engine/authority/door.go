@@ -202,7 +202,9 @@ func (d *Door) Delete(ctx context.Context, objs []*unstructured.Unstructured, po
 	return errors.Join(errs...)
 }
 
-// writable judges objs for verb and returns the applier to write them with.
+// writable judges objs for verb and returns the applier to write them with:
+// none when one of them is outside the cluster's scope (apply.Scope: a
+// namespaced-mode cluster Secret) or the project does not permit it.
 func (d *Door) writable(ctx context.Context, verb string, objs []*unstructured.Unstructured) (*apply.Applier, error) {
 	if d.writerErr != nil {
 		return nil, fmt.Errorf("%s: %w", verb, d.writerErr)

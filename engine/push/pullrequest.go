@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 )
 
 // Pull request events regenerate the ApplicationSets whose pull request
@@ -85,12 +83,8 @@ func (h *Handler) pullRequest(w http.ResponseWriter, r *http.Request, body []byt
 		h.answer(w, http.StatusOK, "ignored", webhookResponse{Message: "event ignored: pull request action " + strconv.Quote(action) + " changes no generated Application"})
 		return
 	}
-	sets, err := h.requestGeneration(r.Context(), func(set *v1alpha1.ApplicationSet) bool {
-		uses := false
-		set.WalkGenerators(func(_, kind string, g map[string]any) {
-			uses = uses || kind == "pullRequest" && ev.readBy(g)
-		})
-		return uses
+	sets, err := h.requestGeneration(r.Context(), func(kind string, g map[string]any) bool {
+		return kind == "pullRequest" && ev.readBy(g)
 	})
 	if err != nil {
 		h.log.Error(err, "regenerate applicationsets after a pull request event", "host", ev.host, "repository", ev.owner+"/"+ev.repo, "project", ev.project)

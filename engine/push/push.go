@@ -276,20 +276,16 @@ func (h *Handler) refresh(r *http.Request, urls []string) ([]string, error) {
 // ApplicationSet served with a git generator of one of urls and returns
 // their keys.
 func (h *Handler) refreshApplicationSets(ctx context.Context, urls []string) ([]string, error) {
-	return h.requestGeneration(ctx, func(set *v1alpha1.ApplicationSet) bool {
-		uses := false
-		set.WalkGenerators(func(_, kind string, g map[string]any) {
-			u, _ := g["repoURL"].(string)
-			uses = uses || kind == "git" && slices.Contains(urls, reposerver.NormalizeURL(u))
-		})
-		return uses
+	return h.requestGeneration(ctx, func(kind string, g map[string]any) bool {
+		u, _ := g["repoURL"].(string)
+		return kind == "git" && slices.Contains(urls, reposerver.NormalizeURL(u))
 	})
 }
 
 // requestGeneration sets the refresh annotation on every ApplicationSet
-// served for which uses holds, as Argo CD's webhook does, and returns
-// their keys (namespace/name).
-func (h *Handler) requestGeneration(ctx context.Context, uses func(*v1alpha1.ApplicationSet) bool) ([]string, error) {
+// served with a generator (nested ones included) for which reads holds,
+// as Argo CD's webhook does, and returns their keys (namespace/name).
+func (h *Handler) requestGeneration(ctx context.Context, reads func(kind string, g map[string]any) bool) ([]string, error) {
 	var out []string
 	var errs []error
 	for _, ns := range h.appSetNS {
@@ -300,7 +296,9 @@ func (h *Handler) requestGeneration(ctx context.Context, uses func(*v1alpha1.App
 		}
 		for i := range sets.Items {
 			set := &sets.Items[i]
-			if !uses(set) {
+			uses := false
+			set.WalkGenerators(func(_, kind string, g map[string]any) { uses = uses || reads(kind, g) })
+			if !uses {
 				continue
 			}
 			base := set.DeepCopy()
