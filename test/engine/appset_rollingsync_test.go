@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
@@ -167,4 +168,83 @@ func opTimes(op *v1alpha1.OperationState) string {
 		return "none"
 	}
 	return fmt.Sprintf("%s..%v", op.StartedAt, op.FinishedAt)
+}
+
+// reverseDeletionSet is rollingSyncSet of ConfigMaps (healthy at once),
+// deleted in reverse order of its steps, its Applications cascading.
+const reverseDeletionSet = `
+spec:
+  goTemplate: true
+  generators:
+  - list:
+      elements:
+      - {name: dev, env: dev}
+      - {name: prod, env: prod}
+  strategy:
+    type: RollingSync
+    deletionOrder: Reverse
+    rollingSync:
+      steps:
+      - matchExpressions: [{key: env, operator: In, values: [dev]}]
+      - matchExpressions: [{key: env, operator: In, values: [prod]}]
+  template:
+    metadata:
+      name: '%[1]s-{{.name}}'
+      labels: {env: '{{.env}}'}
+      finalizers: [resources-finalizer.argocd.argoproj.io]
+    spec:
+      project: %[1]s
+      source: {repoURL: %[3]s, targetRevision: %[4]s, path: 'apps/{{.name}}'}
+      destination: {server: https://kubernetes.default.svc, namespace: %[2]s}
+      syncPolicy:
+        automated: {prune: true}
+`
+
+// TestApplicationSetReverseDeletion: an ApplicationSet with deletionOrder
+// Reverse, deleted, deletes its Applications from the last step to the
+// first, as Argo CD does: prod's Application (and, cascading, its
+// ConfigMap) is gone before dev's deletion starts; then the ApplicationSet
+// goes.
+func TestApplicationSetReverseDeletion(t *testing.T) {
+	f := newFixture(t, map[string]string{
+		"apps/dev/cm.yaml":  configMap("dev", "1"),
+		"apps/prod/cm.yaml": configMap("prod", "1"),
+	})
+	f.project()
+	set := f.appSet(argoNS, reverseDeletionSet)
+	dev, prod := f.name+"-dev", f.name+"-prod"
+	waitGenerated(t, argoNS, set, dev, prod)
+	waitCondition(t, set, v1alpha1.ApplicationSetConditionRolloutProgressing, v1alpha1.ApplicationSetConditionStatusFalse,
+		v1alpha1.ApplicationSetReasonApplicationSetRolloutComplete, "ApplicationSet Rollout has completed")
+
+	if err := env.Client.Delete(t.Context(), set); err != nil {
+		t.Fatal(err)
+	}
+	// Watched closely: dev must not start to go while prod is there.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var devApp, prodApp v1alpha1.Application
+		devErr := env.Client.Get(t.Context(), client.ObjectKey{Namespace: argoNS, Name: dev}, &devApp)
+		prodErr := env.Client.Get(t.Context(), client.ObjectKey{Namespace: argoNS, Name: prod}, &prodApp)
+		prodGone := apierrors.IsNotFound(prodErr)
+		if !prodGone && (apierrors.IsNotFound(devErr) || devApp.DeletionTimestamp != nil) {
+			t.Fatalf("dev's Application is being deleted while prod's is still there (deleting: %v)", prodApp.DeletionTimestamp != nil)
+		}
+		if prodGone && apierrors.IsNotFound(devErr) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not deleted within a minute: dev %v, prod %v; %s", devErr, prodErr, describeSet(t, set))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, cm := range []string{"dev", "prod"} {
+		if ok, why := f.gone(&corev1.ConfigMap{}, cm); !ok {
+			t.Errorf("ConfigMap %s: %s", cm, why)
+		}
+	}
+	eventually(t, "the ApplicationSet goes", func() (bool, string) {
+		err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(set), &v1alpha1.ApplicationSet{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
 }
