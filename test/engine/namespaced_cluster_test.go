@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -20,11 +21,13 @@ import (
 // as Argo CD's cluster cache: an object elsewhere is a ComparisonError
 // with Argo CD's message and nothing of the revision is applied; a live
 // object elsewhere that carries the Application's tracking metadata is
-// neither listed nor pruned. Not parallel: the Secret registers the test
-// control plane's own URL, which other tests' Secrets share.
+// neither listed nor pruned, until the Secret lists its namespace. Not
+// parallel: the Secret registers the test control plane's own URL, which
+// other tests' Secrets share.
 func TestNamespacedCluster(t *testing.T) {
 	f := newFixture(t, map[string]string{"manifests/cm.yaml": configMap("inside", "1")})
 	outside := env.Namespace(t)
+	go fakeControllers(t.Context(), outside) // the garbage collector's part in a prune
 	cluster := "namespaced-" + f.name
 	f.clusterSecret(map[string]string{"name": cluster, "server": env.Config.Host, "namespaces": " , " + f.ns + ",kube-public"})
 	f.editProject = func(p *v1alpha1.AppProject) {
@@ -90,4 +93,18 @@ func TestNamespacedCluster(t *testing.T) {
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("ConfigMap elsewhere in %s: %v, want it never created", outside, err)
 	}
+
+	// The Secret lists the other namespace too: the Application deploys
+	// there, and the stray object, now the engine's to see, is pruned.
+	edit(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: argoNS, Name: cluster}}, func(s *corev1.Secret) {
+		s.Data["namespaces"] = []byte(f.ns + "," + outside)
+	})
+	f.waitSynced(f.push(map[string]string{"manifests/outside.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: elsewhere\n  namespace: %s\n", outside)}, nil, "add outside.yaml again"))
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: outside, Name: "elsewhere"}, &corev1.ConfigMap{}); err != nil {
+		t.Errorf("ConfigMap elsewhere in %s once the Secret lists it: %v", outside, err)
+	}
+	eventually(t, "the stray ConfigMap is pruned", func() (bool, string) {
+		err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(stray), &corev1.ConfigMap{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
 }

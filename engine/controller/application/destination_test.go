@@ -3,6 +3,7 @@ package application
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,9 +11,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/test/testutil"
 )
 
 func clusterSecret(name, server, config, version string) corev1.Secret {
@@ -167,6 +170,46 @@ func TestClustersScope(t *testing.T) {
 		}
 		if !cmp.Equal(c.scope.Namespaces, step.namespaces) {
 			t.Errorf("in-cluster with %d Secrets: namespaces %q, want %q", len(step.secrets), c.scope.Namespaces, step.namespaces)
+		}
+	}
+}
+
+// TestApplicationsOfCluster: a cluster Secret's change is compared at once
+// by the served Applications whose destination names its cluster, by
+// server (a trailing slash aside) or by name; in-cluster counts for a
+// Secret of the in-cluster server; a Secret without a server matches no
+// destination given by name.
+func TestApplicationsOfCluster(t *testing.T) {
+	app := func(ns, name string, dest v1alpha1.ApplicationDestination) *v1alpha1.Application {
+		return &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1alpha1.ApplicationSpec{Destination: dest}}
+	}
+	c := fake.NewClientBuilder().WithScheme(testutil.Scheme(t)).WithObjects(
+		app("argocd", "by-server", v1alpha1.ApplicationDestination{Server: "https://prod.example.com/"}),
+		app("argocd", "by-name", v1alpha1.ApplicationDestination{Name: "prod"}),
+		app("argocd", "other", v1alpha1.ApplicationDestination{Name: "staging"}),
+		app("elsewhere", "not-served", v1alpha1.ApplicationDestination{Name: "prod"}),
+		app("argocd", "local", v1alpha1.ApplicationDestination{Name: InClusterName}),
+		app("argocd", "local-by-server", v1alpha1.ApplicationDestination{Server: InClusterServer}),
+	).Build()
+	r := &Reconciler{client: c, opts: Options{Namespace: "argocd"}}
+	names := func(s corev1.Secret) []string {
+		var out []string
+		for _, req := range r.applicationsOfCluster(t.Context(), &s) {
+			out = append(out, req.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, tc := range []struct {
+		secret corev1.Secret
+		want   []string
+	}{
+		{clusterSecret("prod", "https://prod.example.com", "{}", "1"), []string{"by-name", "by-server"}},
+		{clusterSecret("local", InClusterServer, "{}", "1"), []string{"local", "local-by-server"}},
+		{clusterSecret("", "", "{}", "1"), nil},
+	} {
+		if got := names(tc.secret); !cmp.Equal(got, tc.want) {
+			t.Errorf("Secret %q of %q: %v, want %v", tc.secret.Name, tc.secret.Data["server"], got, tc.want)
 		}
 	}
 }

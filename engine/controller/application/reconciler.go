@@ -266,6 +266,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr manager.Manager) 
 		For(&v1alpha1.Application{}, builder.WithPredicates(served, applicationChanged())).
 		Watches(&v1alpha1.AppProject{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfProject),
 			builder.WithPredicates(inNamespace, argocd.ProjectChanged())).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOfCluster),
+			builder.WithPredicates(inNamespace, predicate.NewPredicateFuncs(func(o client.Object) bool {
+				return o.GetLabels()[SecretTypeLabel] == SecretTypeCluster
+			}), predicate.ResourceVersionChangedPredicate{})).
 		WatchesRawSource(r.liveChanges()).
 		WatchesRawSource(r.statusQueue.source()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.StatusProcessors}).
@@ -304,6 +308,33 @@ func (r *Reconciler) servedApplications(ctx context.Context) ([]v1alpha1.Applica
 		return nil, fmt.Errorf("list applications: %w", err)
 	}
 	return slices.DeleteFunc(apps.Items, func(a v1alpha1.Application) bool { return !r.serves(a.Namespace) }), nil
+}
+
+// applicationsOfCluster maps an Argo CD cluster Secret to the served
+// Applications whose destination names its cluster, by server or by name
+// (in-cluster too, for a Secret of the in-cluster server): a change of
+// its credentials or of what it lets the engine manage (namespaces,
+// clusterResources) is compared at once rather than at the next resync.
+// An update maps the Secret before and after, so a changed server counts.
+func (r *Reconciler) applicationsOfCluster(ctx context.Context, o client.Object) []reconcile.Request {
+	s, ok := o.(*corev1.Secret)
+	if !ok {
+		return nil
+	}
+	server, name := strings.TrimRight(string(s.Data["server"]), "/"), string(s.Data["name"])
+	apps, err := r.servedApplications(ctx)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list applications of cluster", "secret", s.Name)
+		return nil
+	}
+	var out []reconcile.Request
+	for _, a := range apps {
+		d := a.Spec.Destination
+		if server != "" && strings.TrimRight(d.Server, "/") == server || d.Name != "" && (d.Name == name || server == InClusterServer && d.Name == InClusterName) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: a.Namespace, Name: a.Name}})
+		}
+	}
+	return out
 }
 
 // projectIndex indexes Applications by the AppProject they use.
