@@ -60,11 +60,13 @@ func TestNamespacedCluster(t *testing.T) {
 		return true, ""
 	})
 
+	// A ConfigMap of the namespace the Secret does not list, at first.
+	elsewhere := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: elsewhere\n  namespace: %s\n", outside)
 	for _, tc := range []struct {
 		file, manifest, want string
 	}{{
 		file:     "manifests/outside.yaml",
-		manifest: fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: elsewhere\n  namespace: %s\n", outside),
+		manifest: elsewhere,
 		want:     fmt.Sprintf("Failed to load live state: namespace %q for ConfigMap %q is not managed", outside, "elsewhere"),
 	}, {
 		file:     "manifests/role.yaml",
@@ -99,7 +101,7 @@ func TestNamespacedCluster(t *testing.T) {
 	edit(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: argoNS, Name: cluster}}, func(s *corev1.Secret) {
 		s.Data["namespaces"] = []byte(f.ns + "," + outside)
 	})
-	f.waitSynced(f.push(map[string]string{"manifests/outside.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: elsewhere\n  namespace: %s\n", outside)}, nil, "add outside.yaml again"))
+	f.waitSynced(f.push(map[string]string{"manifests/outside.yaml": elsewhere}, nil, "add outside.yaml again"))
 	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: outside, Name: "elsewhere"}, &corev1.ConfigMap{}); err != nil {
 		t.Errorf("ConfigMap elsewhere in %s once the Secret lists it: %v", outside, err)
 	}
