@@ -66,19 +66,43 @@ func load(ctx context.Context, c client.Client, d time.Duration, concurrency int
 	for range concurrency {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				sequence(ctx, c, seq.Add(1), s)
+				sequence(ctx, c, seq.Add(1), time.Now(), s)
 			}
 		})
 	}
 	wg.Wait()
 }
 
+// paced starts rate requests' worth of sequences per second for d, each
+// when it is due whether or not the ones before it were answered (an open
+// loop: a slow answer does not hold back the next arrival, so it is not
+// hidden from the figures), and waits for them to finish.
+func paced(ctx context.Context, c client.Client, d time.Duration, rate float64, seq *atomic.Int64, s *stats) {
+	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
+	defer cancel()
+	interval := time.Duration(float64(time.Second) * requestsPerSequence / rate)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for due := start; due.Sub(start) < d; due = due.Add(interval) {
+		time.Sleep(time.Until(due))
+		wg.Go(func() { sequence(ctx, c, seq.Add(1), due, s) })
+	}
+	wg.Wait()
+}
+
+// requestsPerSequence is how many requests a sequence sends.
+const requestsPerSequence = 3
+
 // round runs one round of load and adds its time, CPU and handler times
 // to s.
-func round(ctx context.Context, c client.Client, d time.Duration, concurrency int, seq *atomic.Int64, s *stats) {
+func round(ctx context.Context, c client.Client, d time.Duration, concurrency int, rate float64, seq *atomic.Int64, s *stats) {
 	handled.take()
 	start, cpuStart := time.Now(), treeCPU()
-	load(ctx, c, d, concurrency, seq, s)
+	if rate > 0 {
+		paced(ctx, c, d, rate, seq, s)
+	} else {
+		load(ctx, c, d, concurrency, seq, s)
+	}
 	s.elapsed += time.Since(start)
 	s.cpu = s.cpu.add(treeCPU().sub(cpuStart))
 	s.handled = append(s.handled, handled.take()...)
@@ -87,11 +111,12 @@ func round(ctx context.Context, c client.Client, d time.Duration, concurrency in
 // sequence creates, updates and deletes the n-th object of the mix,
 // recording each request; the requests the round's end cuts short are not
 // recorded.
-func sequence(ctx context.Context, c client.Client, n int64, s *stats) {
+func sequence(ctx context.Context, c client.Client, n int64, due time.Time, s *stats) {
 	obj := object(n)
 	timed := func(fn func() error) bool {
-		t := time.Now()
+		t := due
 		err := fn()
+		due = time.Now()
 		if ctx.Err() != nil {
 			return false
 		}

@@ -11,8 +11,10 @@
 // and etcd), what each webhook added to the way without, and the time
 // tollgate's handler took per review. At saturation, Little's law makes
 // the latency a webhook adds its loss of throughput: the no-op's figures
-// are the floor any webhook starts from on the machine. The last line
-// reads
+// are the floor any webhook starts from on the machine. With -rate, the
+// requests are sent at that rate, each when it is due whatever the answers
+// before it (an open loop, below saturation), and each latency counts from
+// when its request was due. The last line reads
 //
 //	admission p99 added: X ms at N requests/s (goal < 2 ms)
 //
@@ -69,6 +71,7 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "length of one round")
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds each way (tollgate, the no-op webhook, none), in turn")
 	flag.IntVar(&o.concurrency, "concurrency", 4, "clients writing at once")
+	flag.Float64Var(&o.rate, "rate", 0, "send this many requests per second, each when it is due (an open loop) instead of -concurrency clients each waiting for its answer")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured rounds (clients and webhook: this process) to `FILE`")
 	flag.StringVar(&o.apiProfile, "apiserver-cpuprofile", "", "write a CPU profile of kube-apiserver over the first measured round with tollgate to `FILE`")
 	flag.Parse()
@@ -89,6 +92,7 @@ type options struct {
 	duration    time.Duration
 	rounds      int
 	concurrency int
+	rate        float64
 	cpuProfile  string
 	apiProfile  string
 }
@@ -179,7 +183,11 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if err := b.rounds(o.rounds, sat, o.apiProfile); err != nil {
 		return err
 	}
-	added, floor, err := report(out, fmt.Sprintf("admission through kube-apiserver, %d clients", o.concurrency), sat)
+	title := fmt.Sprintf("admission through kube-apiserver, %d clients", o.concurrency)
+	if o.rate > 0 {
+		title = fmt.Sprintf("admission through kube-apiserver, %.0f requests/s sent open-loop", o.rate)
+	}
+	added, floor, err := report(out, title, sat)
 	if err != nil {
 		return err
 	}
@@ -225,7 +233,7 @@ func (b *bench) rounds(n int, ways []way, apiProfile string) error {
 				apiDone = make(chan error, 1)
 				go func() { apiDone <- apiServerProfile(b.ctx, b.cfg, b.o.duration, apiProfile) }()
 			}
-			round(b.ctx, b.c, b.o.duration, b.o.concurrency, &b.seq, w.stats)
+			round(b.ctx, b.c, b.o.duration, b.o.concurrency, b.o.rate, &b.seq, w.stats)
 			if apiDone != nil {
 				if err := <-apiDone; err != nil {
 					return err
