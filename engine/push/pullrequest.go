@@ -123,34 +123,40 @@ func decodePullRequest(body []byte, github bool) (*pullRequestEvent, string, err
 }
 
 // readBy reports whether the pull request generator g (its decoded JSON)
-// reads the event's repository: GitHub's owner and repo (case-insensitive,
-// as GitHub takes them) or GitLab's project, at an api of the event's
-// host. A generator whose fields are templates (a matrix child
-// parameterised by its sibling) is taken to read it: regenerating costs a
-// poll, missing the event a whole requeueAfterSeconds.
+// may read the event's repository: GitHub's owner and repo
+// (case-insensitive, as GitHub takes them) or GitLab's project, at an api
+// of the event's host. A field that is a template (a matrix child
+// parameterised by its sibling) matches any value, since only the
+// repo-server can interpolate it (Argo CD matches it after interpolating
+// it): regenerating costs a poll, missing the event a whole
+// requeueAfterSeconds. The fields written out must still match, so an
+// event of one repository regenerates only the generators that may read
+// it, not every templated one of every team.
 func (e *pullRequestEvent) readBy(g map[string]any) bool {
-	provider, fields, api := "gitlab", []string{"project"}, defaultGitLabAPI
+	provider, api := "gitlab", defaultGitLabAPI
 	if e.github {
-		provider, fields, api = "github", []string{"owner", "repo"}, defaultGitHubAPI
+		provider, api = "github", defaultGitHubAPI
 	}
 	p, _ := g[provider].(map[string]any)
 	if p == nil {
 		return false
 	}
 	str := func(k string) string { s, _ := p[k].(string); return s }
+	matches := func(k, want string, same func(a, b string) bool) bool {
+		v := str(k)
+		return strings.Contains(v, "{{") || same(v, want)
+	}
+	equal := func(a, b string) bool { return a == b }
 	if a := str("api"); a != "" {
 		api = a
 	}
-	if strings.Contains(api, "{{") || slices.ContainsFunc(fields, func(k string) bool { return strings.Contains(str(k), "{{") }) {
-		return true
-	}
-	if !strings.EqualFold(hostname(api), e.host) {
+	if !strings.Contains(api, "{{") && !strings.EqualFold(hostname(api), e.host) {
 		return false
 	}
 	if e.github {
-		return strings.EqualFold(str("owner"), e.owner) && strings.EqualFold(str("repo"), e.repo)
+		return matches("owner", e.owner, strings.EqualFold) && matches("repo", e.repo, strings.EqualFold)
 	}
-	return str("project") == e.project
+	return matches("project", e.project, equal)
 }
 
 // hostname is the host of a URL without its port, "" when it has none.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,8 +33,10 @@ func pullRequestSet(t *testing.T, ns, name, generators string) *v1alpha1.Applica
 
 // TestPullRequestHandler: a GitHub pull_request or GitLab Merge Request
 // Hook event regenerates the ApplicationSets served whose pull request
-// generator reads that repository (nested ones and templated ones
-// included), for the actions Argo CD's webhook takes, and nothing else.
+// generator may read that repository (nested ones included; a templated
+// field matches any value, the others must match), for the actions Argo
+// CD's webhook takes, and nothing else; one already waiting for its
+// generation is not written again.
 func TestPullRequestHandler(t *testing.T) {
 	const secret = "s3cret"
 	github := func(action, owner, repo, apiURL string) string {
@@ -60,12 +63,17 @@ func TestPullRequestHandler(t *testing.T) {
 		{
 			name: "github opened: the sets reading the repository, owner and repo case-insensitive", event: "github",
 			body: github("opened", "Org", "Config", "https://api.github.com"), sign: true,
-			wantCode: http.StatusOK, wantSets: []string{"argocd/github", "argocd/nested", "argocd/templated", "team/github-team"},
+			wantCode: http.StatusOK, wantSets: []string{"argocd/github", "argocd/nested", "argocd/pending", "argocd/templated", "team/github-team"},
 		},
 		{
 			name: "github enterprise host", event: "github",
 			body: github("synchronize", "org", "config", "https://ghe.example.com/api/v3"), sign: true,
-			wantCode: http.StatusOK, wantSets: []string{"argocd/enterprise", "argocd/templated"},
+			wantCode: http.StatusOK, wantSets: []string{"argocd/enterprise"},
+		},
+		{
+			name: "github: another owner's repository regenerates no templated generator of a written-out owner", event: "github",
+			body: github("labeled", "attacker", "config", "https://api.github.com"), sign: true,
+			wantCode: http.StatusOK,
 		},
 		{
 			name: "github action that changes nothing", event: "github",
@@ -99,7 +107,9 @@ func TestPullRequestHandler(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewClientBuilder().WithScheme(testutil.Scheme(t)).WithObjects(
+			pending := pullRequestSet(t, "argocd", "pending", `[{"pullRequest":{"github":{"owner":"org","repo":"config"}}}]`)
+			pending.Annotations = map[string]string{v1alpha1.AnnotationApplicationSetRefresh: "true"}
+			c := fake.NewClientBuilder().WithScheme(testutil.Scheme(t)).WithObjects(pending,
 				pullRequestSet(t, "argocd", "github", `[{"pullRequest":{"github":{"owner":"org","repo":"config"}}}]`),
 				pullRequestSet(t, "team", "github-team", `[{"pullRequest":{"github":{"owner":"ORG","repo":"config","api":"https://api.github.com/"}}}]`),
 				pullRequestSet(t, "elsewhere", "not-served", `[{"pullRequest":{"github":{"owner":"org","repo":"config"}}}]`),
@@ -142,7 +152,10 @@ func TestPullRequestHandler(t *testing.T) {
 			}
 			var annotated []string
 			for _, s := range sets.Items {
-				if s.Annotations[v1alpha1.AnnotationApplicationSetRefresh] == "true" {
+				if s.Name == "pending" && s.ResourceVersion != "999" {
+					t.Errorf("the ApplicationSet already waiting for its generation was written again (resourceVersion %s)", s.ResourceVersion)
+				}
+				if s.Annotations[v1alpha1.AnnotationApplicationSetRefresh] == "true" && (s.Name != "pending" || slices.Contains(tc.wantSets, "argocd/pending")) {
 					annotated = append(annotated, s.Namespace+"/"+s.Name)
 				}
 			}

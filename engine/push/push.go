@@ -301,13 +301,18 @@ func (h *Handler) requestGeneration(ctx context.Context, reads func(kind string,
 			if !uses {
 				continue
 			}
+			out = append(out, set.Namespace+"/"+set.Name)
+			if set.Annotations[v1alpha1.AnnotationApplicationSetRefresh] == "true" {
+				// Already asked for and not yet generated: a burst of
+				// events costs one generation, and no write each.
+				continue
+			}
 			base := set.DeepCopy()
 			metav1.SetMetaDataAnnotation(&set.ObjectMeta, v1alpha1.AnnotationApplicationSetRefresh, "true")
 			if err := h.client.Patch(ctx, set, client.MergeFrom(base)); err != nil {
 				errs = append(errs, fmt.Errorf("request generation of applicationset %s: %w", set.Name, err))
-				continue
+				out = out[:len(out)-1]
 			}
-			out = append(out, set.Namespace+"/"+set.Name)
 		}
 	}
 	return out, errors.Join(errs...)
