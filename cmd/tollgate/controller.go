@@ -335,7 +335,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 	}
 	if o.notifications {
 		n := notification.New(mgr.GetClient(), o.namespace, deps.Shard, m, notify.DefaultDispatcherOptions(), log.WithName("notifications"))
-		n.ApplicationNamespaces, n.Commits = o.appNamespaces, manifests
+		n.ApplicationNamespaces, n.RepoServer = o.appNamespaces, manifests
 		if err := n.SetupWithManager(ctx, mgr, mgr.GetConfig()); err != nil {
 			return err
 		}

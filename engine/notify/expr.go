@@ -31,11 +31,13 @@ type Repo interface {
 	// CommitMetadata is the commit sha of the Application's source
 	// repository (spec.source.repoURL).
 	CommitMetadata(sha string) (CommitMetadata, error)
+	// AppDetails tells what the Application's first source is.
+	AppDetails() (AppDetail, error)
 }
 
-// ErrNoRepo is the error of repo.GetCommitMetadata when the caller gave
-// no Repo.
-var ErrNoRepo = errors.New("repo.GetCommitMetadata: no repository reader")
+// ErrNoRepo is the error of repo.GetCommitMetadata and repo.GetAppDetails
+// when the caller gave no Repo.
+var ErrNoRepo = errors.New("no repository reader")
 
 // helpers are Argo CD's expression namespaces that depend on nothing: time
 // (util/notification/expression/time), strings and sync.
@@ -75,8 +77,6 @@ func (c *Config) vars(app, project map[string]any, repo Repo, service string) ma
 }
 
 // repoFuncs are Argo CD's repo namespace for one Application.
-// repo.GetAppDetails is not among them: tollgate's repo-server has no such
-// call.
 func repoFuncs(repo Repo) map[string]any {
 	return map[string]any{
 		"RepoURLToHTTPS":    RepoURLToHTTPS,
@@ -84,9 +84,15 @@ func repoFuncs(repo Repo) map[string]any {
 		"QueryEscape":       url.QueryEscape,
 		"GetCommitMetadata": func(sha string) (CommitMetadata, error) {
 			if repo == nil {
-				return CommitMetadata{}, ErrNoRepo
+				return CommitMetadata{}, fmt.Errorf("repo.GetCommitMetadata: %w", ErrNoRepo)
 			}
 			return repo.CommitMetadata(sha)
+		},
+		"GetAppDetails": func() (AppDetail, error) {
+			if repo == nil {
+				return AppDetail{}, fmt.Errorf("repo.GetAppDetails: %w", ErrNoRepo)
+			}
+			return repo.AppDetails()
 		},
 	}
 }

@@ -44,17 +44,32 @@ func (f *fakeRepo) CommitMetadata(sha string) (CommitMetadata, error) {
 	return CommitMetadata{Message: "fix the cart", Author: "Ann <ann@example.com>", Date: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), Tags: []string{"v1.2.0"}}, nil
 }
 
+// AppDetails answers a Helm chart's details, the Application's own
+// parameter beside the chart's.
+func (f *fakeRepo) AppDetails() (AppDetail, error) {
+	f.calls++
+	return AppDetail{Type: "Helm", Helm: &CustomHelmAppSpec{
+		HelmAppSpec: HelmAppSpec{
+			Parameters:     []*HelmParameter{{Name: "image.tag", Value: "1.0.0"}, {Name: "replicas", Value: "2"}},
+			FileParameters: []*HelmFileParameter{{Name: "config", Path: "files/config.json"}},
+		},
+		HelmParameterOverrides: []HelmParameter{{Name: "image.tag", Value: "1.2.0"}},
+	}}, nil
+}
+
 // TestTemplateFunctions: Argo CD's repo, sync, time and strings functions
 // in a trigger's condition and in a template, with .secrets and
 // .context.notificationType (the service's name, as in Argo CD).
 func TestTemplateFunctions(t *testing.T) {
 	c, err := Parse(catalog(t, map[string]string{
 		"service.webhook.hook": "url: https://hooks.example.com\n",
-		"trigger.on-tagged": "- when: app.status.operationState != nil and repo.GetCommitMetadata(app.status.operationState.syncResult.revision).Tags[0] == 'v1.2.0'\n" +
+		"trigger.on-tagged": "- when: app.status.operationState != nil and repo.GetCommitMetadata(app.status.operationState.syncResult.revision).Tags[0] == 'v1.2.0'" +
+			" and repo.GetAppDetails().Helm.GetParameterValueByName('image.tag') == 'v1.2.0'[1:]\n" +
 			"  send: [tagged]\n",
 		"template.tagged": `message: |
   {{(call .repo.GetCommitMetadata .app.status.operationState.syncResult.revision).Message}} by {{(call .repo.GetCommitMetadata .app.status.operationState.syncResult.revision).Author}}
   {{call .repo.RepoURLToHTTPS .app.spec.source.repoURL}} {{call .repo.FullNameByRepoURL .app.spec.source.repoURL}}
+  {{(call .repo.GetAppDetails).Type}} {{(call .repo.GetAppDetails).Helm.GetParameterValueByName "image.tag"}} {{(call .repo.GetAppDetails).Helm.GetParameterValueByName "replicas"}} {{(call .repo.GetAppDetails).Helm.GetFileParameterPathByName "config"}} [{{(call .repo.GetAppDetails).Helm.GetParameterValueByName "missing"}}] {{(call .repo.GetAppDetails).Kustomize}}
   {{call .sync.GetInfoItem .app "reason"}} {{call .strings.ToUpper .context.notificationType}} {{index .secrets "token" | toString}} {{(call .time.Parse .app.status.operationState.finishedAt).Year}}
 `,
 	}), map[string][]byte{"token": []byte("t0k")})
@@ -72,7 +87,7 @@ func TestTemplateFunctions(t *testing.T) {
 	if len(errs) > 0 || len(due) != 1 {
 		t.Fatalf("due %+v, errors %v", due, errs)
 	}
-	want := "fix the cart by Ann <ann@example.com>\nhttps://github.com/shop-org/shop.git shop-org/shop\nhotfix HOOK t0k 2026\n"
+	want := "fix the cart by Ann <ann@example.com>\nhttps://github.com/shop-org/shop.git shop-org/shop\nHelm 1.2.0 2 files/config.json [] <nil>\nhotfix HOOK t0k 2026\n"
 	if diff := cmp.Diff(want, due[0].Notification.Message); diff != "" {
 		t.Errorf("message (-want +got):\n%s", diff)
 	}

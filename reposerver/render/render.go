@@ -72,6 +72,9 @@ type Options struct {
 	// from here instead of downloading it. A remote file that is not
 	// here is refused (ErrRemoteReference).
 	RemoteFiles map[string][]byte `json:",omitempty"`
+	// HelmDetails asks Build, for a Helm source, for what Argo CD's
+	// repo-server tells of it (Result.Helm) instead of its render.
+	HelmDetails bool `json:",omitempty"`
 }
 
 // KustomizeChart is a chart of a kustomization's helmCharts pulled by the
@@ -245,6 +248,9 @@ type Result struct {
 	Notes     []Note
 	// Kind is KindDirectory, KindKustomize or KindHelm.
 	Kind string
+	// Helm is set instead of Documents when Options.HelmDetails asked for
+	// a Helm source's details.
+	Helm *HelmDetails `json:",omitempty"`
 }
 
 // Build renders the application source at dir inside the repository checked
@@ -285,6 +291,10 @@ func Build(ctx context.Context, root, dir string, opts Options, lim Limits) (Res
 	case KindPlugin:
 		err = errors.New("a config management plugin's source is rendered by its plugin")
 	case KindHelm:
+		if opts.HelmDetails {
+			res.Helm, err = src.helmDetails()
+			break
+		}
 		res.Documents, res.Notes, err = guarded(ctx, func() ([]Document, []Note, error) { return src.helm() })
 	case KindKustomize:
 		res.Documents, res.Notes, err = guarded(ctx, func() ([]Document, []Note, error) { return src.kustomize(kustFile) })

@@ -17,17 +17,19 @@ import (
 // MaxRequestBytes bounds a request body: sources and their credentials.
 const MaxRequestBytes = 4 << 20
 
-// Server is what a repo-server serves: manifests, ApplicationSets and
-// commits.
+// Server is what a repo-server serves: manifests, ApplicationSets,
+// commits and sources' details.
 type Server interface {
 	reposerver.Generator
 	reposerver.AppSetGenerator
 	reposerver.CommitReader
+	reposerver.AppDetailsReader
 }
 
 // NewHandler serves g over HTTP: POST reposerver.ManifestsPath takes a reposerver.Request and
 // answers a reposerver.Response, POST reposerver.ApplicationSetsPath an reposerver.AppSetRequest and an
-// AppSetResponse, POST reposerver.CommitPath a reposerver.CommitRequest and a reposerver.Commit;
+// AppSetResponse, POST reposerver.CommitPath a reposerver.CommitRequest and a reposerver.Commit,
+// POST reposerver.AppDetailsPath a reposerver.Request and a reposerver.AppDetails;
 // each answers an reposerver.Error instead (422 for an invalid request or a passed
 // limit, 503 for an unreachable repository, 400 for a body that is not a
 // request). GET /healthz answers 200. Every request is
@@ -55,6 +57,16 @@ func NewHandler(g Server, log logr.Logger) http.Handler {
 				return nil, []any{"applicationSet", req.ApplicationSet.Name}, err
 			}
 			return resp, []any{"applicationSet", req.ApplicationSet.Name, "applications", len(resp.Applications)}, nil
+		})
+	})
+	mux.HandleFunc("POST "+reposerver.AppDetailsPath, func(w http.ResponseWriter, r *http.Request) {
+		var req reposerver.Request
+		serve(w, r, log, &req, func(ctx context.Context) (any, []any, error) {
+			d, err := g.AppDetails(ctx, &req)
+			if err != nil {
+				return nil, []any{"app", req.AppName}, err
+			}
+			return d, []any{"app", req.AppName, "type", d.Type}, nil
 		})
 	})
 	mux.HandleFunc("POST "+reposerver.CommitPath, func(w http.ResponseWriter, r *http.Request) {

@@ -351,7 +351,7 @@ func startEngine(ctx context.Context, scheme *runtime.Scheme, ns string, sopts s
 		// shows within a test.
 		dopts := notify.DispatcherOptions{Workers: 2, Attempts: 30, MinBackoff: 200 * time.Millisecond, MaxBackoff: 2 * time.Second}
 		n := notification.New(mgr.GetClient(), ns, nil, m, dopts, log.WithName("notifications"))
-		n.Commits = manifests
+		n.RepoServer = manifests
 		if err := n.SetupWithManager(ctx, mgr, cfg); err != nil {
 			return nil, err
 		}

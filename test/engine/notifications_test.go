@@ -72,7 +72,7 @@ func TestNotifications(t *testing.T) {
 	cm.Data["service.webhook.hook"] = "url: " + hook.URL + "\nheaders:\n- {name: Authorization, value: $hook-token}\n"
 	cm.Data["service.email"] = "host: " + mail.Host + "\nport: " + strconv.Itoa(mail.Port) + "\nfrom: tollgate@example.com\n"
 	cm.Data["service.github"] = "appID: 1\ninstallationID: 7\nenterpriseBaseURL: " + github.URL + "/api/v3\nprivateKey: $github-privateKey\n"
-	cm.Data["template.app-sync-succeeded"] += "webhook:\n  hook: {method: POST, body: 'synced {{.app.metadata.name}} {{.app.status.operationState.syncResult.revision}} {{(call .repo.GetCommitMetadata .app.status.operationState.syncResult.revision).Message}}'}\n" +
+	cm.Data["template.app-sync-succeeded"] += "webhook:\n  hook: {method: POST, body: 'synced {{.app.metadata.name}} {{.app.status.operationState.syncResult.revision}} {{(call .repo.GetCommitMetadata .app.status.operationState.syncResult.revision).Message}} {{(call .repo.GetAppDetails).Type}}'}\n" +
 		"github:\n  repoURLPath: https://github.com/tollgate-test/{{.app.metadata.name}}\n  revisionPath: '{{.app.status.operationState.syncResult.revision}}'\n" +
 		"  status: {state: success, label: 'continuous-delivery/{{.app.metadata.name}}'}\n"
 	f.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: notify.SecretName, Namespace: argoNS},
@@ -124,8 +124,9 @@ func TestNotifications(t *testing.T) {
 		})
 	}
 	setPhase(corev1.PodRunning)
-	// repo.GetCommitMetadata reads the commit through the repo-server.
-	exactlyOne("one webhook message for the succeeded sync", "synced "+f.name+" "+f.head+" add manifests")
+	// repo.GetCommitMetadata reads the commit, and repo.GetAppDetails the
+	// source's details, through the repo-server.
+	exactlyOne("one webhook message for the succeeded sync", "synced "+f.name+" "+f.head+" add manifests Directory")
 	if r := hook.Requests()[0]; r.Method != "POST" || r.Header.Get("Authorization") != "Bearer s3cret" {
 		t.Errorf("webhook request %s with Authorization %q", r.Method, r.Header.Get("Authorization"))
 	}

@@ -29,7 +29,6 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/notify"
 	"github.com/tollgate-dev/tollgate/internal/appops"
 	"github.com/tollgate-dev/tollgate/policies"
-	"github.com/tollgate-dev/tollgate/reposerver"
 )
 
 // ControllerName names the notifications controller.
@@ -63,9 +62,9 @@ type Notifier struct {
 	// the controller reconciles (--application-namespaces patterns); set
 	// before SetupWithManager.
 	ApplicationNamespaces []string
-	// Commits reads the commits of repo.GetCommitMetadata (a repo-server);
-	// nil fails that function. Set before SetupWithManager.
-	Commits reposerver.CommitReader
+	// RepoServer answers repo.GetCommitMetadata and repo.GetAppDetails;
+	// nil fails those functions. Set before SetupWithManager.
+	RepoServer RepoServer
 
 	client    client.Client
 	namespace string
@@ -190,7 +189,7 @@ func (n *Notifier) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		return reconcile.Result{}, err
 	}
 	var projMap map[string]any
-	proj, err := argocd.Project(ctx, n.namespace, app.ProjectName(), []client.Reader{n.client})
+	proj, err := n.project(ctx, &app)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -200,7 +199,7 @@ func (n *Notifier) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		}
 	}
 	old := app.Annotations[notify.AnnotationNotified]
-	repo := &commits{ctx: ctx, reader: n.client, namespace: n.namespace, server: n.Commits, app: &app, project: proj}
+	repo := &repoCalls{ctx: ctx, reader: n.client, namespace: n.namespace, server: n.RepoServer, app: &app, project: proj}
 	in := notify.Input{App: appMap, Project: projMap, Repo: repo}
 	due, state, errs := c.Evaluate(in, notify.ParseState(old), time.Now())
 	for _, err := range errs {
@@ -217,6 +216,17 @@ func (n *Notifier) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		return reconcile.Result{}, errors.New("notification queue full: notifications dropped")
 	}
 	return reconcile.Result{}, nil
+}
+
+// project is app's AppProject, nil when there is none or when it does not
+// let Applications of app's namespace use it (sourceNamespaces): its
+// subscriptions, sourceRepos and credentials are then not app's.
+func (n *Notifier) project(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
+	proj, err := argocd.Project(ctx, n.namespace, app.ProjectName(), []client.Reader{n.client})
+	if err != nil || proj == nil || !proj.IsAppNamespacePermitted(app, n.namespace) {
+		return nil, err
+	}
+	return proj, nil
 }
 
 // record sets app's notified annotation to state (removes it when state

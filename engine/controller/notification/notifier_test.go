@@ -89,3 +89,24 @@ func TestRecord(t *testing.T) {
 		})
 	}
 }
+
+// TestProject: an Application's project is its own only when the project
+// lets Applications of its namespace use it (sourceNamespaces); otherwise
+// a template sees no appProject and the repo functions read nothing with
+// the project's sourceRepos and credentials.
+func TestProject(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	proj := &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "shop"},
+		Spec: v1alpha1.AppProjectSpec{SourceNamespaces: []string{"team-a"}, SourceRepos: []string{"*"}}}
+	n := New(fake.NewClientBuilder().WithScheme(scheme).WithObjects(proj).Build(), "argocd", nil, nil, notify.DefaultDispatcherOptions(), logr.Discard())
+	for ns, want := range map[string]bool{"argocd": true, "team-a": true, "team-b": false} {
+		app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}, Spec: v1alpha1.ApplicationSpec{Project: "shop"}}
+		got, err := n.project(t.Context(), app)
+		if err != nil || (got != nil) != want {
+			t.Errorf("Application in %s: project %v, %v; want it: %v", ns, got, err, want)
+		}
+	}
+}
