@@ -18,6 +18,13 @@ import (
 // make the process that generates them hold millions of Applications.
 const MaxParameterSets = 10000
 
+// MaxApplicationBytes bounds one generated Application's JSON: etcd's
+// default request limit (--max-request-bytes, 1.5 MiB), which the API
+// server would refuse it at anyway. A template that repeats a string
+// without end is stopped in the process that executes it, before the
+// repo-server and the controller decode what it made.
+const MaxApplicationBytes = 1536 << 10
+
 // GitReader checks out the repositories of git generators.
 type GitReader interface {
 	// Checkout returns a directory holding repoURL at revision ("" is the
@@ -129,6 +136,9 @@ func Generate(ctx context.Context, set *v1alpha1.ApplicationSet, src Sources) ([
 				return nil, &Error{Reason: v1alpha1.ApplicationSetReasonRenderTemplateParamsError, Err: fmt.Errorf("%s: %w", field, err)}
 			}
 			app["metadata"].(map[string]any)["namespace"] = set.Namespace
+			if err := applicationSize(app); err != nil {
+				return nil, &Error{Reason: v1alpha1.ApplicationSetReasonRenderTemplateParamsError, Err: fmt.Errorf("%s: %w", field, err)}
+			}
 			out = append(out, reposerver.Generated{Application: app, Params: s.params, Generator: field, Files: s.files})
 		}
 		if len(out) > MaxParameterSets {
@@ -137,6 +147,20 @@ func Generate(ctx context.Context, set *v1alpha1.ApplicationSet, src Sources) ([
 		}
 	}
 	return out, nil
+}
+
+// applicationSize refuses a generated Application whose JSON passes
+// MaxApplicationBytes, naming it.
+func applicationSize(app map[string]any) error {
+	data, err := json.Marshal(app)
+	if err != nil {
+		return fmt.Errorf("encode the generated Application: %w", err)
+	}
+	if len(data) > MaxApplicationBytes {
+		name, _ := app["metadata"].(map[string]any)["name"].(string)
+		return fmt.Errorf("the generated Application %q is %d bytes, more than the %d an Application may be (etcd's default request limit)", name, len(data), MaxApplicationBytes)
+	}
+	return nil
 }
 
 // render renders one Application from the template with params, then

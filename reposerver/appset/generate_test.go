@@ -408,6 +408,18 @@ func TestGenerateErrors(t *testing.T) {
 			reason: v1alpha1.ApplicationSetReasonRenderTemplateParamsError,
 		},
 		{
+			name: "a template that repeats a string past an Application's size",
+			manifest: header + `  goTemplate: true
+  generators:
+  - list: {elements: [{cluster: a}]}
+  template:
+    metadata: {name: '{{ .cluster }}', annotations: {x: '{{ repeat 2000000 "a" }}'}}
+    spec: {project: default, destination: {}}
+`,
+			want:   `spec.generators[0]: the generated Application "a" is 2000`,
+			reason: v1alpha1.ApplicationSetReasonRenderTemplateParamsError,
+		},
+		{
 			name: "an unknown Go template option",
 			manifest: header + `  goTemplate: true
   goTemplateOptions: ["missingkey=explode"]
