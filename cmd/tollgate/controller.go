@@ -39,9 +39,13 @@ import (
 	"github.com/tollgate-dev/tollgate/ui"
 )
 
-// webhookSecretEnv may hold the Git webhook secret instead of the flag, so
-// it does not show in the process list.
-const webhookSecretEnv = "TOLLGATE_WEBHOOK_SECRET"
+// webhookSecretEnv and webhookGitLabSecretEnv may hold the Git webhook's
+// secrets instead of the flags, so that they do not show in the process
+// list.
+const (
+	webhookSecretEnv       = "TOLLGATE_WEBHOOK_SECRET"
+	webhookGitLabSecretEnv = "TOLLGATE_WEBHOOK_GITLAB_SECRET"
+)
 
 // controllerGCPercent is the controller's GOGC unless the GOGC environment
 // variable sets one. The controller holds its caches for hours and spends
@@ -75,6 +79,7 @@ type controllerOptions struct {
 	pprofAddr        string
 	webhookAddr      string
 	webhookSecret    string
+	webhookGitLab    string
 	leaderElect      bool
 	configFile       string
 	// trackingMethod overrides the trackingMethod of configFile.
@@ -168,7 +173,9 @@ file:// needs --allow-file-repos (local development only).
 The Git push webhook (GitHub push, GitLab Push Hook) is served at
 /api/webhook on --webhook-addr only with --webhook-secret (or
 $` + webhookSecretEnv + `): every request must carry GitHub's signature or
-GitLab's token.
+GitLab's token. With --webhook-gitlab-secret (or
+$` + webhookGitLabSecretEnv + `), GitLab's token is that secret and
+--webhook-secret signs GitHub's events only.
 
 Replicas share the Applications (--sharding dynamic, the default): each
 holds a Lease of its own in $POD_NAMESPACE (else in --namespace), named after
@@ -197,6 +204,9 @@ trigger on-policy-violation (config/notifications has the catalog).`,
 			if o.webhookSecret == "" {
 				o.webhookSecret = os.Getenv(webhookSecretEnv)
 			}
+			if o.webhookGitLab == "" {
+				o.webhookGitLab = os.Getenv(webhookGitLabSecretEnv)
+			}
 			ctrl.SetLogger(logr.FromContextOrDiscard(cmd.Context()))
 			return runController(cmd.Context(), o)
 		},
@@ -217,7 +227,8 @@ trigger on-policy-violation (config/notifications has the catalog).`,
 	f.StringVar(&o.healthAddr, "health-addr", o.healthAddr, "address of /healthz and /readyz (0 disables them)")
 	f.StringVar(&o.pprofAddr, "pprof-addr", o.pprofAddr, "address of the Go profiling endpoints /debug/pprof/ (0 disables them)")
 	f.StringVar(&o.webhookAddr, "webhook-addr", o.webhookAddr, "address of the Git push webhook /api/webhook, served only with a secret (0 disables it)")
-	f.StringVar(&o.webhookSecret, "webhook-secret", "", "shared secret of the Git push webhook (default $"+webhookSecretEnv+"); without one there is no webhook")
+	f.StringVar(&o.webhookSecret, "webhook-secret", "", "shared secret of the Git push webhook (default $"+webhookSecretEnv+"): GitHub's signatures, and GitLab's token without --webhook-gitlab-secret; without either there is no webhook")
+	f.StringVar(&o.webhookGitLab, "webhook-gitlab-secret", "", "GitLab's token for the Git push webhook (default $"+webhookGitLabSecretEnv+"), so that whoever configures a GitLab webhook cannot sign GitHub's events")
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "run only while holding the leader Lease")
 	o.repoClientOptions.addFlags(f)
 	addRepoFlags(f, &o.repoOptions)
@@ -568,6 +579,7 @@ func pushWebhookServer(c client.Client, o controllerOptions, m push.Metrics, log
 	}
 	h, err := push.NewHandler(c, push.Options{
 		Namespace: o.namespace, ApplicationNamespaces: o.appNamespaces, ApplicationSetNamespaces: o.servedAppSetNamespaces(), Secret: o.webhookSecret,
+		GitLabSecret: o.webhookGitLab,
 	}, m, log.WithName("webhook"))
 	if errors.Is(err, push.ErrNoSecret) {
 		log.Info("Git push webhook off: no webhook secret set", "addr", o.webhookAddr, "secretEnv", webhookSecretEnv)

@@ -51,9 +51,17 @@ type Options struct {
 	// --applicationset-namespaces, with the ApplicationSet controller on.
 	ApplicationSetNamespaces []string
 	// Secret is the shared secret a request must prove: GitHub's
-	// X-Hub-Signature-256 HMAC or GitLab's X-Gitlab-Token. Without it there
-	// is no push endpoint (NewHandler refuses).
+	// X-Hub-Signature-256 HMAC, and GitLab's X-Gitlab-Token unless
+	// GitLabSecret is set. Without either there is no push endpoint
+	// (NewHandler refuses).
 	Secret string
+	// GitLabSecret, when set, is the token GitLab's X-Gitlab-Token must
+	// be, and Secret authenticates GitHub's signatures only: GitLab shows
+	// its token to whoever configures a project's webhook, and with one
+	// secret for both that person could sign GitHub events for any
+	// repository (Argo CD's webhook.github.secret and
+	// webhook.gitlab.secret).
+	GitLabSecret string
 	// MaxBytes bounds a request body; zero means DefaultMaxBytes.
 	MaxBytes int64
 }
@@ -102,7 +110,8 @@ func (p pushPayload) urls() []string {
 	return out
 }
 
-// ErrNoSecret is returned by NewHandler without Options.Secret: the push endpoint needs one, or anyone who can
+// ErrNoSecret is returned by NewHandler without Options.Secret or
+// Options.GitLabSecret: the push endpoint needs one, or anyone who can
 // reach it could make the controller list and patch Applications and
 // fetch their repositories at will.
 var ErrNoSecret = errors.New("the git push webhook needs a secret")
@@ -122,6 +131,7 @@ type Handler struct {
 	appNS     []string
 	appSetNS  []string
 	secret    []byte
+	gitlab    []byte
 	maxBytes  int64
 	metrics   Metrics
 	log       logr.Logger
@@ -132,8 +142,12 @@ type Handler struct {
 // opts.ApplicationSetNamespaces). Without opts.Secret it returns
 // ErrNoSecret: serve no push endpoint then. m may be nil.
 func NewHandler(c client.Client, opts Options, m Metrics, log logr.Logger) (*Handler, error) {
-	if opts.Secret == "" {
+	if opts.Secret == "" && opts.GitLabSecret == "" {
 		return nil, ErrNoSecret
+	}
+	gitlab := opts.GitLabSecret
+	if gitlab == "" {
+		gitlab = opts.Secret
 	}
 	if opts.Namespace == "" {
 		opts.Namespace = policies.DefaultArgoCDNamespace
@@ -142,7 +156,7 @@ func NewHandler(c client.Client, opts Options, m Metrics, log logr.Logger) (*Han
 		opts.MaxBytes = DefaultMaxBytes
 	}
 	return &Handler{
-		client: c, namespace: opts.Namespace, appNS: opts.ApplicationNamespaces, appSetNS: opts.ApplicationSetNamespaces, secret: []byte(opts.Secret),
+		client: c, namespace: opts.Namespace, appNS: opts.ApplicationNamespaces, appSetNS: opts.ApplicationSetNamespaces, secret: []byte(opts.Secret), gitlab: []byte(gitlab),
 		maxBytes: opts.MaxBytes, metrics: m, log: log,
 	}, nil
 }
@@ -180,7 +194,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.answer(w, http.StatusBadRequest, "invalid", webhookResponse{Message: "not a GitHub or GitLab webhook: no " + headerGitHubEvent + " or " + headerGitLabEvent + " header"})
 		return
 	}
-	if !h.authorized(r, body) {
+	if !h.authorized(r, body, ghEvent != "") {
 		h.answer(w, http.StatusUnauthorized, "unauthorized", webhookResponse{Message: "webhook secret does not match"})
 		return
 	}
@@ -222,15 +236,18 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, body []byte) {
 	h.answer(w, http.StatusOK, result, webhookResponse{Refreshed: refreshed, RefreshedApplicationSets: sets})
 }
 
-// authorized checks the shared secret: GitHub's HMAC-SHA256 signature of
-// the body, or GitLab's token header. Without a configured secret no
-// request is authorized.
-func (h *Handler) authorized(r *http.Request, body []byte) bool {
-	if len(h.secret) == 0 {
-		return false
-	}
-	if sig := r.Header.Get(headerGitHubSignature); sig != "" {
+// authorized checks the shared secret of the request's kind: a GitHub
+// event's HMAC-SHA256 signature of the body with Secret, a GitLab event's
+// token header against GitLabSecret (Secret without one). Without a
+// configured secret no request of that kind is authorized, and a GitLab
+// token never authorizes a GitHub event.
+func (h *Handler) authorized(r *http.Request, body []byte, github bool) bool {
+	if github {
+		sig := r.Header.Get(headerGitHubSignature)
 		hexSum, ok := strings.CutPrefix(sig, "sha256=")
+		if !ok || len(h.secret) == 0 {
+			return false
+		}
 		if !ok {
 			return false
 		}
@@ -242,10 +259,8 @@ func (h *Handler) authorized(r *http.Request, body []byte) bool {
 		mac.Write(body)
 		return hmac.Equal(got, mac.Sum(nil))
 	}
-	if tok := r.Header.Get(headerGitLabToken); tok != "" {
-		return subtle.ConstantTimeCompare([]byte(tok), h.secret) == 1
-	}
-	return false
+	tok := r.Header.Get(headerGitLabToken)
+	return tok != "" && len(h.gitlab) > 0 && subtle.ConstantTimeCompare([]byte(tok), h.gitlab) == 1
 }
 
 // refresh sets the refresh annotation on every Application with a source in

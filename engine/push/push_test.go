@@ -41,7 +41,9 @@ func TestPushHandler(t *testing.T) {
 		headers  map[string]string
 		body     string
 		maxBytes int64
-		wantCode int
+		// gitLabSecret is Options.GitLabSecret.
+		gitLabSecret string
+		wantCode     int
 		// wantRefreshed are the Applications given the refresh annotation.
 		wantRefreshed []string
 		wantMessage   string
@@ -59,6 +61,45 @@ func TestPushHandler(t *testing.T) {
 			body:          gitlab,
 			wantCode:      http.StatusOK,
 			wantRefreshed: []string{"gl"},
+		},
+		{
+			name:          "gitlab token of its own secret",
+			headers:       map[string]string{"X-Gitlab-Event": "Push Hook", "X-Gitlab-Token": "gl-t0ken"},
+			body:          gitlab,
+			gitLabSecret:  "gl-t0ken",
+			wantCode:      http.StatusOK,
+			wantRefreshed: []string{"gl"},
+		},
+		{
+			name:          "with a gitlab secret, github events keep the shared secret",
+			headers:       map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(github)},
+			body:          github,
+			gitLabSecret:  "gl-t0ken",
+			wantCode:      http.StatusOK,
+			wantRefreshed: []string{"multi", "ssh-form", "web"},
+		},
+		{
+			name:         "with a gitlab secret, the shared secret is no gitlab token",
+			headers:      map[string]string{"X-Gitlab-Event": "Push Hook", "X-Gitlab-Token": secret},
+			body:         gitlab,
+			gitLabSecret: "gl-t0ken",
+			wantCode:     http.StatusUnauthorized,
+			wantMessage:  "webhook secret does not match",
+		},
+		{
+			name:         "a gitlab token never authorizes a github event",
+			headers:      map[string]string{"X-GitHub-Event": "push", "X-Gitlab-Token": "gl-t0ken"},
+			body:         github,
+			gitLabSecret: "gl-t0ken",
+			wantCode:     http.StatusUnauthorized,
+			wantMessage:  "webhook secret does not match",
+		},
+		{
+			name:        "not even the shared secret as a gitlab token on a github event",
+			headers:     map[string]string{"X-GitHub-Event": "push", "X-Gitlab-Token": secret},
+			body:        github,
+			wantCode:    http.StatusUnauthorized,
+			wantMessage: "webhook secret does not match",
 		},
 		{
 			name:        "github signature of another body",
@@ -176,7 +217,7 @@ func TestPushHandler(t *testing.T) {
 				webhookApp("other-namespace", "elsewhere", "https://github.com/org/config.git"),
 				webhookApp("unrelated", "argocd", "https://github.com/org/unrelated.git"),
 			).Build()
-			h, err := NewHandler(c, Options{Namespace: "argocd", Secret: secret, MaxBytes: tc.maxBytes}, nil, logr.Discard())
+			h, err := NewHandler(c, Options{Namespace: "argocd", Secret: secret, GitLabSecret: tc.gitLabSecret, MaxBytes: tc.maxBytes}, nil, logr.Discard())
 			if err != nil {
 				t.Fatal(err)
 			}
