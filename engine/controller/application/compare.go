@@ -315,7 +315,7 @@ func (r *Reconciler) comparison(ctx context.Context, p *pass, tg *target, state 
 // resyncs, with the fingerprint of the live objects taken just before it.
 func (r *Reconciler) compareAndRemember(ctx context.Context, p *pass, tg *target, state *desiredState) (*comparison, error) {
 	cl := tg.cluster
-	refs := fingerprintRefs(state.NonHooks(), p.app.Status.Resources)
+	refs := cl.managed(fingerprintRefs(state.NonHooks(), p.app.Status.Resources))
 	r.watchLive(ctx, cl, refs)
 	cmp, err := r.compare(ctx, tg.door, cl, p.app, state.Objects, p.instance)
 	if err != nil {
@@ -359,6 +359,25 @@ func fingerprintRefs(objs []*unstructured.Unstructured, recorded []v1alpha1.Reso
 		add(apply.Ref{Group: rs.Group, Version: rs.Version, Kind: rs.Kind, Namespace: rs.Namespace, Name: rs.Name})
 	}
 	return out
+}
+
+// managed returns the refs of objects cl's scope holds: a resource the
+// status records (the status is the Application's, which its writer may
+// set) outside a namespaced cluster's namespaces, or of a cluster-scoped
+// kind there without clusterResources, is neither watched nor
+// fingerprinted, as Argo CD's cluster cache never lists it. A kind the
+// cluster does not know is kept, for the fingerprint to fail on.
+func (cl *cluster) managed(refs []apply.Ref) []apply.Ref {
+	if len(cl.scope.Namespaces) == 0 {
+		return refs
+	}
+	return slices.DeleteFunc(refs, func(ref apply.Ref) bool {
+		nss, err := cl.scope.ListNamespaces(cl.mapper, ref.GroupVersionKind())
+		if err != nil {
+			return false
+		}
+		return len(nss) == 0 || ref.Namespace != "" && !cl.scope.Manages(ref.Namespace)
+	})
 }
 
 // covers reports whether every ref of b is in a.

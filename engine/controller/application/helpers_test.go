@@ -1,6 +1,7 @@
 package application
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
@@ -92,6 +94,40 @@ func TestFingerprintRefsAndCovers(t *testing.T) {
 	newPrunable := apply.Ref{Version: "v1", Kind: "Secret", Namespace: "ns", Name: "new"}
 	if !covers(refs, want[:1]) || covers(refs, []apply.Ref{newPrunable}) {
 		t.Errorf("covers: want true for a known ref and false for %v", newPrunable)
+	}
+}
+
+// TestManagedRefs: of the resources an Application's status records, a
+// namespaced cluster's are watched and fingerprinted only inside its
+// scope; a kind the cluster does not know is kept (the fingerprint fails
+// on it).
+func TestManagedRefs(t *testing.T) {
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
+	mapper.Add(schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}, meta.RESTScopeRoot)
+	refs := []apply.Ref{
+		{Version: "v1", Kind: "ConfigMap", Namespace: "web", Name: "in"},
+		{Version: "v1", Kind: "ConfigMap", Namespace: "billing", Name: "out"},
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Name: "cluster"},
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Namespace: "web", Name: "forged-namespace"},
+		{Group: "example.com", Version: "v1", Kind: "Gone", Namespace: "billing", Name: "unknown"},
+	}
+	for name, tc := range map[string]struct {
+		scope apply.Scope
+		want  []string
+	}{
+		"whole cluster":          {want: []string{"in", "out", "cluster", "forged-namespace", "unknown"}},
+		"namespaced":             {scope: apply.Scope{Namespaces: []string{"web"}}, want: []string{"in", "unknown"}},
+		"with cluster resources": {scope: apply.Scope{Namespaces: []string{"web"}, ClusterResources: true}, want: []string{"in", "cluster", "forged-namespace", "unknown"}},
+	} {
+		cl := &cluster{mapper: mapper, scope: tc.scope}
+		var got []string
+		for _, r := range cl.managed(slices.Clone(refs)) {
+			got = append(got, r.Name)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", name, diff)
+		}
 	}
 }
 
