@@ -43,8 +43,18 @@ type repoCalls struct {
 	server    RepoServer
 	app       *v1alpha1.Application
 	project   *v1alpha1.AppProject
-	read      map[string]notify.CommitMetadata
-	details   *notify.AppDetail
+	// read and details are what this evaluation asked already, failures
+	// included: a template that calls a function several times, or with
+	// a revision that is not there, waits for the repo-server once.
+	read       map[string]commitRead
+	details    *notify.AppDetail
+	detailsErr error
+}
+
+// commitRead is one repo.GetCommitMetadata's answer.
+type commitRead struct {
+	m   notify.CommitMetadata
+	err error
 }
 
 // errNotPermitted refuses a repository the project does not permit.
@@ -72,9 +82,18 @@ func (c *repoCalls) permitted(fn, repoURL string) error {
 // CommitMetadata reads commit sha of the Application's source repository,
 // once per evaluation.
 func (c *repoCalls) CommitMetadata(sha string) (notify.CommitMetadata, error) {
-	if m, ok := c.read[sha]; ok {
-		return m, nil
+	if r, ok := c.read[sha]; ok {
+		return r.m, r.err
 	}
+	m, err := c.commitMetadata(sha)
+	if c.read == nil {
+		c.read = map[string]commitRead{}
+	}
+	c.read[sha] = commitRead{m, err}
+	return m, err
+}
+
+func (c *repoCalls) commitMetadata(sha string) (notify.CommitMetadata, error) {
 	src := c.app.Spec.Source
 	if src == nil || src.RepoURL == "" {
 		return notify.CommitMetadata{}, errors.New("repo.GetCommitMetadata: the application has no spec.source.repoURL")
@@ -97,21 +116,21 @@ func (c *repoCalls) CommitMetadata(sha string) (notify.CommitMetadata, error) {
 	if err != nil {
 		return notify.CommitMetadata{}, fmt.Errorf("repo.GetCommitMetadata: %w", err)
 	}
-	m := notify.CommitMetadata{Message: commit.Message, Author: commit.Author, Date: commit.Date, Tags: commit.Tags}
-	if c.read == nil {
-		c.read = map[string]notify.CommitMetadata{}
-	}
-	c.read[sha] = m
-	return m, nil
+	return notify.CommitMetadata{Message: commit.Message, Author: commit.Author, Date: commit.Date, Tags: commit.Tags}, nil
 }
 
 // AppDetails tells what the Application's first source is at its target
 // revision, once per evaluation. The other sources go with the request,
 // as the first may read value files from them.
 func (c *repoCalls) AppDetails() (notify.AppDetail, error) {
-	if c.details != nil {
-		return *c.details, nil
+	if c.details == nil && c.detailsErr == nil {
+		d, err := c.appDetails()
+		c.details, c.detailsErr = &d, err
 	}
+	return *c.details, c.detailsErr
+}
+
+func (c *repoCalls) appDetails() (notify.AppDetail, error) {
 	sources := c.app.Sources()
 	if len(sources) == 0 {
 		return notify.AppDetail{}, errors.New("repo.GetAppDetails: the application has no source")
@@ -136,9 +155,7 @@ func (c *repoCalls) AppDetails() (notify.AppDetail, error) {
 	if err != nil {
 		return notify.AppDetail{}, fmt.Errorf("repo.GetAppDetails: %w", err)
 	}
-	out := appDetail(d, sources[0])
-	c.details = &out
-	return out, nil
+	return appDetail(d, sources[0]), nil
 }
 
 // appDetail is d, the repo-server's answer for source, as Argo CD's

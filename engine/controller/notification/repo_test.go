@@ -32,6 +32,9 @@ func (f *fakeRepoServer) AppDetails(_ context.Context, req *reposerver.Request) 
 
 func (f *fakeRepoServer) Commit(_ context.Context, req *reposerver.CommitRequest) (*reposerver.Commit, error) {
 	f.reqs = append(f.reqs, req)
+	if req.Revision == "missing" {
+		return nil, errors.New("revision missing not found")
+	}
 	return &reposerver.Commit{SHA: req.Revision, Author: "Ann <ann@example.com>", Message: "fix", Date: time.Unix(0, 0).UTC(), Tags: []string{"v1"}}, nil
 }
 
@@ -59,6 +62,15 @@ func TestCommits(t *testing.T) {
 	}
 	if len(server.reqs) != 1 || server.reqs[0].RepoURL != repoURL || server.reqs[0].Revision != "abc" {
 		t.Errorf("requests %+v, want one for the source's repository", server.reqs)
+	}
+	// A failure is asked for once per evaluation too.
+	for range 2 {
+		if _, err := r.CommitMetadata("missing"); err == nil {
+			t.Error("a missing revision: no error")
+		}
+	}
+	if len(server.reqs) != 2 {
+		t.Errorf("%d requests, want 2: one each for abc and the missing revision", len(server.reqs))
 	}
 	for name, p := range map[string]*v1alpha1.AppProject{"not permitted": project("https://git.example.com/other.git"), "no project": nil} {
 		r := &repoCalls{ctx: t.Context(), reader: c, namespace: "argocd", server: server, app: app, project: p}
