@@ -228,7 +228,7 @@ trigger on-policy-violation (config/notifications has the catalog).`,
 	f.StringVar(&o.pprofAddr, "pprof-addr", o.pprofAddr, "address of the Go profiling endpoints /debug/pprof/ (0 disables them)")
 	f.StringVar(&o.webhookAddr, "webhook-addr", o.webhookAddr, "address of the Git push webhook /api/webhook, served only with a secret (0 disables it)")
 	f.StringVar(&o.webhookSecret, "webhook-secret", "", "shared secret of the Git push webhook (default $"+webhookSecretEnv+"): GitHub's signatures, and GitLab's token without --webhook-gitlab-secret; without either there is no webhook")
-	f.StringVar(&o.webhookGitLab, "webhook-gitlab-secret", "", "GitLab's token for the Git push webhook (default $"+webhookGitLabSecretEnv+"), so that whoever configures a GitLab webhook cannot sign GitHub's events")
+	f.StringVar(&o.webhookGitLab, "webhook-gitlab-secret", "", "GitLab's token for the Git push webhook (default $"+webhookGitLabSecretEnv+"), kept apart from --webhook-secret as Argo CD's webhook.gitlab.secret: GitLab shows it to whoever configures a webhook")
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "run only while holding the leader Lease")
 	o.repoClientOptions.addFlags(f)
 	addRepoFlags(f, &o.repoOptions)
@@ -347,6 +347,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if o.notifications {
 		n := notification.New(mgr.GetClient(), o.namespace, deps.Shard, m, notify.DefaultDispatcherOptions(), log.WithName("notifications"))
 		n.ApplicationNamespaces, n.RepoServer = o.appNamespaces, manifests
+		n.KustomizeBuildOptions, n.ListingMaxAge = r.KustomizeBuildOptions, o.resync/10
 		if err := n.SetupWithManager(ctx, mgr, mgr.GetConfig()); err != nil {
 			return err
 		}

@@ -58,9 +58,11 @@ type Options struct {
 	// GitLabSecret, when set, is the token GitLab's X-Gitlab-Token must
 	// be, and Secret authenticates GitHub's signatures only: GitLab shows
 	// its token to whoever configures a project's webhook, and with one
-	// secret for both that person could sign GitHub events for any
-	// repository (Argo CD's webhook.github.secret and
-	// webhook.gitlab.secret).
+	// secret for both that person could sign GitHub events (Argo CD's
+	// webhook.github.secret and webhook.gitlab.secret). A push names its
+	// repository in its body either way: whoever holds either secret can
+	// ask for any repository's Applications to be compared, as in Argo
+	// CD, and nothing more.
 	GitLabSecret string
 	// MaxBytes bounds a request body; zero means DefaultMaxBytes.
 	MaxBytes int64

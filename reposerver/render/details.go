@@ -55,7 +55,9 @@ func (s source) helmDetails() (*HelmDetails, error) {
 	}
 	for i, vf := range files {
 		data, rel, err := s.chartFile(vf, "value file")
-		if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) || i == 0 && err != nil {
+			// values.yaml that cannot be read (a link out of the
+			// repository) is left out, as Argo CD leaves it out.
 			continue
 		}
 		if err != nil {

@@ -40,14 +40,8 @@ func (s *Service) AppDetails(ctx context.Context, req *reposerver.Request) (*rep
 	d := &reposerver.AppDetails{Type: sourceType(kind)}
 	switch kind {
 	case render.KindHelm:
-		hj := *j
-		hj.opts.HelmDetails = true
-		res, err := s.build(ctx, &hj)
-		if err != nil {
-			return nil, fmt.Errorf("%s (%s at %s): %w", j.field, reposerver.RedactURL(j.source.RepoURL), v1alpha1.ShortRevision(j.checkout.Revision), err)
-		}
-		if h := res.Helm; h != nil {
-			d.Helm = &reposerver.HelmDetails{ValueFiles: h.ValueFiles, Values: h.Values, Parameters: h.Parameters}
+		if d.Helm, err = s.helmDetailsOf(ctx, j, req.NoCache); err != nil {
+			return nil, err
 		}
 	case render.KindKustomize:
 		out, ok := s.renders.Get(j.key)
@@ -68,6 +62,42 @@ func (s *Service) AppDetails(ctx context.Context, req *reposerver.Request) (*rep
 		slices.Sort(d.Kustomize.Images)
 	}
 	return d, nil
+}
+
+// helmDetailsCacheSize bounds the bytes of Helm details kept per Service.
+const helmDetailsCacheSize = 16 << 20
+
+// helmDetailsSize is what a Helm source's details cost the cache.
+func helmDetailsSize(h *reposerver.HelmDetails) int64 {
+	n := int64(len(h.Values)) + 64
+	for _, f := range h.ValueFiles {
+		n += int64(len(f)) + 16
+	}
+	for k, v := range h.Parameters {
+		n += int64(len(k)+len(v)) + 32
+	}
+	return n
+}
+
+// helmDetailsOf reads the details of j's Helm chart in the renderer,
+// without rendering it, or takes them from the cache by j's render key
+// (what they are read from is part of it); noCache reads them again.
+func (s *Service) helmDetailsOf(ctx context.Context, j *job, noCache bool) (*reposerver.HelmDetails, error) {
+	if h, ok := s.helmDetails.Get(j.key); ok && !noCache {
+		return h, nil
+	}
+	hj := *j
+	hj.opts.HelmDetails = true
+	res, err := s.build(ctx, &hj)
+	if err != nil {
+		return nil, fmt.Errorf("%s (%s at %s): %w", j.field, reposerver.RedactURL(j.source.RepoURL), v1alpha1.ShortRevision(j.checkout.Revision), err)
+	}
+	if res.Helm == nil {
+		return nil, fmt.Errorf("%s: the renderer told no Helm details", j.field)
+	}
+	h := &reposerver.HelmDetails{ValueFiles: res.Helm.ValueFiles, Values: res.Helm.Values, Parameters: res.Helm.Parameters}
+	s.helmDetails.Add(j.key, h)
+	return h, nil
 }
 
 // appendImages appends the image of every container and init container

@@ -53,6 +53,11 @@ func TestAppDetails(t *testing.T) {
 	if n := f.renders.n.Load(); n != 1 {
 		t.Errorf("%d builds, want 1 (details, not a render)", n)
 	}
+	// The same details again come from the cache.
+	again, err := f.svc.AppDetails(t.Context(), &reposerver.Request{AppName: "shop", MultipleSources: true, Sources: []reposerver.Source{chart, ref}})
+	if err != nil || !cmp.Equal(want, again) || f.renders.n.Load() != 1 {
+		t.Errorf("second request: %v, equal %v, builds %d; want the cached details", err, cmp.Equal(want, again), f.renders.n.Load())
+	}
 
 	got, err = f.svc.AppDetails(t.Context(), &reposerver.Request{AppName: "shop", Sources: []reposerver.Source{src(repo, "overlay")}})
 	if err != nil {

@@ -105,10 +105,12 @@ type Service struct {
 	renders *lru[string, rendered]
 	// found remembers what the kustomizations of checkouts fetch
 	// (findBases); files the remote files downloaded (remoteFile).
-	found    *lru[string, render.Remote]
-	files    *lru[string, downloaded]
-	slots    chan struct{}
-	renderer Renderer
+	found *lru[string, render.Remote]
+	files *lru[string, downloaded]
+	// helmDetails keeps the Helm details AppDetails read, by render key.
+	helmDetails *lru[string, *reposerver.HelmDetails]
+	slots       chan struct{}
+	renderer    Renderer
 }
 
 // New returns a Service that fetches through sources.
@@ -127,7 +129,8 @@ func New(sources Fetcher, opts Options) (*Service, error) {
 		opts.RenderLimits = d.RenderLimits
 	}
 	s := &Service{sources: sources, opts: opts, renders: newLRU[string](opts.RenderCacheSize, rendered.size),
-		found: newLRU[string](foundCacheSize, foundCost), files: newLRU[string](filesCacheSize, downloaded.size), renderer: opts.Renderer}
+		found: newLRU[string](foundCacheSize, foundCost), files: newLRU[string](filesCacheSize, downloaded.size), helmDetails: newLRU[string](helmDetailsCacheSize, helmDetailsSize),
+		renderer: opts.Renderer}
 	if s.renderer == nil {
 		s.renderer = InProcess{}
 	}

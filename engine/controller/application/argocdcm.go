@@ -36,6 +36,16 @@ func WatchArgoCDConfigMap(ctx context.Context, cfg *rest.Config, namespace strin
 	})
 }
 
+// KustomizeBuildOptions are argocd-cm's kustomize.buildOptions as the
+// reconciler last read them, for the other readers of Kustomize sources
+// (notifications' repo.GetAppDetails).
+func (r *Reconciler) KustomizeBuildOptions() string {
+	if s := r.settings.Load(); s != nil {
+		return s.KustomizeBuildOptions
+	}
+	return ""
+}
+
 // ApplyArgoCDConfigMap applies the Settings of argocd-cm's data (nil:
 // none), health checks included. When they do not parse, nothing changes.
 // When they changed, every Application is compared in full with them on

@@ -65,6 +65,12 @@ type Notifier struct {
 	// RepoServer answers repo.GetCommitMetadata and repo.GetAppDetails;
 	// nil fails those functions. Set before SetupWithManager.
 	RepoServer RepoServer
+	// KustomizeBuildOptions, when set, gives argocd-cm's
+	// kustomize.buildOptions and ListingMaxAge how old a reference
+	// listing may be, as the Application controller renders with them,
+	// for repo.GetAppDetails. Set before SetupWithManager.
+	KustomizeBuildOptions func() string
+	ListingMaxAge         time.Duration
 
 	client    client.Client
 	namespace string
@@ -199,7 +205,10 @@ func (n *Notifier) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		}
 	}
 	old := app.Annotations[notify.AnnotationNotified]
-	repo := &repoCalls{ctx: ctx, reader: n.client, namespace: n.namespace, server: n.RepoServer, app: &app, project: proj}
+	repo := &repoCalls{ctx: ctx, reader: n.client, namespace: n.namespace, server: n.RepoServer, app: &app, project: proj, listingMaxAge: n.ListingMaxAge}
+	if n.KustomizeBuildOptions != nil {
+		repo.kustomizeBuildOptions = n.KustomizeBuildOptions()
+	}
 	in := notify.Input{App: appMap, Project: projMap, Repo: repo}
 	due, state, errs := c.Evaluate(in, notify.ParseState(old), time.Now())
 	for _, err := range errs {

@@ -43,6 +43,11 @@ type repoCalls struct {
 	server    RepoServer
 	app       *v1alpha1.Application
 	project   *v1alpha1.AppProject
+	// kustomizeBuildOptions and listingMaxAge are the controller's, so
+	// that details are of the render the controller makes and can share
+	// its cached render and reference listings.
+	kustomizeBuildOptions string
+	listingMaxAge         time.Duration
 	// read and details are what this evaluation asked already, failures
 	// included: a template that calls a function several times, or with
 	// a revision that is not there, waits for the repo-server once.
@@ -147,7 +152,8 @@ func (c *repoCalls) appDetails() (notify.AppDetail, error) {
 		return notify.AppDetail{}, err
 	}
 	b := desired.Builder{Namespace: c.namespace, Reader: c.reader}
-	req, err := b.Request(ctx, desired.Target{App: c.app, Sources: sources, Project: c.project, Secrets: secrets})
+	req, err := b.Request(ctx, desired.Target{App: c.app, Sources: sources, Project: c.project, Secrets: secrets,
+		KustomizeBuildOptions: c.kustomizeBuildOptions, ListingMaxAge: c.listingMaxAge})
 	if err != nil {
 		return notify.AppDetail{}, fmt.Errorf("repo.GetAppDetails: %w", err)
 	}

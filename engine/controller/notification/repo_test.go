@@ -98,7 +98,8 @@ func TestAppDetails(t *testing.T) {
 	}
 	c := fake.NewClientBuilder().Build()
 	server := &fakeRepoServer{}
-	r := &repoCalls{ctx: t.Context(), reader: c, namespace: "argocd", server: server, app: app, project: project("https://git.example.com/*")}
+	r := &repoCalls{ctx: t.Context(), reader: c, namespace: "argocd", server: server, app: app, project: project("https://git.example.com/*"),
+		kustomizeBuildOptions: "--enable-helm", listingMaxAge: 3 * time.Second}
 	for range 2 {
 		got, err := r.AppDetails()
 		if err != nil {
@@ -121,6 +122,9 @@ func TestAppDetails(t *testing.T) {
 	}
 	if len(server.details) != 1 || len(server.details[0].Sources) != 2 || server.details[0].Sources[0].Source.TargetRevision != "main" {
 		t.Fatalf("requests %+v, want one with both sources at their target revisions", server.details)
+	}
+	if req := server.details[0]; req.KustomizeBuildOptions != "--enable-helm" || req.ListingMaxAge != 3*time.Second {
+		t.Errorf("request with build options %q and listing age %v, want the controller's", req.KustomizeBuildOptions, req.ListingMaxAge)
 	}
 	for name, p := range map[string]*v1alpha1.AppProject{"a source not permitted": project(repoURL), "no project": nil} {
 		r := &repoCalls{ctx: t.Context(), reader: c, namespace: "argocd", server: server, app: app, project: p}
