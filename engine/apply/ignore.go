@@ -90,6 +90,9 @@ func compileIgnore(rules []IgnoreDifference) ([]ignoreRule, error) {
 			if err != nil {
 				return nil, fmt.Errorf("ignoreDifferences[%d]: jq path expression %q: %w", i, e, err)
 			}
+			if r := jqRefused(q); r != "" {
+				return nil, fmt.Errorf("ignoreDifferences[%d]: jq path expression %q: %s is not allowed in a path expression (its output could grow without bound)", i, e, r)
+			}
 			code, err := gojq.Compile(q)
 			if err != nil {
 				return nil, fmt.Errorf("ignoreDifferences[%d]: jq path expression %q: %w", i, e, err)
@@ -206,6 +209,9 @@ func jqPaths(ctx context.Context, code *gojq.Code, input any) []fieldPath {
 		}
 		if p, ok := toFieldPath(v); ok {
 			out = append(out, p)
+		}
+		if len(out) == maxJQPaths {
+			return out
 		}
 	}
 }

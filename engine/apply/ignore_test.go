@@ -179,6 +179,16 @@ func TestCompileIgnoreErrors(t *testing.T) {
 		{"empty pointer", IgnoreDifference{Kind: "X", JSONPointers: []string{""}}, `ignoreDifferences[0]: json pointer "": empty pointer`},
 		{"bad jq", IgnoreDifference{Kind: "X", JQPathExpressions: []string{".spec["}}, `ignoreDifferences[0]: jq path expression ".spec["`},
 		{"bad kind glob", IgnoreDifference{Kind: "[X"}, `ignoreDifferences[0]: kind "[X"`},
+		// What could fill the controller's memory before the time limit
+		// stops it is refused, wherever it hides in the expression.
+		{"string repetition", IgnoreDifference{Kind: "X", JQPathExpressions: []string{`.x | select(("a" * 2000000000) | length > 0)`}},
+			`ignoreDifferences[0]: jq path expression ".x | select((\"a\" * 2000000000) | length > 0)": the * operator is not allowed in a path expression`},
+		{"reduce", IgnoreDifference{Kind: "X", JQPathExpressions: []string{`.spec | select((reduce .[] as $x ("a"; . + .)) != "")`}}, `ignoreDifferences[0]: jq path expression ".spec | select((reduce .[] as $x (\"a\"; . + .)) != \"\")": reduce is not allowed`},
+		{"foreach", IgnoreDifference{Kind: "X", JQPathExpressions: []string{`.a | select([foreach .[] as $x (0; .+1)] | length > 1)`}}, `ignoreDifferences[0]: jq path expression ".a | select([foreach .[] as $x (0; .+1)] | length > 1)": foreach is not allowed`},
+		{"range in an array", IgnoreDifference{Kind: "X", JQPathExpressions: []string{`.a[[range(100000000)] | length]`}}, `ignoreDifferences[0]: jq path expression ".a[[range(100000000)] | length]": range is not allowed`},
+		{"repeat in a function argument", IgnoreDifference{Kind: "X", JQPathExpressions: []string{`.a[first(limit(1; repeat(1)))]`}}, `ignoreDifferences[0]: jq path expression ".a[first(limit(1; repeat(1)))]": repeat is not allowed`},
+		{"recurse with a function", IgnoreDifference{Kind: "X", JQPathExpressions: []string{`.a | select([recurse(. + .)] | length > 0)`}}, `ignoreDifferences[0]: jq path expression ".a | select([recurse(. + .)] | length > 0)": recurse is not allowed`},
+		{"definition", IgnoreDifference{Kind: "X", JQPathExpressions: []string{`def f: f; .a | select(f)`}}, `ignoreDifferences[0]: jq path expression "def f: f; .a | select(f)"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,5 +232,22 @@ spec:
 `)
 	if diff := cmp.Diff(want.Object, desired.Object); diff != "" {
 		t.Errorf("desired (-want +got):\n%s", diff)
+	}
+}
+
+// TestJQPathsBounded: an expression that enumerates more paths than
+// maxJQPaths keeps the first maxJQPaths.
+func TestJQPathsBounded(t *testing.T) {
+	rules, err := compileIgnore([]IgnoreDifference{{Kind: "X", JQPathExpressions: []string{`.items | .. | ..`}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := make([]any, 2000)
+	for i := range items {
+		items[i] = map[string]any{"a": "x", "b": []any{1, 2}}
+	}
+	got := jqPaths(t.Context(), rules[0].jq[0], map[string]any{"items": items})
+	if len(got) != maxJQPaths {
+		t.Errorf("%d paths, want the first %d", len(got), maxJQPaths)
 	}
 }

@@ -54,8 +54,8 @@ var applicationRows = []Row{
 
 	{Kind: Field, Name: "ResourceIgnoreDifferences.group", Verdict: Honoured, Proof: "TestIgnoredPaths",
 		Note: "the API group, a glob as in Argo CD (* any, \"\" the core group); a pattern that does not compile is a ComparisonError naming it, where Argo CD matches nothing"},
-	{Kind: Field, Name: "ResourceIgnoreDifferences.jqPathExpressions", Verdict: Honoured, Proof: "TestIgnoredPaths",
-		Note: "jq path expressions (gojq) of ignored fields, each evaluation bounded at a second; one that does not fit the object ignores nothing"},
+	{Kind: Field, Name: "ResourceIgnoreDifferences.jqPathExpressions", Verdict: Different, Proof: "sync-engine.md#how-a-sync-runs",
+		Note: "jq path expressions (gojq) of ignored fields, each evaluation bounded at a second and 10,000 paths; one that does not fit the object ignores nothing; def, reduce, foreach, *, range, repeat, recurse(f), until, while and combinations are refused by name (their output could fill the controller's memory before the second ends)"},
 	{Kind: Field, Name: "ResourceIgnoreDifferences.jsonPointers", Verdict: Honoured, Proof: "TestIgnoreDifferencesKeepsSynced",
 		Note: "RFC 6901 pointers of ignored fields"},
 	{Kind: Field, Name: "ResourceIgnoreDifferences.kind", Verdict: Honoured, Proof: "TestIgnoredPaths",
