@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"runtime/debug"
 	"time"
@@ -30,21 +29,12 @@ import (
 	"github.com/tollgate-dev/tollgate/engine/health"
 	"github.com/tollgate-dev/tollgate/engine/metrics"
 	"github.com/tollgate-dev/tollgate/engine/notify"
-	"github.com/tollgate-dev/tollgate/engine/push"
 	"github.com/tollgate-dev/tollgate/engine/shard"
 	"github.com/tollgate-dev/tollgate/policies"
 	"github.com/tollgate-dev/tollgate/reposerver"
 	"github.com/tollgate-dev/tollgate/reposerver/server"
 	"github.com/tollgate-dev/tollgate/reposerver/source"
 	"github.com/tollgate-dev/tollgate/ui"
-)
-
-// webhookSecretEnv and webhookGitLabSecretEnv may hold the Git webhook's
-// secrets instead of the flags, so that they do not show in the process
-// list.
-const (
-	webhookSecretEnv       = "TOLLGATE_WEBHOOK_SECRET"
-	webhookGitLabSecretEnv = "TOLLGATE_WEBHOOK_GITLAB_SECRET"
 )
 
 // controllerGCPercent is the controller's GOGC unless the GOGC environment
@@ -557,47 +547,4 @@ func controllerManagerOptions(o controllerOptions, scheme *runtime.Scheme) ctrl.
 		LeaderElectionNamespace:       leaseNS,
 		LeaderElectionReleaseOnCancel: true,
 	}
-}
-
-// addPushWebhook serves the Git push webhook on every replica (it only sets
-// an annotation; the leader reconciles). Without a secret there is none.
-func addPushWebhook(mgr manager.Manager, o controllerOptions, m push.Metrics, log logr.Logger) error {
-	srv, err := pushWebhookServer(mgr.GetClient(), o, m, log)
-	if err != nil || srv == nil {
-		return err
-	}
-	if err := mgr.Add(srv); err != nil {
-		return fmt.Errorf("add git webhook server: %w", err)
-	}
-	return nil
-}
-
-// pushWebhookServer returns the server of the Git push webhook, or nil when
-// --webhook-addr is 0 or no secret is set (which it logs).
-func pushWebhookServer(c client.Client, o controllerOptions, m push.Metrics, log logr.Logger) (*manager.Server, error) {
-	if o.webhookAddr == "" || o.webhookAddr == "0" {
-		return nil, nil
-	}
-	h, err := push.NewHandler(c, push.Options{
-		Namespace: o.namespace, ApplicationNamespaces: o.appNamespaces, ApplicationSetNamespaces: o.servedAppSetNamespaces(), Secret: o.webhookSecret,
-		GitLabSecret: o.webhookGitLab,
-	}, m, log.WithName("webhook"))
-	if errors.Is(err, push.ErrNoSecret) {
-		log.Info("Git push webhook off: no webhook secret set", "addr", o.webhookAddr, "secretEnv", webhookSecretEnv)
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	mux := http.NewServeMux()
-	mux.Handle(push.Path, h)
-	timeout := 30 * time.Second
-	return &manager.Server{
-		Name: "git-webhook",
-		Server: &http.Server{
-			Addr: o.webhookAddr, Handler: mux,
-			ReadHeaderTimeout: 10 * time.Second, ReadTimeout: timeout, WriteTimeout: timeout, IdleTimeout: 2 * time.Minute,
-		},
-		ShutdownTimeout: &timeout,
-	}, nil
 }
