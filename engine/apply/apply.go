@@ -346,8 +346,17 @@ func (a *Applier) decideOwnership(it *item, app string) {
 	if it.live != nil {
 		it.force = v1alpha1.OwnedBy(it.live, app, a.opts.Tracking)
 		owner, _ := v1alpha1.OwnerOf(it.live, a.opts.Tracking, v1alpha1.OwnerOptions{})
-		if owner != "" && app != "" && !it.force && it.task.SyncOptions.FailOnSharedResource {
+		switch {
+		case owner == "" || app == "" || it.force || owner == app:
+		case it.task.SyncOptions.FailOnSharedResource:
 			it.fail("already tracked by application %q (FailOnSharedResource=true)", owner)
+			return
+		default:
+			// The comparison left out the objects another Application
+			// tracked; this one became that Application's since. Every
+			// Application applies under one field manager, so applying
+			// would take it over.
+			it.fail("part of application %q since the comparison; not taken over", owner)
 			return
 		}
 	}

@@ -152,7 +152,7 @@ func (d *Door) Sync(ctx context.Context, s Sync) (SyncResult, error) {
 		return SyncResult{}, err
 	}
 	if n := s.Namespace; n != nil {
-		if err := w.EnsureNamespace(ctx, n.Name, n.Labels, n.Annotations); err != nil {
+		if err := w.EnsureNamespace(ctx, s.Options.App, n.Name, n.Labels, n.Annotations); err != nil {
 			return SyncResult{}, err
 		}
 	}

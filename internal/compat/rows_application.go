@@ -48,9 +48,9 @@ var applicationRows = []Row{
 		Note: "kept as written, shown nowhere"},
 
 	{Kind: Field, Name: "ManagedNamespaceMetadata.annotations", Verdict: Different, Proof: "troubleshooting.md#in-an-applications-spec-and-operations",
-		Note: "set server-side on the destination namespace with CreateNamespace=true, without forcing: another manager's value is a conflict"},
+		Note: "set server-side on the destination namespace with CreateNamespace=true, without forcing: another manager's value is a conflict; a namespace another Application renders is refused, naming it"},
 	{Kind: Field, Name: "ManagedNamespaceMetadata.labels", Verdict: Different, Proof: "troubleshooting.md#in-an-applications-spec-and-operations",
-		Note: "set server-side on the destination namespace with CreateNamespace=true, without forcing: another manager's value is a conflict"},
+		Note: "set server-side on the destination namespace with CreateNamespace=true, without forcing: another manager's value is a conflict; a namespace another Application renders is refused, naming it"},
 
 	{Kind: Field, Name: "ResourceIgnoreDifferences.group", Verdict: Honoured, Proof: "TestIgnoredPaths",
 		Note: "the API group, a glob as in Argo CD (* any, \"\" the core group); a pattern that does not compile is a ComparisonError naming it, where Argo CD matches nothing"},

@@ -482,6 +482,19 @@ data: {owner: us}
 		if diff := cmp.Diff([]string{want}, werr.Failures); diff != "" {
 			t.Errorf("failures (-want +got):\n%s", diff)
 		}
+		// Without the option too: the object became billing's after the
+		// comparison left out the ones it tracked, and every Application
+		// applies under one field manager, so applying would take it over.
+		changed := decode(t, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other-app-config}\ndata: {k: changed}\n")
+		_, err = applier.ApplyWave(t.Context(), build(t, "shop", changed)[0], apply.WaveOptions{App: "shop"})
+		werr = waveError(t, err)
+		want = `ConfigMap ` + ns + `/other-app-config: part of application "billing" since the comparison; not taken over`
+		if diff := cmp.Diff([]string{want}, werr.Failures); diff != "" {
+			t.Errorf("failures (-want +got):\n%s", diff)
+		}
+		if got, _, _ := unstructured.NestedString(get(t, "v1", "ConfigMap", ns, "other-app-config").Object, "data", "k"); got != "v" {
+			t.Errorf("data.k = %q, want billing's v", got)
+		}
 	})
 }
 
@@ -540,9 +553,23 @@ spec:
 func TestEnsureNamespace(t *testing.T) {
 	name := env.Namespace(t) + "-created"
 	for range 2 { // idempotent
-		if err := applier.EnsureNamespace(t.Context(), name, map[string]string{"team": "shop"}, nil); err != nil {
+		if err := applier.EnsureNamespace(t.Context(), "shop", name, map[string]string{"team": "shop"}, nil); err != nil {
 			t.Fatalf("EnsureNamespace: %v", err)
 		}
+	}
+	// A namespace another Application renders keeps its metadata: the
+	// apply, under the one field manager, would remove its labels.
+	platform := decode(t, "", "apiVersion: v1\nkind: Namespace\nmetadata: {name: "+name+"-platform, labels: {pod-security.kubernetes.io/enforce: restricted}}\n")
+	if _, err := applier.ApplyWave(t.Context(), build(t, "platform", platform)[0], apply.WaveOptions{App: "platform"}); err != nil {
+		t.Fatalf("apply as platform: %v", err)
+	}
+	t.Cleanup(func() { cleanup(platform[0]) })
+	err := applier.EnsureNamespace(t.Context(), "shop", name+"-platform", map[string]string{"team": "shop"}, nil)
+	if want := `it is part of application "platform"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("managed metadata on platform's namespace: %v, want an error containing %q", err, want)
+	}
+	if got := get(t, "v1", "Namespace", "", name+"-platform").GetLabels(); got["pod-security.kubernetes.io/enforce"] != "restricted" || got["team"] != "" {
+		t.Errorf("platform's namespace labels %v, want its own only", got)
 	}
 	t.Cleanup(func() {
 		ns := &unstructured.Unstructured{}
