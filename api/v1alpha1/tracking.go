@@ -125,8 +125,18 @@ func InstanceLabelValue(app string, method TrackingMethod) string {
 // the instance label (`label`), or both (`annotation+label`). Set the
 // namespace of namespaced objects first: it is part of the id. The other
 // method's metadata is left as it is: an object applied without it loses
-// it, when the field manager owned it.
+// it, when the field manager owned it. But under `label`, a tracking
+// annotation the object brings that is not app's own id for it is
+// dropped: the engine reads the annotation first under every method
+// (OwnerOf), so a rendered object must not claim another Application's
+// (Argo CD ignores the annotation under `label`).
 func SetTracking(obj *unstructured.Unstructured, app string, method TrackingMethod) {
+	if ann := obj.GetAnnotations(); method == TrackingMethodLabel {
+		if v, ok := ann[AnnotationKeyTrackingID]; ok && v != TrackingIDFor(app, obj).String() {
+			delete(ann, AnnotationKeyTrackingID)
+			obj.SetAnnotations(ann)
+		}
+	}
 	if method != TrackingMethodLabel {
 		ann := obj.GetAnnotations()
 		if ann == nil {

@@ -171,6 +171,9 @@ func TestSetTrackingMethods(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(string(tt.method)+"/"+tt.app[:3], func(t *testing.T) {
 			o := obj(t, "v1 ConfigMap ns/cm")
+			// A rendered object that claims another Application's id
+			// is the Application's after SetTracking under every method.
+			o.SetAnnotations(map[string]string{AnnotationKeyTrackingID: "victim:/ConfigMap:ns/cm"})
 			SetTracking(o, tt.app, tt.method)
 			got := [2]string{o.GetAnnotations()[AnnotationKeyTrackingID], o.GetLabels()[LabelKeyAppInstance]}
 			if diff := cmp.Diff([2]string{tt.annotation, tt.label}, got); diff != "" {
