@@ -235,6 +235,17 @@ func reached(items []*item) []*item {
 	return out
 }
 
+// GeneratedName is the name a sync with syncID gives t's object when it
+// has only metadata.generateName (a hook): <generateName><syncID>-<phase>;
+// "" for an object with a name. The authority judges a hook by this name,
+// the one it is written with.
+func GeneratedName(t plan.Task, syncID string) string {
+	if t.Object.GetName() != "" || t.Object.GetGenerateName() == "" {
+		return ""
+	}
+	return t.Object.GetGenerateName() + strings.ToLower(syncID+"-"+string(t.Phase))
+}
+
 // prepare copies each task's object, names generateName hooks and sets the
 // tracking metadata.
 func (a *Applier) prepare(wave plan.Wave, opts WaveOptions) []*item {
@@ -245,8 +256,8 @@ func (a *Applier) prepare(wave plan.Wave, opts WaveOptions) []*item {
 	items := make([]*item, 0, len(wave.Tasks))
 	for _, t := range wave.Tasks {
 		obj := t.Object.DeepCopy()
-		if obj.GetName() == "" && obj.GetGenerateName() != "" {
-			obj.SetName(obj.GetGenerateName() + strings.ToLower(syncID+"-"+string(t.Phase)))
+		if n := GeneratedName(t, syncID); n != "" {
+			obj.SetName(n)
 		}
 		if opts.App != "" {
 			v1alpha1.SetTracking(obj, opts.App, a.opts.Tracking)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -139,10 +140,11 @@ func (d *Door) Sync(ctx context.Context, s Sync) (SyncResult, error) {
 	if s.Namespace != nil {
 		objs = append(objs, s.Namespace.Object())
 	}
+	if s.Options.SyncID == "" {
+		s.Options.SyncID = fmt.Sprint(time.Now().Unix()) // the hooks' names are judged
+	}
 	for _, w := range s.Waves {
-		for _, t := range w.Tasks {
-			objs = append(objs, t.Object)
-		}
+		objs = append(objs, written(w, s.Options.SyncID)...)
 	}
 	if s.Prune != nil {
 		objs = append(objs, s.Prune.candidates()...)
@@ -168,15 +170,30 @@ func (d *Door) Sync(ctx context.Context, s Sync) (SyncResult, error) {
 // ApplyWave judges the objects of one wave and applies it, as
 // apply.Applier.ApplyWave (delete hooks).
 func (d *Door) ApplyWave(ctx context.Context, wave plan.Wave, opts apply.WaveOptions) (apply.WaveResult, error) {
-	objs := make([]*unstructured.Unstructured, 0, len(wave.Tasks))
-	for _, t := range wave.Tasks {
-		objs = append(objs, t.Object)
+	if opts.SyncID == "" {
+		opts.SyncID = fmt.Sprint(time.Now().Unix())
 	}
-	w, err := d.writable(ctx, "apply", objs)
+	w, err := d.writable(ctx, "apply", written(wave, opts.SyncID))
 	if err != nil {
 		return apply.WaveResult{}, err
 	}
 	return w.ApplyWave(ctx, wave, opts)
+}
+
+// written are wave's objects as a sync with syncID writes them: a hook
+// with only generateName under the name it gets (apply.GeneratedName), so
+// that a rule about names judges the name written, not an empty one.
+func written(wave plan.Wave, syncID string) []*unstructured.Unstructured {
+	objs := make([]*unstructured.Unstructured, 0, len(wave.Tasks))
+	for _, t := range wave.Tasks {
+		o := t.Object
+		if n := apply.GeneratedName(t, syncID); n != "" {
+			o = o.DeepCopy()
+			o.SetName(n)
+		}
+		objs = append(objs, o)
+	}
+	return objs
 }
 
 // Delete judges objs (live objects, e.g. from ListOwned) and, only when the

@@ -3,6 +3,7 @@ package authority
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/engine/apply"
+	"github.com/tollgate-dev/tollgate/engine/apply/plan"
 	"github.com/tollgate-dev/tollgate/policies"
 )
 
@@ -190,5 +192,38 @@ func TestDoorScope(t *testing.T) {
 				t.Errorf("a refused write reached the destination: %v", reads)
 			}
 		})
+	}
+}
+
+// TestDoorJudgesHookNames: a hook with only generateName is judged under
+// the name the sync writes it with, so a name pattern of the project's
+// blacklist refuses it; the wave reaches nothing.
+func TestDoorJudgesHookNames(t *testing.T) {
+	j, _ := newJudging(t)
+	app, proj := teamApp()
+	proj.Spec.ClusterResourceWhitelist = []v1alpha1.ClusterResourceRestrictionItem{{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}}
+	proj.Spec.ClusterResourceBlacklist = []v1alpha1.ClusterResourceRestrictionItem{{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "platform-*"}}
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}, meta.RESTScopeRoot)
+	hook := object("rbac.authorization.k8s.io/v1", "ClusterRole", "", "")
+	hook.SetGenerateName("platform-")
+	hook.SetAnnotations(map[string]string{"argocd.argoproj.io/hook": "PreSync"})
+	waves, err := plan.Build([]*unstructured.Unstructured{hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	a, err := New(Connection{Config: &rest.Config{Host: srv.URL}, Scheme: clientgoscheme.Scheme, Mapper: mapper}, Options{Judging: j})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.For(app, proj, Impersonation{}).ApplyWave(t.Context(), waves[0], apply.WaveOptions{App: "web", SyncID: "1700000000"})
+	if err == nil || !IsRefused(err) || !strings.Contains(err.Error(), "ClusterRole/platform-1700000000-presync") {
+		t.Errorf("error %v, want the hook refused under its written name", err)
+	}
+	if reads := rec.seen(); len(reads) > 0 {
+		t.Errorf("a refused write reached the destination: %v", reads)
 	}
 }
