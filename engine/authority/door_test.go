@@ -100,14 +100,8 @@ func TestDiffDetailed(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := &recorder{}
-			srv := httptest.NewServer(rec)
-			defer srv.Close()
-			a, err := New(Connection{Config: &rest.Config{Host: srv.URL}, Scheme: clientgoscheme.Scheme, Mapper: mapper}, Options{Judging: j})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = a.For(tc.app, tc.project, Impersonation{}).DiffDetailed(t.Context(), tc.objs, nil)
+			a, rec := recorded(t, mapper, Options{Judging: j})
+			_, err := a.For(tc.app, tc.project, Impersonation{}).DiffDetailed(t.Context(), tc.objs, nil)
 			var got []string
 			if refused, ok := err.(*RefusedError); ok {
 				if refused.Verb != VerbDiff {
@@ -168,17 +162,10 @@ func TestDoorScope(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := &recorder{}
-			srv := httptest.NewServer(rec)
-			defer srv.Close()
-			a, err := New(Connection{Config: &rest.Config{Host: srv.URL}, Scheme: clientgoscheme.Scheme, Mapper: mapper},
-				Options{Judging: j, Apply: apply.Options{Scope: tc.scope}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, rec := recorded(t, mapper, Options{Judging: j, Apply: apply.Options{Scope: tc.scope}})
 			// Only the scope is under test: the project may refuse
 			// what the scope lets through, never the other way.
-			_, err = a.For(app, proj, Impersonation{}).writable(t.Context(), "delete", tc.objs)
+			_, err := a.For(app, proj, Impersonation{}).writable(t.Context(), "delete", tc.objs)
 			if tc.want == "" {
 				if err != nil && !IsRefused(err) {
 					t.Errorf("error %v, want none but the project's", err)
@@ -212,13 +199,7 @@ func TestDoorJudgesHookNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{}
-	srv := httptest.NewServer(rec)
-	defer srv.Close()
-	a, err := New(Connection{Config: &rest.Config{Host: srv.URL}, Scheme: clientgoscheme.Scheme, Mapper: mapper}, Options{Judging: j})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, rec := recorded(t, mapper, Options{Judging: j})
 	_, err = a.For(app, proj, Impersonation{}).ApplyWave(t.Context(), waves[0], apply.WaveOptions{App: "web", SyncID: "1700000000"})
 	if err == nil || !IsRefused(err) || !strings.Contains(err.Error(), "ClusterRole/platform-1700000000-presync") {
 		t.Errorf("error %v, want the hook refused under its written name", err)
@@ -226,4 +207,18 @@ func TestDoorJudgesHookNames(t *testing.T) {
 	if reads := rec.seen(); len(reads) > 0 {
 		t.Errorf("a refused write reached the destination: %v", reads)
 	}
+}
+
+// recorded is an authority with opts whose destination is a server that
+// records every request it gets.
+func recorded(t *testing.T, mapper meta.RESTMapper, opts Options) (*Authority, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	srv := httptest.NewServer(rec)
+	t.Cleanup(srv.Close)
+	a, err := New(Connection{Config: &rest.Config{Host: srv.URL}, Scheme: clientgoscheme.Scheme, Mapper: mapper}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, rec
 }
