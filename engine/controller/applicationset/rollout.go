@@ -152,9 +152,13 @@ func (r *Reconciler) syncPending(ctx context.Context, p *appSetPass) error {
 		switch {
 		case err == nil:
 			log.V(1).Info("RollingSync requested a sync", "application", app.Name, "step", s.Step)
-		case errors.As(err, &refused), apierrors.IsConflict(err):
-			// Another operation, or a change that requeues this
-			// ApplicationSet anyway.
+		case errors.As(err, &refused):
+			// Another operation.
+		case apierrors.IsConflict(err):
+			// The Application changed since the cache read it (its
+			// status, say, which need not requeue this ApplicationSet):
+			// ask again in a second rather than at the next poll.
+			p.rollout.again = true
 		default:
 			errs = append(errs, err)
 		}

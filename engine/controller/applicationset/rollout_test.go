@@ -1,14 +1,19 @@
 package applicationset
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/tollgate-dev/tollgate/api/v1alpha1"
 	"github.com/tollgate-dev/tollgate/test/testutil"
@@ -75,5 +80,32 @@ func TestDeleteInReverse(t *testing.T) {
 	var live v1alpha1.ApplicationSet
 	if err := c.Get(t.Context(), client.ObjectKeyFromObject(set), &live); err == nil {
 		t.Errorf("applicationset kept its finalizers %v", live.Finalizers)
+	}
+}
+
+// TestSyncPendingConflict: a RollingSync whose sync request meets a
+// conflict (the Application changed since the cache read it, its status
+// say, which need not requeue the ApplicationSet) asks again within a
+// second instead of waiting for the next poll.
+func TestSyncPendingConflict(t *testing.T) {
+	app := labelled("web-prod", map[string]string{"env": "prod"})
+	app.Namespace = "argocd"
+	conflicts := 0
+	c := fake.NewClientBuilder().WithScheme(testutil.Scheme(t)).WithObjects(app).WithInterceptorFuncs(interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			conflicts++
+			return apierrors.NewConflict(schema.GroupResource{Group: "argoproj.io", Resource: "applications"}, obj.GetName(), errors.New("changed"))
+		},
+	}).Build()
+	r := &Reconciler{deps: Dependencies{Client: c, APIReader: c}}
+	p := &appSetPass{set: &v1alpha1.ApplicationSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "argocd"}}, rollout: &rollout{
+		statuses: []v1alpha1.ApplicationSetApplicationStatus{{Application: "web-prod", Status: v1alpha1.ProgressiveSyncPending, Step: "1"}},
+		toSync:   map[string]bool{"web-prod": true},
+	}}
+	if err := r.syncPending(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if conflicts != 1 || !p.rollout.again {
+		t.Errorf("conflicts %d, again %v; want one conflict and the pass asked again", conflicts, p.rollout.again)
 	}
 }
