@@ -147,6 +147,18 @@ func Start(ctx context.Context, opts Options, log func(format string, args ...an
 	if err != nil {
 		return nil, err
 	}
+	// The Git server's port is held from the start: the control plane
+	// picks the webhook's free port by opening and closing it, and a
+	// listener opened after that could be given the same one.
+	gitLn, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", fmt.Sprint(s.opts.GitPort)))
+	if err != nil {
+		return nil, fmt.Errorf("git server: %w", err)
+	}
+	defer func() {
+		if s.git == nil { // not served: the start failed before
+			_ = gitLn.Close()
+		}
+	}()
 	log("starting etcd, kube-apiserver and kube-controller-manager (data in %s)", s.dataDir)
 	if err := s.startControlPlane(); err != nil {
 		return nil, err
@@ -157,7 +169,7 @@ func Start(ctx context.Context, opts Options, log func(format string, args ...an
 	if err := s.createNamespaces(ctx); err != nil {
 		return nil, err
 	}
-	if err := s.startGit(ctx, gitSrv); err != nil {
+	if err := s.startGit(ctx, gitSrv, gitLn); err != nil {
 		return nil, err
 	}
 	log("Git server: %s (clone it, push to it)", s.Repo.URL())
@@ -324,14 +336,11 @@ func (s *Stack) StartKubelet(ctx context.Context) error {
 	return nil
 }
 
-// startGit serves the data directory's repositories on loopback and
+// startGit serves the data directory's repositories on ln (loopback) and
 // imports examples/config-repo, its repoURLs pointing at the local server.
-func (s *Stack) startGit(ctx context.Context, srv *gitrepo.Server) error {
+func (s *Stack) startGit(ctx context.Context, srv *gitrepo.Server, ln net.Listener) error {
 	root := filepath.Join(s.dataDir, "git")
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", fmt.Sprint(s.opts.GitPort)))
-	if err != nil {
-		return fmt.Errorf("git server: %w", err)
-	}
+	var err error
 	s.git = &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.git.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
