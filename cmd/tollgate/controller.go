@@ -116,6 +116,11 @@ func (o controllerOptions) servedAppSetNamespaces() []string {
 }
 
 // serveUI reports whether --ui-addr asks for the web UI.
+// listingMaxAge is how old a repository's reference listing may be for
+// every controller of the process (Applications, ApplicationSets,
+// notifications): a tenth of the resync period.
+func (o controllerOptions) listingMaxAge() time.Duration { return o.resync / 10 }
+
 func (o controllerOptions) serveUI() bool { return o.uiAddr != "" && o.uiAddr != "0" }
 
 // defaultControllerOptions are the defaults of the controller's flags,
@@ -297,6 +302,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 	}
 	eopts := application.DefaultOptions()
 	eopts.Namespace, eopts.Resync, eopts.ApplicationNamespaces = o.namespace, o.resync, o.appNamespaces
+	eopts.ListingMaxAge = o.listingMaxAge()
 	eopts.StatusProcessors, eopts.OperationProcessors = o.statusProcessors, o.operationProcessors
 	eopts.ReconcileTimeout, eopts.SyncTimeout = o.reconcileTimeout, o.syncTimeout
 	eopts.ImplicitDefaultProject = cfg.ImplicitDefaultProject
@@ -337,7 +343,7 @@ func runController(ctx context.Context, o controllerOptions) error {
 	if o.notifications {
 		n := notification.New(mgr.GetClient(), o.namespace, deps.Shard, m, notify.DefaultDispatcherOptions(), log.WithName("notifications"))
 		n.ApplicationNamespaces, n.RepoServer = o.appNamespaces, manifests
-		n.KustomizeBuildOptions, n.ListingMaxAge = r.KustomizeBuildOptions, o.resync/10
+		n.KustomizeBuildOptions, n.ListingMaxAge = r.KustomizeBuildOptions, o.listingMaxAge()
 		if err := n.SetupWithManager(ctx, mgr, mgr.GetConfig()); err != nil {
 			return err
 		}
@@ -375,7 +381,7 @@ func addAppSetController(mgr manager.Manager, o controllerOptions, cfg policies.
 		Recorder: mgr.GetEventRecorder(applicationset.ControllerName), Shard: shard,
 	}, applicationset.Options{
 		Namespace: o.namespace, Namespaces: o.appSetNamespaces, ImplicitDefaultProject: cfg.ImplicitDefaultProject,
-		ListingMaxAge: o.resync / 10, Concurrency: o.appSetConcurrency,
+		ListingMaxAge: o.listingMaxAge(), Concurrency: o.appSetConcurrency,
 		SCMProvidersDisabled: !o.scmProviders, AllowedSCMProviders: o.allowedSCMProviders,
 		ProgressiveSyncs: o.progressiveSyncs,
 	})
